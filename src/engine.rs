@@ -1,0 +1,95 @@
+//! The engine interface: something that squares a residue modulo M_p many times.
+//!
+//! An engine owns its internal layout (weighted digits, transform order, shift count) and speaks
+//! only [`Residue`] at its boundary: `load` takes the unshifted value, `read` returns it. It is
+//! built for one exponent, one test kind and one starting shift count c: internally it holds
+//! x·2^s with s = c·2^k mod p after k squarings, so that two runs with different shifts compute
+//! on different data. For LL the "−2" is applied in the shifted domain (−2·2^s).
+//!
+//! Besides the main state an engine keeps a second value, the accumulator, used by the Gerbicz
+//! check (PRP): `acc_reset` sets acc := state and `acc_mul` sets acc := acc·state, both without
+//! leaving the device.
+
+use crate::exponent::TestKind;
+use crate::residue::Residue;
+use thiserror::Error;
+
+/// Why an engine could not be built or failed while running.
+#[derive(Debug, Error)]
+pub enum EngineError {
+    #[error("no usable CUDA GPU: {0}")]
+    NoGpu(String),
+    #[error("CUDA error: {0}")]
+    Cuda(String),
+    #[error("no transform plan for p={p}: {why}")]
+    NoPlan { p: u32, why: String },
+    #[error("residue for p={got} loaded into an engine for p={want}")]
+    WrongExponent { want: u32, got: u32 },
+    #[error("engine failure: {0}")]
+    Other(String),
+}
+
+/// Which engine the user asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum EngineChoice {
+    /// The GPU when one is usable, else the CPU.
+    Auto,
+    /// GMP on the CPU.
+    Cpu,
+    /// The CUDA GPU; an error when none is usable.
+    Gpu,
+}
+
+/// A squaring engine for one exponent and test kind. See the module doc for the contract.
+pub trait Engine: Send {
+    /// One line for humans and certificates: engine name, device, plan (length, widths).
+    fn describe(&self) -> String;
+    /// Transform length (GIMPS "fft-length"); `None` for engines without a transform (GMP).
+    fn fft_length(&self) -> Option<usize>;
+    /// Replace the state with `r` (unshifted).
+    fn load(&mut self, r: &Residue) -> Result<(), EngineError>;
+    /// Apply `count` iterations (LL: s ← s²−2, PRP: x ← x²).
+    fn iterate(&mut self, count: u64) -> Result<(), EngineError>;
+    /// The current state, unshifted and canonical.
+    fn read(&mut self) -> Result<Residue, EngineError>;
+    /// acc := state.
+    fn acc_reset(&mut self) -> Result<(), EngineError>;
+    /// acc := acc · state mod M_p.
+    fn acc_mul(&mut self) -> Result<(), EngineError>;
+    /// The accumulator, unshifted and canonical.
+    fn acc_read(&mut self) -> Result<Residue, EngineError>;
+    /// Replace the accumulator with `r` (unshifted).
+    fn acc_load(&mut self, r: &Residue) -> Result<(), EngineError>;
+    /// Fault injection for tests: flip bit `bit` of internal word `word` (taken modulo the
+    /// internal word count) of the state, in the engine's own memory (device memory on a GPU).
+    fn inject_fault(&mut self, word: usize, bit: u32) -> Result<(), EngineError>;
+    /// The kind this engine runs.
+    fn kind(&self) -> TestKind;
+    /// The exponent this engine runs.
+    fn exponent(&self) -> u32;
+}
+
+/// Track of a shift count through squarings and multiplications, shared by all engines:
+/// the stored value is x·2^s mod M_p.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shift {
+    p: u32,
+    s: u32,
+}
+
+impl Shift {
+    pub fn new(p: u32, s: u32) -> Self {
+        Shift { p, s: s % p }
+    }
+    pub fn get(self) -> u32 {
+        self.s
+    }
+    /// After a squaring: s ← 2s mod p.
+    pub fn squared(self) -> Self {
+        Shift::new(self.p, ((self.s as u64 * 2) % self.p as u64) as u32)
+    }
+    /// After multiplying by a value with shift t: s ← s + t mod p.
+    pub fn plus(self, t: Shift) -> Self {
+        Shift::new(self.p, ((self.s as u64 + t.s as u64) % self.p as u64) as u32)
+    }
+}
