@@ -5,6 +5,15 @@
 //! Data flow: [`exponent`] validates p; an [`engine::Engine`] squares a [`residue::Residue`];
 //! `run` drives the test and records checkpoints; `cert` signs them; `check::replay` verifies.
 
+pub mod cert;
+pub mod check;
+pub mod cpu_ref;
 pub mod engine;
 pub mod exponent;
+pub mod fsutil;
+pub mod host;
+pub mod progress;
+pub mod report;
 pub mod residue;
+pub mod run;
+pub mod select;

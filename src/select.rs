@@ -1,0 +1,42 @@
+//! Engine selection: turns the user's `--engine auto|cpu|gpu` into a concrete engine, falling
+//! back from the GPU to the CPU under `auto` when no CUDA GPU is usable.
+
+use crate::cpu_ref::GmpEngine;
+use crate::engine::{Engine, EngineChoice, EngineError};
+use crate::exponent::TestKind;
+
+/// Build the engine the user asked for. Under `Auto` a GPU error is not fatal: the CPU engine
+/// is used and the reason is returned alongside, for the caller to report.
+pub fn open_engine(
+    choice: EngineChoice,
+    p: u32,
+    kind: TestKind,
+    shift: u32,
+) -> Result<(Box<dyn Engine>, Option<String>), EngineError> {
+    match choice {
+        EngineChoice::Cpu => Ok((Box::new(GmpEngine::new(p, kind, shift)), None)),
+        EngineChoice::Gpu => Ok((open_gpu(p, kind, shift)?, None)),
+        EngineChoice::Auto => match open_gpu(p, kind, shift) {
+            Ok(e) => Ok((e, None)),
+            Err(why) => Ok((Box::new(GmpEngine::new(p, kind, shift)), Some(why.to_string()))),
+        },
+    }
+}
+
+/// Is a CUDA GPU usable here? Returns its description, or why not.
+pub fn gpu_usable() -> Result<String, EngineError> {
+    Err(EngineError::NoGpu("GPU engine pending merge".into()))
+}
+
+/// Resolve `Auto` to `Gpu` when a GPU is usable, else `Cpu`; other choices stay as they are.
+pub fn resolve(choice: EngineChoice) -> EngineChoice {
+    match choice {
+        EngineChoice::Auto if gpu_usable().is_ok() => EngineChoice::Gpu,
+        EngineChoice::Auto => EngineChoice::Cpu,
+        c => c,
+    }
+}
+
+fn open_gpu(_p: u32, _kind: TestKind, _shift: u32) -> Result<Box<dyn Engine>, EngineError> {
+    Err(EngineError::NoGpu("GPU engine pending merge".into()))
+}
