@@ -3,7 +3,9 @@
 //! an independent verifier replays.
 //!
 //! Data flow: [`exponent`] validates p; an [`engine::Engine`] squares a [`residue::Residue`];
-//! `run` drives the test and records checkpoints; `cert` signs them; `check::replay` verifies.
+//! [`run`] drives the test, its error checks and saves, recording checkpoints per [`layout`];
+//! [`report`] turns the run into a certificate body and a result line; [`cert`] signs it;
+//! [`check::replay`] verifies it.
 
 pub mod cert;
 pub mod check;
@@ -12,8 +14,11 @@ pub mod engine;
 pub mod exponent;
 pub mod fsutil;
 pub mod host;
+pub mod layout;
+pub mod outcome;
 pub mod progress;
 pub mod report;
 pub mod residue;
 pub mod run;
 pub mod select;
+pub mod state;

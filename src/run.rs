@@ -1,181 +1,541 @@
-//! The driver: runs a test on an engine from the start value (or a resumed state) to the target
-//! iteration in chunks, records the checkpoint chain (hash of every checkpoint, the full residue
-//! of a spaced subset), reports progress, and turns the final residue into a result.
+//! The driver: runs a test on an engine from the start value (or a saved state) to the target
+//! iteration in chunks; records the checkpoint chain; runs the error checks (Gerbicz for PRP,
+//! Jacobi for LL, GMP spot checks for both) and rolls back to the last verified state when one
+//! fails; saves resumable states to disk; stops cleanly when asked (Ctrl-C).
 
-use crate::cert::{CheckLog, Checkpoint, Outcome};
+use crate::cert::{CheckEvent, CheckLog, Checkpoint};
+use crate::check::gerbicz::Gerbicz;
+use crate::check::jacobi::ll_jacobi_ok;
+use crate::check::spot::{SpotJob, SpotPool};
 use crate::engine::{Engine, EngineError};
 use crate::exponent::TestKind;
+use crate::layout::{checkpoint, CheckpointLayout};
+use crate::outcome::start_residue;
 use crate::progress::Progress;
-use crate::residue::{byte_count, Residue};
+use crate::residue::Residue;
+use crate::state::{SavedState, StateError, StateStore};
 use serde_bytes::ByteBuf;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 use thiserror::Error;
 
-/// Default size budget for the full residues embedded in a certificate.
-pub const DEFAULT_RESIDUE_BUDGET: u64 = 64 << 20;
-/// Never embed more than this many full residues (replay segments), whatever the budget.
-pub const MAX_FULL_RESIDUES: u64 = 1024;
-/// The default checkpoint interval aims at about this many checkpoints per test.
-const TARGET_CHECKPOINTS: u64 = 2000;
+/// Rollbacks to the same iteration after which an error is called consistent (not transient).
+const MAX_ROLLBACKS_AT_ONE_PLACE: u32 = 3;
+/// GMP seconds a spot check aims to take.
+const SPOT_JOB_SECS: f64 = 1.0;
 
 /// Why a run failed.
 #[derive(Debug, Error)]
 pub enum RunError {
     #[error(transparent)]
     Engine(#[from] EngineError),
-    #[error("invalid run parameters: {0}")]
-    Spec(String),
+    #[error(transparent)]
+    State(#[from] StateError),
+    #[error("consistent error: the {check} check failed {MAX_ROLLBACKS_AT_ONE_PLACE} times after rolling back to iteration {iteration}; this looks like a deterministic bug or broken hardware, not a transient fault")]
+    Consistent { check: String, iteration: u64 },
+    #[error("a saved state for this test exists with different parameters ({0}); pass --fresh to discard it or use another --state-dir")]
+    Mismatch(String),
 }
 
-/// Where the checkpoints of a run fall and which carry the full residue.
+/// How spot checks are scheduled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CheckpointLayout {
-    /// Iterations between checkpoints (the last checkpoint is at the final iteration).
-    pub every: u64,
-    /// Every how many checkpoints a full residue is stored (the final one always is).
-    pub full_every: u64,
+pub enum SpotMode {
+    Off,
+    /// Sample as the CPU threads keep up; never stall the engine.
+    Sample,
+    /// Cover every iteration (the engine waits for the CPU when needed).
+    Full,
 }
 
-impl CheckpointLayout {
-    /// The layout for `iterations` iterations of p: `every` as given or chosen for ~2000
-    /// checkpoints, full residues spaced to fit `budget` bytes and [`MAX_FULL_RESIDUES`].
-    pub fn choose(p: u32, iterations: u64, every: Option<u64>, budget: u64) -> Result<Self, RunError> {
-        let every = match every {
-            Some(0) => return Err(RunError::Spec("--checkpoint-every must be at least 1".into())),
-            Some(k) => k,
-            None => (iterations / TARGET_CHECKPOINTS).max(1),
-        };
-        let count = iterations.div_ceil(every).max(1);
-        let bytes = byte_count(p) as u64;
-        let max_full = (budget / bytes).min(MAX_FULL_RESIDUES);
-        if max_full == 0 {
-            return Err(RunError::Spec(format!(
-                "residue budget {budget} bytes is smaller than one residue ({bytes} bytes)"
-            )));
+/// A fault to inject (tests): flip `bit` of internal word `word` after iteration `iteration`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fault {
+    pub iteration: u64,
+    pub word: usize,
+    pub bit: u32,
+}
+
+/// Everything a run needs besides the engine.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    pub total: u64,
+    pub layout: CheckpointLayout,
+    pub shift: u32,
+    pub started: String,
+    /// Gerbicz block length L (PRP).
+    pub gerbicz_block: u64,
+    pub store: Option<StateStore>,
+    pub save_every: Duration,
+    pub spot: SpotMode,
+    pub spot_threads: usize,
+    pub faults: Vec<Fault>,
+    pub stop: Option<Arc<AtomicBool>>,
+}
+
+impl RunOptions {
+    /// Plain options: no disk state, no spot checks, no faults (library use and tests).
+    pub fn simple(total: u64, layout: CheckpointLayout, shift: u32) -> Self {
+        RunOptions {
+            total,
+            layout,
+            shift,
+            started: String::new(),
+            gerbicz_block: crate::check::gerbicz::DEFAULT_BLOCK,
+            store: None,
+            save_every: Duration::from_secs(60),
+            spot: SpotMode::Off,
+            spot_threads: 0,
+            faults: Vec::new(),
+            stop: None,
         }
-        Ok(CheckpointLayout { every, full_every: count.div_ceil(max_full) })
-    }
-
-    /// Is iteration k (1-based count of squarings done) a checkpoint of a run of `total`?
-    pub fn is_checkpoint(&self, k: u64, total: u64) -> bool {
-        k == total || k % self.every == 0
-    }
-
-    /// Does the checkpoint at iteration k carry the full residue?
-    pub fn is_full(&self, k: u64, total: u64) -> bool {
-        k == total || (k % self.every == 0 && (k / self.every) % self.full_every == 0)
     }
 }
 
-/// What one run produced.
+/// What a finished run produced.
 #[derive(Debug, Clone)]
 pub struct RunRecord {
     pub checkpoints: Vec<Checkpoint>,
     pub last: Residue,
     pub iterations: u64,
     pub checks: CheckLog,
-    /// Wall time of the iterations, in seconds.
+    /// The start shift count (the saved one after a resume).
+    pub shift: u32,
+    pub started: String,
+    /// Wall time of this process's iterations, in seconds, and how many it did.
     pub seconds: f64,
+    pub iterations_here: u64,
+    /// The iteration this process resumed from, if it did.
+    pub resumed_from: Option<u64>,
 }
 
-/// The starting value of a test, as a residue.
-pub fn start_residue(p: u32, kind: TestKind) -> Residue {
-    Residue::from_u64(p, kind.start_value())
+/// How a run ended.
+#[derive(Debug)]
+pub enum RunEnd {
+    Done(RunRecord),
+    /// Stopped on request after saving a verified state at `iteration`.
+    Interrupted { iteration: u64 },
 }
 
-/// A checkpoint record for residue r at iteration k.
-pub fn checkpoint(k: u64, r: &Residue, full: bool) -> Checkpoint {
-    Checkpoint { iteration: k, hash: r.hash(), residue: full.then(|| ByteBuf::from(r.to_bytes())) }
+fn log(checks: &mut CheckLog, iteration: u64, check: &str, outcome: &str, detail: String) {
+    checks.events.push(CheckEvent { iteration, check: check.into(), outcome: outcome.into(), detail });
 }
 
-/// Run `total` iterations from the start value on `engine`, recording checkpoints per `layout`.
-pub fn run(
-    engine: &mut dyn Engine,
-    total: u64,
-    layout: CheckpointLayout,
-    progress: &mut Progress,
-) -> Result<RunRecord, RunError> {
+fn bump(checks: &mut CheckLog, key: &str, by: u64) {
+    *checks.summary.entry(key.into()).or_insert(0) += by;
+}
+
+/// The state of a run in progress.
+struct Driver<'a> {
+    engine: &'a mut dyn Engine,
+    opts: RunOptions,
+    kind: TestKind,
+    k: u64,
+    chain: Vec<Checkpoint>,
+    checks: CheckLog,
+    shift: u32,
+    started: String,
+    /// PRP: the Gerbicz state (its anchor is the verified state).
+    gerbicz: Option<Gerbicz>,
+    /// LL: the last trusted state (start, Jacobi-checked save, or spot-checked start).
+    trusted: (u64, Residue),
+    /// Rollbacks per target iteration.
+    rollbacks: BTreeMap<u64, u32>,
+    spot: Option<SpotPool>,
+    /// Spot jobs in flight: target iteration → (from, x_from).
+    spot_pending: BTreeMap<u64, (u64, Residue)>,
+    /// Engine hashes at spot targets, and GMP results waiting for the engine to get there.
+    engine_hashes: BTreeMap<u64, [u8; 32]>,
+    spot_results: Vec<(u64, u64, [u8; 32])>,
+    faults_done: Vec<bool>,
+    last_save: Instant,
+    /// PRP: x at the boundary before a planned save (so the save can be re-verified on load).
+    save_prev: Option<(u64, Residue)>,
+    final_residue: Option<Residue>,
+}
+
+impl Driver<'_> {
+    fn p(&self) -> u32 {
+        self.engine.exponent()
+    }
+
+    /// The iteration the engine must reach: PRP runs on to the first Gerbicz block boundary at
+    /// or after the end, so that the final check covers the last iterations.
+    fn end(&self) -> u64 {
+        match &self.gerbicz {
+            Some(g) if self.opts.total > g.verified().0 => {
+                let a = g.verified().0;
+                a + (self.opts.total - a).div_ceil(g.block()) * g.block()
+            }
+            _ => self.opts.total,
+        }
+    }
+
+    fn save_due(&self) -> bool {
+        self.opts.store.is_some() && self.last_save.elapsed() >= self.opts.save_every
+    }
+
+    fn stop_requested(&self) -> bool {
+        self.opts.stop.as_ref().is_some_and(|s| s.load(Ordering::SeqCst))
+    }
+
+    fn next_stop(&self) -> u64 {
+        let k = self.k;
+        let mut next = self.end();
+        if k < self.opts.total {
+            let every = self.opts.layout.every;
+            next = next.min(((k / every + 1) * every).min(self.opts.total));
+        }
+        if let Some(g) = &self.gerbicz {
+            next = next.min(g.next_boundary(k));
+        }
+        if let Some((&t, _)) = self.spot_pending.range(k + 1..).next() {
+            next = next.min(t);
+        }
+        for (f, done) in self.opts.faults.iter().zip(&self.faults_done) {
+            if !done && f.iteration > k {
+                next = next.min(f.iteration);
+            }
+        }
+        next
+    }
+
+    fn save(&mut self, x: &Residue, previous: Option<Residue>) -> Result<(), RunError> {
+        let Some(store) = &self.opts.store else { return Ok(()) };
+        let s = SavedState {
+            version: 1,
+            exponent: self.p(),
+            kind: self.kind,
+            shift: self.shift,
+            total: self.opts.total,
+            every: self.opts.layout.every,
+            full_every: self.opts.layout.full_every,
+            gerbicz_block: self.opts.gerbicz_block,
+            started: self.started.clone(),
+            iteration: self.k,
+            residue: ByteBuf::from(x.to_bytes()),
+            previous: previous.map(|r| ByteBuf::from(r.to_bytes())),
+            chain: self.chain.clone(),
+            checks: self.checks.clone(),
+        };
+        store.save(&s)?;
+        self.last_save = Instant::now();
+        Ok(())
+    }
+
+    /// Roll back to iteration `to` holding `x`: the chain after it is dropped, the spot checks
+    /// in flight are forgotten, and the engine restarts from x.
+    fn rollback(&mut self, check: &str, to: u64, x: Residue) -> Result<(), RunError> {
+        let n = self.rollbacks.entry(to).or_insert(0);
+        *n += 1;
+        if *n >= MAX_ROLLBACKS_AT_ONE_PLACE {
+            return Err(RunError::Consistent { check: check.into(), iteration: to });
+        }
+        log(&mut self.checks, self.k, check, "rollback", format!("rolled back from iteration {} to {to}", self.k));
+        bump(&mut self.checks, "rollbacks", 1);
+        self.k = to;
+        self.chain.retain(|c| c.iteration <= to);
+        if let Some(pool) = &mut self.spot {
+            pool.discard();
+        }
+        self.spot_pending.clear();
+        self.spot_results.clear();
+        self.engine_hashes.retain(|&i, _| i <= to);
+        self.save_prev = None;
+        self.final_residue = None;
+        match &mut self.gerbicz {
+            Some(g) => g.restart(self.engine)?,
+            None => {
+                self.engine.load(&x)?;
+                self.trusted = (to, x);
+            }
+        }
+        Ok(())
+    }
+
+    /// Compare finished spot checks with the engine's residues; roll back on a mismatch.
+    fn settle_spots(&mut self, wait: bool) -> Result<(), RunError> {
+        let Some(pool) = &mut self.spot else { return Ok(()) };
+        let fresh = if wait { pool.drain() } else { pool.poll() };
+        self.spot_results.extend(fresh.into_iter().map(|r| (r.from, r.to, r.hash)));
+        let mut keep = Vec::new();
+        for (from, to, hash) in std::mem::take(&mut self.spot_results) {
+            let Some(engine_hash) = self.engine_hashes.get(&to).copied() else {
+                keep.push((from, to, hash));
+                continue;
+            };
+            let Some((_, x_from)) = self.spot_pending.remove(&to) else { continue };
+            bump(&mut self.checks, "spot_checks", 1);
+            bump(&mut self.checks, "spot_iterations", to - from);
+            if engine_hash != hash {
+                bump(&mut self.checks, "spot_failures", 1);
+                log(&mut self.checks, to, "spot", "fail", format!("GMP from iteration {from} disagrees with the engine at {to}"));
+                let (target, x) = match &self.gerbicz {
+                    Some(g) => (g.verified().0, g.verified().1.clone()),
+                    None => (from, x_from),
+                };
+                return self.rollback("spot", target, x);
+            }
+        }
+        self.spot_results = keep;
+        Ok(())
+    }
+
+    /// After reading x_k at a checkpoint: maybe start a spot check from here.
+    fn maybe_spot(&mut self, x: &Residue) -> Result<(), RunError> {
+        let (k, total, every) = (self.k, self.opts.total, self.opts.layout.every);
+        if k >= total || self.spot_pending.values().any(|(f, _)| *f == k) {
+            return Ok(());
+        }
+        let full = self.opts.spot == SpotMode::Full;
+        let Some(pool) = &mut self.spot else { return Ok(()) };
+        if full {
+            // Cover every iteration: windows tile the run from one checkpoint to the next.
+            while !pool.has_room() {
+                let got = pool.drain_one();
+                self.spot_results.extend(got.into_iter().map(|r| (r.from, r.to, r.hash)));
+            }
+        } else if !pool.has_room() {
+            return Ok(());
+        }
+        let m = if full { every.min(total - k) } else { pool.choose_iterations(SPOT_JOB_SECS, every).min(total - k) };
+        if pool.submit(SpotJob { from: k, start: x.clone(), iterations: m }) {
+            self.spot_pending.insert(k + m, (k, x.clone()));
+        }
+        Ok(())
+    }
+
+    /// PRP, at a Gerbicz block boundary k: absorb x_k, or check (when due, at the end, or
+    /// before a planned save), roll back on failure, save when planned.
+    fn gerbicz_boundary(&mut self, k: u64) -> Result<Option<RunEnd>, RunError> {
+        let (total, end) = (self.opts.total, self.end());
+        let stop = self.stop_requested();
+        let save_time = self.opts.store.is_some() && self.last_save.elapsed() >= self.opts.save_every;
+        let g = self.gerbicz.as_mut().expect("PRP run has a Gerbicz state");
+        let block = g.block();
+        let planned = self.save_prev.as_ref().is_some_and(|(b, _)| *b + block == k);
+        if !(g.check_due(k) || k >= end || planned) {
+            g.absorb(self.engine)?;
+            // Saves (and stops) happen at verified states before the end: a state saved at or
+            // past the end would lack the snapshot of x_total.
+            if (stop || save_time) && self.save_prev.is_none() && k + block < total {
+                // Check and save at the next boundary, keeping x_k to re-verify the save on load.
+                self.save_prev = Some((k, self.engine.read()?));
+            }
+            return Ok(None);
+        }
+        let ok = g.check(self.engine, k)?;
+        let (anchor_k, anchor_x) = (g.verified().0, g.verified().1.clone());
+        bump(&mut self.checks, "gerbicz_checks", 1);
+        if !ok {
+            bump(&mut self.checks, "gerbicz_failures", 1);
+            log(&mut self.checks, k, "gerbicz", "fail", format!("identity failed for the blocks after iteration {anchor_k}"));
+            self.rollback("gerbicz", anchor_k, anchor_x)?;
+            return Ok(None);
+        }
+        if planned {
+            let prev = self.save_prev.take().map(|(_, r)| r);
+            self.settle_spots(true)?;
+            if self.k != k {
+                return Ok(None);
+            }
+            self.save(&anchor_x, prev)?;
+            if self.stop_requested() {
+                return Ok(Some(RunEnd::Interrupted { iteration: k }));
+            }
+        }
+        Ok(None)
+    }
+
+    fn step(&mut self) -> Result<Option<RunEnd>, RunError> {
+        let next = self.next_stop();
+        self.engine.iterate(next - self.k)?;
+        self.k = next;
+        let k = next;
+        for i in 0..self.opts.faults.len() {
+            let f = self.opts.faults[i];
+            if !self.faults_done[i] && f.iteration == k {
+                self.faults_done[i] = true;
+                self.engine.inject_fault(f.word, f.bit)?;
+                log(&mut self.checks, k, "fault", "injected", format!("flipped bit {} of word {}", f.bit, f.word));
+                bump(&mut self.checks, "faults_injected", 1);
+            }
+        }
+        let total = self.opts.total;
+        let is_cp = k <= total && self.opts.layout.is_checkpoint(k, total);
+        let is_spot_target = self.spot_pending.contains_key(&k);
+        let ll_save = self.kind == TestKind::Ll && is_cp && (self.save_due() || self.stop_requested());
+        if is_cp || is_spot_target {
+            let x = self.engine.read()?;
+            if is_spot_target {
+                self.engine_hashes.insert(k, x.hash());
+            }
+            if is_cp {
+                self.chain.push(checkpoint(k, &x, self.opts.layout.is_full(k, total)));
+                if k == total {
+                    self.final_residue = Some(x.clone());
+                }
+                self.maybe_spot(&x)?;
+            }
+            if ll_save || (self.kind == TestKind::Ll && k == total) {
+                bump(&mut self.checks, "jacobi_checks", 1);
+                if !ll_jacobi_ok(&x) {
+                    bump(&mut self.checks, "jacobi_failures", 1);
+                    log(&mut self.checks, k, "jacobi", "fail", "(s-2 | M_p) != -1".into());
+                    let (to, tx) = self.trusted.clone();
+                    self.rollback("jacobi", to, tx)?;
+                    return Ok(None);
+                }
+                if ll_save {
+                    self.settle_spots(true)?;
+                    if self.k != k {
+                        return Ok(None); // a spot check rolled back
+                    }
+                    self.save(&x, None)?;
+                    self.trusted = (k, x);
+                    if self.stop_requested() {
+                        return Ok(Some(RunEnd::Interrupted { iteration: k }));
+                    }
+                }
+            }
+        }
+        if self.gerbicz.as_ref().is_some_and(|g| g.is_boundary(k)) {
+            if let Some(end) = self.gerbicz_boundary(k)? {
+                return Ok(Some(end));
+            }
+            if self.k != k {
+                return Ok(None);
+            }
+        }
+        self.settle_spots(false)?;
+        Ok(None)
+    }
+}
+
+/// Resume from the newest usable saved state, verifying it; None when there is none.
+fn resume(engine: &mut dyn Engine, opts: &RunOptions, checks: &mut CheckLog) -> Result<Option<SavedState>, RunError> {
+    let Some(store) = &opts.store else { return Ok(None) };
+    for cand in store.candidates() {
+        let s = match cand {
+            Ok(s) => s,
+            Err(e) => {
+                log(checks, 0, "load", "fail", e.to_string());
+                eprintln!("warning: {e}; trying an older save");
+                continue;
+            }
+        };
+        let theirs = (s.total, s.every, s.full_every, s.gerbicz_block);
+        let ours = (opts.total, opts.layout.every, opts.layout.full_every, opts.gerbicz_block);
+        if theirs != ours {
+            return Err(RunError::Mismatch(format!(
+                "saved: {} iterations, checkpoint every {}, gerbicz block {}; asked: {} iterations, checkpoint every {}, gerbicz block {}",
+                s.total, s.every, s.gerbicz_block, opts.total, opts.layout.every, opts.gerbicz_block
+            )));
+        }
+        let x = s.residue().map_err(|why| StateError::Corrupt { path: store.dir().into(), why })?;
+        let ok = match (engine.kind(), s.previous().ok().flatten()) {
+            (TestKind::Ll, _) => {
+                bump(checks, "jacobi_checks", 1);
+                s.iteration == 0 || ll_jacobi_ok(&x)
+            }
+            (TestKind::Prp, Some(prev)) => {
+                engine.load(&prev)?;
+                engine.iterate(s.gerbicz_block)?;
+                engine.read()? == x
+            }
+            (TestKind::Prp, None) => s.iteration == 0,
+        };
+        if !ok {
+            log(checks, s.iteration, "load", "fail", "saved residue failed its check on load".into());
+            eprintln!("warning: the save at iteration {} failed its check on load; trying an older save", s.iteration);
+            continue;
+        }
+        return Ok(Some(s));
+    }
+    Ok(None)
+}
+
+/// Run the test described by `opts` on `engine` (resuming from `opts.store` when a saved state
+/// exists), with the error checks on.
+pub fn run(engine: &mut dyn Engine, opts: RunOptions, progress: &mut Progress) -> Result<RunEnd, RunError> {
     let p = engine.exponent();
-    let start = std::time::Instant::now();
-    let first = start_residue(p, engine.kind());
-    engine.load(&first)?;
-    let mut checkpoints = Vec::new();
-    let mut last = first;
-    let mut k = 0;
-    while k < total {
-        let next = (k / layout.every + 1) * layout.every;
-        let step = next.min(total) - k;
-        engine.iterate(step)?;
-        k += step;
-        let r = engine.read()?;
-        checkpoints.push(checkpoint(k, &r, layout.is_full(k, total)));
-        last = r;
-        progress.update(k);
+    let kind = engine.kind();
+    let mut checks = CheckLog::default();
+    let saved = resume(engine, &opts, &mut checks)?;
+    let (k, x, chain, shift, started, resumed_from) = match saved {
+        Some(s) => {
+            let x = s.residue().map_err(|why| StateError::Corrupt { path: "state".into(), why })?;
+            let mut c = s.checks.clone();
+            c.events.extend(checks.events);
+            checks = c;
+            log(&mut checks, s.iteration, "load", "ok", "resumed from a saved state".into());
+            bump(&mut checks, "resumes", 1);
+            (s.iteration, x, s.chain, s.shift, s.started, Some(s.iteration))
+        }
+        None => (0, start_residue(p, kind), Vec::new(), opts.shift, opts.started.clone(), None),
+    };
+    engine.load(&x)?;
+    let gerbicz = match kind {
+        TestKind::Prp => Some(Gerbicz::anchor(engine, opts.gerbicz_block, k, x.clone())?),
+        TestKind::Ll => None,
+    };
+    let spot = (opts.spot != SpotMode::Off).then(|| SpotPool::new(p, kind, opts.spot_threads));
+    let n_faults = opts.faults.len();
+    let t0 = Instant::now();
+    let mut d = Driver {
+        engine,
+        kind,
+        k,
+        chain,
+        checks,
+        shift,
+        started,
+        gerbicz,
+        trusted: (k, x.clone()),
+        rollbacks: BTreeMap::new(),
+        spot,
+        spot_pending: BTreeMap::new(),
+        engine_hashes: BTreeMap::new(),
+        spot_results: Vec::new(),
+        faults_done: vec![false; n_faults],
+        last_save: Instant::now(),
+        save_prev: None,
+        final_residue: (k == opts.total).then(|| x.clone()),
+        opts,
+    };
+    // Spot checks start at the first iteration too (with full coverage the windows tile the run).
+    d.maybe_spot(&x)?;
+    loop {
+        if d.k >= d.end() && d.final_residue.is_none() {
+            return Err(EngineError::Other(format!("internal: reached iteration {} without the final residue", d.k)).into());
+        }
+        if d.k >= d.end() {
+            // Everything computed; every spot check in flight must agree before we finish.
+            d.settle_spots(true)?;
+            if d.k >= d.end() && d.final_residue.is_some() && d.spot_results.is_empty() {
+                break;
+            }
+            continue;
+        }
+        if let Some(end) = d.step()? {
+            progress.finish();
+            return Ok(end);
+        }
+        progress.update(d.k.min(d.opts.total));
     }
     progress.finish();
-    Ok(RunRecord { checkpoints, last, iterations: total, checks: CheckLog::default(), seconds: start.elapsed().as_secs_f64() })
-}
-
-/// The result a final residue implies, GIMPS style. `full` says whether the run reached the
-/// end of the test (otherwise the status is "partial" and res64 is that of the residue itself).
-pub fn outcome(kind: TestKind, last: &Residue, full: bool) -> Outcome {
-    let p = last.exponent();
-    if !full {
-        return Outcome { status: "partial".into(), res64: last.res64_hex(), res2048: last.res2048_hex(), residue_type: None };
-    }
-    match kind {
-        TestKind::Ll => {
-            // p = 2 is special: M_2 = 3 is prime and the test has no iterations.
-            let prime = p == 2 || last.is_zero();
-            Outcome { status: status(prime), res64: last.res64_hex(), res2048: last.res2048_hex(), residue_type: None }
-        }
-        TestKind::Prp => {
-            let prime = last.equals_u64(9);
-            let t1 = prp_type1(last);
-            Outcome { status: status(prime), res64: t1.res64_hex(), res2048: t1.res2048_hex(), residue_type: Some(1) }
-        }
-    }
-}
-
-fn status(prime: bool) -> String {
-    if prime { "P" } else { "C" }.into()
-}
-
-/// The type-1 PRP residue 3^(M_p − 1) = x_p / 9 from the type-3 residue x_p = 3^(M_p + 1).
-pub fn prp_type1(x_p: &Residue) -> Residue {
-    let p = x_p.exponent();
-    let m = (rug::Integer::from(1) << p) - 1u32;
-    match rug::Integer::from(9).invert(&m) {
-        Ok(inv9) => Residue::from_integer(p, &(x_p.to_integer() * inv9)),
-        // 9 is not invertible only for p = 2 (M_2 = 3), where every residue is 0.
-        Err(_) => x_p.clone(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn layout_counts() {
-        let l = CheckpointLayout::choose(9689, 9687, None, DEFAULT_RESIDUE_BUDGET).unwrap();
-        assert_eq!(l.every, 4);
-        let cps: Vec<u64> = (1..=9687).filter(|&k| l.is_checkpoint(k, 9687)).collect();
-        assert!(cps.len() >= 1000 && cps.len() <= 10000, "{}", cps.len());
-        assert_eq!(*cps.last().unwrap(), 9687);
-        let full = cps.iter().filter(|&&k| l.is_full(k, 9687)).count() as u64;
-        assert!(full <= MAX_FULL_RESIDUES + 1 && full >= 2);
-        // A tight budget: at most 3 residues of 1212 bytes.
-        let l = CheckpointLayout::choose(9689, 9687, Some(100), 3 * 1212).unwrap();
-        let full = (1..=9687).filter(|&k| l.is_full(k, 9687)).count();
-        assert!(full <= 4, "{full}");
-        assert!(CheckpointLayout::choose(9689, 9687, Some(0), 1 << 20).is_err());
-        assert!(CheckpointLayout::choose(9689, 9687, None, 100).is_err());
-    }
-
-    #[test]
-    fn type1_of_nine_is_one() {
-        for p in [3u32, 5, 7, 13, 89, 127] {
-            assert!(prp_type1(&Residue::from_u64(p, 9)).equals_u64(1));
-        }
-    }
+    let last = d.final_residue.take().expect("loop ends with the final residue");
+    let total = d.opts.total;
+    Ok(RunEnd::Done(RunRecord {
+        checkpoints: d.chain,
+        last,
+        iterations: total,
+        checks: d.checks,
+        shift: d.shift,
+        started: d.started,
+        seconds: t0.elapsed().as_secs_f64(),
+        iterations_here: total - resumed_from.unwrap_or(0),
+        resumed_from,
+    }))
 }

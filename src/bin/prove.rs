@@ -7,10 +7,29 @@ use mersenne_cert::cert;
 use mersenne_cert::engine::EngineChoice;
 use mersenne_cert::exponent::{parse_exponent, TestKind};
 use mersenne_cert::progress::Progress;
+use mersenne_cert::layout::{CheckpointLayout, DEFAULT_RESIDUE_BUDGET};
+use mersenne_cert::outcome::outcome;
 use mersenne_cert::report::{self, TestInfo};
-use mersenne_cert::run::{self, CheckpointLayout, DEFAULT_RESIDUE_BUDGET};
+use mersenne_cert::run::{self, Fault, RunEnd, RunOptions, SpotMode};
+use mersenne_cert::state::{self, StateStore};
 use mersenne_cert::{fsutil, host, select};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Exit status after an interruption that saved the state (128 + SIGINT).
+const EXIT_INTERRUPTED: i32 = 130;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Spot {
+    /// No spot checks.
+    Off,
+    /// As many as spare CPU threads keep up with, never stalling the engine.
+    Sample,
+    /// Every iteration (the engine waits for the CPU when needed).
+    Full,
+}
 
 #[derive(Parser, Debug)]
 #[command(name = "prove", version, about = "Test 2^P-1 for primality (Lucas-Lehmer, or base-3 PRP) and write a signed certificate")]
@@ -44,6 +63,43 @@ struct Args {
     /// Size budget in bytes for the full residues embedded in the certificate.
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_RESIDUE_BUDGET)]
     residue_budget: u64,
+    /// Where resumable states are saved (default: the user's data directory).
+    #[arg(long, value_name = "DIR")]
+    state_dir: Option<PathBuf>,
+    /// Discard any saved state of this test and start from the beginning.
+    #[arg(long)]
+    fresh: bool,
+    /// Seconds between saved states.
+    #[arg(long, value_name = "SECS", default_value_t = 60.0)]
+    save_every: f64,
+    /// GMP spot checks on spare CPU threads.
+    #[arg(long, value_enum, default_value_t = Spot::Sample)]
+    spot: Spot,
+    /// CPU threads for spot checks (default: all cores but one, at least one).
+    #[arg(long, value_name = "N")]
+    spot_threads: Option<usize>,
+    /// Gerbicz block length L for PRP (checks at least every L^2 iterations).
+    #[arg(long, value_name = "L", default_value_t = mersenne_cert::check::gerbicz::DEFAULT_BLOCK)]
+    gerbicz_block: u64,
+    /// Testing: flip a bit of the engine's state after iteration ITER (docs/testing.md).
+    #[arg(long, value_name = "ITER[:WORD:BIT]", hide = true)]
+    inject_fault: Vec<String>,
+}
+
+fn parse_fault(text: &str) -> Result<Fault> {
+    let parts: Vec<&str> = text.split(':').collect();
+    let num = |s: &str| s.parse::<u64>().with_context(|| format!("--inject-fault expects ITER[:WORD:BIT], got '{text}'"));
+    match parts.as_slice() {
+        [i] => Ok(Fault { iteration: num(i)?, word: 0, bit: 0 }),
+        [i, w, b] => {
+            let bit = num(b)?;
+            if bit >= 64 {
+                bail!("--inject-fault bit must be below 64, got {bit}");
+            }
+            Ok(Fault { iteration: num(i)?, word: num(w)? as usize, bit: bit as u32 })
+        }
+        _ => bail!("--inject-fault expects ITER[:WORD:BIT], got '{text}'"),
+    }
 }
 
 fn parse_shift(text: &str, p: u32) -> Result<u32> {
@@ -57,6 +113,13 @@ fn parse_shift(text: &str, p: u32) -> Result<u32> {
         bail!("--shift {s} is out of range: it must be in [0, {p})");
     }
     Ok(s as u32)
+}
+
+fn summary(c: &mersenne_cert::cert::CheckLog) -> String {
+    if c.summary.is_empty() {
+        return "none ran".into();
+    }
+    c.summary.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ")
 }
 
 fn main() {
@@ -93,22 +156,78 @@ fn real_main() -> Result<()> {
         None => None,
     };
 
+    if !(args.save_every >= 0.0 && args.save_every.is_finite()) {
+        bail!("--save-every must be a non-negative number of seconds");
+    }
+    if args.gerbicz_block == 0 {
+        bail!("--gerbicz-block must be at least 1");
+    }
+    let faults = args.inject_fault.iter().map(|f| parse_fault(f)).collect::<Result<Vec<_>>>()?;
+    let root = args.state_dir.clone().unwrap_or_else(state::default_root);
+    let store = StateStore::open(&root, p, kind)?;
+    if args.fresh {
+        store.clear()?;
+        StateStore::open(&root, p, kind)?;
+    }
+
     let (mut engine, fallback) = select::open_engine(args.engine, p, kind, shift)?;
     if let Some(why) = fallback {
         eprintln!("no GPU engine ({why}); using the CPU engine");
     }
-    let started = report::now_rfc3339();
+    let stop = Arc::new(AtomicBool::new(false));
+    {
+        let stop = Arc::clone(&stop);
+        ctrlc::set_handler(move || {
+            if stop.swap(true, Ordering::SeqCst) {
+                eprintln!("\nsecond interrupt: exiting without saving");
+                std::process::exit(EXIT_INTERRUPTED);
+            }
+            eprintln!("\ninterrupt: saving a verified checkpoint, then exiting (Ctrl-C again to quit at once)");
+        })
+        .context("cannot install the Ctrl-C handler")?;
+    }
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let opts = RunOptions {
+        total,
+        layout,
+        shift,
+        started: report::now_rfc3339(),
+        gerbicz_block: args.gerbicz_block,
+        store: Some(store.clone()),
+        save_every: Duration::from_secs_f64(args.save_every),
+        spot: match args.spot {
+            Spot::Off => SpotMode::Off,
+            Spot::Sample => SpotMode::Sample,
+            Spot::Full => SpotMode::Full,
+        },
+        spot_threads: args.spot_threads.unwrap_or(cores.saturating_sub(1)).max(1),
+        faults,
+        stop: Some(stop),
+    };
     let mut progress = Progress::new(&format!("M{p} {}", kind.worktype()), total, 0);
-    let rec = run::run(engine.as_mut(), total, layout, &mut progress)?;
-    let outcome = run::outcome(kind, &rec.last, total == full);
+    let rec = match run::run(engine.as_mut(), opts, &mut progress)? {
+        RunEnd::Done(rec) => rec,
+        RunEnd::Interrupted { iteration } => {
+            eprintln!(
+                "interrupted: M{p} {} saved at iteration {iteration} of {total} in {}; run the same command again to resume",
+                kind.worktype(),
+                store.dir().display()
+            );
+            std::process::exit(EXIT_INTERRUPTED);
+        }
+    };
+    if let Some(k) = rec.resumed_from {
+        eprintln!("resumed from a saved state at iteration {k}");
+    }
+    let outcome = outcome(kind, &rec.last, total == full);
     let info = TestInfo {
         p,
         kind,
-        shift,
+        shift: rec.shift,
         engine: engine.describe(),
         fft_length: engine.fft_length(),
         host: host::describe(),
-        started,
+        started: rec.started.clone(),
         finished: report::now_rfc3339(),
     };
 
@@ -126,6 +245,8 @@ fn real_main() -> Result<()> {
         let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).with_context(|| format!("cannot append to {}", path.display()))?;
         writeln!(f, "{line}")?;
     }
+    // The result is out: the saved states of this test are no longer needed.
+    store.clear()?;
     let verdict = match (outcome.status.as_str(), kind) {
         ("P", TestKind::Ll) => "is prime",
         ("P", TestKind::Prp) => "is a probable prime",
@@ -133,12 +254,14 @@ fn real_main() -> Result<()> {
         _ => "partial",
     };
     eprintln!(
-        "M{p} {verdict} ({} {} iterations, res64 {}, shift {shift}, {:.2} s, {:.4} ms/iter){}",
+        "M{p} {verdict} ({} {} iterations, res64 {}, shift {}, {:.2} s, {:.4} ms/iter; checks: {}){}",
         kind.worktype(),
         rec.iterations,
         outcome.res64,
+        rec.shift,
         rec.seconds,
-        rec.seconds * 1e3 / rec.iterations.max(1) as f64,
+        rec.seconds * 1e3 / rec.iterations_here.max(1) as f64,
+        summary(&rec.checks),
         cert_ref.as_ref().map(|(p, _)| format!("; certificate {p}")).unwrap_or_default()
     );
     Ok(())

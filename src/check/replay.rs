@@ -7,7 +7,7 @@
 use crate::cert::CertBody;
 use crate::engine::{Engine, EngineChoice, EngineError};
 use crate::residue::{Residue, ResidueError};
-use crate::run::{outcome, start_residue};
+use crate::outcome::{outcome, start_residue};
 use crate::select::{open_engine, resolve};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -52,13 +52,23 @@ impl ModMp {
         self.reduce(x);
     }
 
-    /// x ← x − 2^e mod M_p, for x ∈ [0, M_p) and e < p.
+    /// x ← x − 2^e mod M_p, for x ∈ [0, M_p) and e < p. Usually O(1): clear bit e, or borrow
+    /// from the next set bit above it; only x < 2^e takes the full subtraction.
     pub fn sub_pow2(&mut self, x: &mut Integer, e: u32) {
-        self.hi.assign(1);
-        self.hi <<= e;
-        *x -= &self.hi;
-        if *x < 0 {
-            *x += &self.mp;
+        match x.find_one(e) {
+            Some(j) => {
+                // x − 2^e: bit j (the lowest set bit ≥ e) clears, bits e..j become ones.
+                x.set_bit(j, false);
+                for b in e..j {
+                    x.set_bit(b, true);
+                }
+            }
+            None => {
+                self.hi.assign(1);
+                self.hi <<= e;
+                *x -= &self.hi;
+                *x += &self.mp;
+            }
         }
     }
 }

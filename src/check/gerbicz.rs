@@ -1,0 +1,130 @@
+//! Gerbicz error check for PRP (CONVENTIONS.md). From a verified anchor (a, x_a) the engine
+//! keeps d = x_a · x_{a+L} · … · x_{a+jL} in its accumulator (one multiplication per L
+//! squarings). At a check after B blocks, d_{B−1}^(2^L) · x_a must equal d_B: L squarings of
+//! d_{B−1} on the engine and one multiplication on the host. Any wrong block fails the check.
+
+use crate::cpu_ref::ModMp;
+use crate::engine::{Engine, EngineError};
+use crate::residue::Residue;
+
+/// Default block length L.
+pub const DEFAULT_BLOCK: u64 = 1000;
+
+/// The Gerbicz state of a PRP run.
+#[derive(Debug, Clone)]
+pub struct Gerbicz {
+    block: u64,
+    anchor_k: u64,
+    anchor_x: Residue,
+    next_check: u64,
+}
+
+impl Gerbicz {
+    /// Start from a verified state (a, x_a) that the engine holds now; sets acc := x_a.
+    /// The first check comes after one block, so that a start or resume is verified quickly.
+    pub fn anchor(engine: &mut dyn Engine, block: u64, k: u64, x: Residue) -> Result<Self, EngineError> {
+        engine.acc_reset()?;
+        Ok(Gerbicz { block, anchor_k: k, anchor_x: x, next_check: k + block })
+    }
+
+    pub fn block(&self) -> u64 {
+        self.block
+    }
+
+    /// The last verified state.
+    pub fn verified(&self) -> (u64, &Residue) {
+        (self.anchor_k, &self.anchor_x)
+    }
+
+    /// The next block boundary after k.
+    pub fn next_boundary(&self, k: u64) -> u64 {
+        self.anchor_k + ((k - self.anchor_k) / self.block + 1) * self.block
+    }
+
+    /// Is k a block boundary (where the accumulator takes x_k)?
+    pub fn is_boundary(&self, k: u64) -> bool {
+        k > self.anchor_k && (k - self.anchor_k) % self.block == 0
+    }
+
+    /// Is a check due at boundary k? (At least every L² iterations, and whenever the caller
+    /// needs a verified state: the end of the test, a save, an interruption.)
+    pub fn check_due(&self, k: u64) -> bool {
+        k >= self.next_check
+    }
+
+    /// At a boundary that is not a check: acc := acc · x_k.
+    pub fn absorb(&mut self, engine: &mut dyn Engine) -> Result<(), EngineError> {
+        engine.acc_mul()
+    }
+
+    /// At boundary k: absorb x_k and check the identity. On success the anchor moves to
+    /// (k, x_k) and `true` is returned; on failure nothing moves (the caller rolls back to
+    /// [`Gerbicz::verified`]). The engine's state is x_k again afterwards.
+    pub fn check(&mut self, engine: &mut dyn Engine, k: u64) -> Result<bool, EngineError> {
+        let d_prev = engine.acc_read()?;
+        engine.acc_mul()?;
+        let d_new = engine.acc_read()?;
+        let x = engine.read()?;
+        engine.load(&d_prev)?;
+        engine.iterate(self.block)?;
+        let y = engine.read()?;
+        engine.load(&x)?;
+        let mut m = ModMp::new(x.exponent());
+        let mut lhs = y.to_integer();
+        m.mul(&mut lhs, &self.anchor_x.to_integer());
+        let ok = lhs == d_new.to_integer();
+        if ok {
+            self.anchor_k = k;
+            self.anchor_x = x;
+            self.next_check = k + self.block * self.block;
+            engine.acc_reset()?;
+        }
+        Ok(ok)
+    }
+
+    /// After a rollback to the verified state: the engine holds x_a again; restart the product.
+    pub fn restart(&mut self, engine: &mut dyn Engine) -> Result<(), EngineError> {
+        engine.load(&self.anchor_x)?;
+        engine.acc_reset()?;
+        self.next_check = self.anchor_k + self.block;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cpu_ref::GmpEngine;
+    use crate::exponent::TestKind;
+
+    fn run_blocks(fault_at: Option<u64>) -> bool {
+        let p = 1279;
+        let mut e = GmpEngine::new(p, TestKind::Prp, 17);
+        let x0 = Residue::from_u64(p, 3);
+        e.load(&x0).unwrap();
+        let mut g = Gerbicz::anchor(&mut e, 10, 0, x0).unwrap();
+        let mut k = 0;
+        loop {
+            let next = g.next_boundary(k);
+            for i in k..next {
+                e.iterate(1).unwrap();
+                if Some(i + 1) == fault_at {
+                    e.inject_fault(3, 9).unwrap();
+                }
+            }
+            k = next;
+            if k == 50 {
+                return g.check(&mut e, k).unwrap();
+            }
+            g.absorb(&mut e).unwrap();
+        }
+    }
+
+    #[test]
+    fn passes_clean_and_catches_every_fault_position() {
+        assert!(run_blocks(None));
+        for f in 1..50 {
+            assert!(!run_blocks(Some(f)), "fault after iteration {f} not caught");
+        }
+    }
+}

@@ -1,0 +1,44 @@
+//! Jacobi check for LL: every s_k with k ≥ 1 satisfies (s_k − 2 | M_p) = −1, because
+//! s_k − 2 = (ω^(2^(k−1)) − ω^(−2^(k−1)))² · … is a non-residue times a square (CONVENTIONS.md).
+//! A corrupted residue passes with probability ~1/2, so it bounds lost work but certifies
+//! nothing; it runs on each saved checkpoint and on load.
+
+use crate::residue::Residue;
+use rug::Integer;
+
+/// (s − 2 | M_p) = −1 ? True for every correct LL residue s_k, k ≥ 1.
+pub fn ll_jacobi_ok(s: &Residue) -> bool {
+    let p = s.exponent();
+    let m = (Integer::from(1) << p) - 1u32;
+    let mut x = s.to_integer() - 2u32;
+    if x < 0 {
+        x += &m;
+    }
+    x.jacobi(&m) == -1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cpu_ref::GmpEngine;
+    use crate::engine::Engine;
+    use crate::exponent::TestKind;
+
+    #[test]
+    fn holds_along_ll_sequences_and_catches_some_flips() {
+        let mut caught = 0;
+        for p in [7u32, 31, 89, 127, 521, 1279, 4253, 4423] {
+            let mut e = GmpEngine::new(p, TestKind::Ll, 1);
+            e.load(&Residue::from_u64(p, 4)).unwrap();
+            for _ in 1..(p - 2).min(40) {
+                e.iterate(1).unwrap();
+                let s = e.read().unwrap();
+                assert!(ll_jacobi_ok(&s), "p={p}");
+                let bad = Residue::from_integer(p, &(s.to_integer() ^ Integer::from(8)));
+                caught += !ll_jacobi_ok(&bad) as u32;
+            }
+        }
+        // About half of the corrupted residues must be caught.
+        assert!(caught > 60, "{caught}");
+    }
+}

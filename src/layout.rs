@@ -1,0 +1,88 @@
+//! Where a run's checkpoints fall (every K iterations, the last at the final iteration) and
+//! which of them carry the full residue (spaced to fit the certificate's size budget).
+
+use crate::cert::Checkpoint;
+use crate::residue::{byte_count, Residue};
+use serde_bytes::ByteBuf;
+use thiserror::Error;
+
+/// Invalid checkpoint parameters.
+#[derive(Debug, Error, PartialEq, Eq)]
+#[error("invalid checkpoint parameters: {0}")]
+pub struct LayoutError(pub String);
+
+/// Default size budget for the full residues embedded in a certificate.
+pub const DEFAULT_RESIDUE_BUDGET: u64 = 64 << 20;
+/// Never embed more than this many full residues (replay segments), whatever the budget.
+pub const MAX_FULL_RESIDUES: u64 = 1024;
+/// The default checkpoint interval aims at about this many checkpoints per test.
+const TARGET_CHECKPOINTS: u64 = 2000;
+
+/// Where the checkpoints of a run fall and which carry the full residue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CheckpointLayout {
+    /// Iterations between checkpoints (the last checkpoint is at the final iteration).
+    pub every: u64,
+    /// Every how many checkpoints a full residue is stored (the final one always is).
+    pub full_every: u64,
+}
+
+impl CheckpointLayout {
+    /// The layout for `iterations` iterations of p: `every` as given or chosen for ~2000
+    /// checkpoints, full residues spaced to fit `budget` bytes and [`MAX_FULL_RESIDUES`].
+    pub fn choose(p: u32, iterations: u64, every: Option<u64>, budget: u64) -> Result<Self, LayoutError> {
+        let every = match every {
+            Some(0) => return Err(LayoutError("--checkpoint-every must be at least 1".into())),
+            Some(k) => k,
+            None => (iterations / TARGET_CHECKPOINTS).max(1),
+        };
+        let count = iterations.div_ceil(every).max(1);
+        let bytes = byte_count(p) as u64;
+        let max_full = (budget / bytes).min(MAX_FULL_RESIDUES);
+        if max_full == 0 {
+            return Err(LayoutError(format!(
+                "residue budget {budget} bytes is smaller than one residue ({bytes} bytes)"
+            )));
+        }
+        Ok(CheckpointLayout { every, full_every: count.div_ceil(max_full) })
+    }
+
+    /// Is iteration k (1-based count of squarings done) a checkpoint of a run of `total`?
+    pub fn is_checkpoint(&self, k: u64, total: u64) -> bool {
+        k == total || k % self.every == 0
+    }
+
+    /// Does the checkpoint at iteration k carry the full residue?
+    pub fn is_full(&self, k: u64, total: u64) -> bool {
+        k == total || (k % self.every == 0 && (k / self.every) % self.full_every == 0)
+    }
+}
+
+/// A checkpoint record for residue r at iteration k.
+pub fn checkpoint(k: u64, r: &Residue, full: bool) -> Checkpoint {
+    Checkpoint { iteration: k, hash: r.hash(), residue: full.then(|| ByteBuf::from(r.to_bytes())) }
+}
+
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layout_counts() {
+        let l = CheckpointLayout::choose(9689, 9687, None, DEFAULT_RESIDUE_BUDGET).unwrap();
+        assert_eq!(l.every, 4);
+        let cps: Vec<u64> = (1..=9687).filter(|&k| l.is_checkpoint(k, 9687)).collect();
+        assert!(cps.len() >= 1000 && cps.len() <= 10000, "{}", cps.len());
+        assert_eq!(*cps.last().unwrap(), 9687);
+        let full = cps.iter().filter(|&&k| l.is_full(k, 9687)).count() as u64;
+        assert!(full <= MAX_FULL_RESIDUES + 1 && full >= 2);
+        // A tight budget: at most 3 residues of 1212 bytes.
+        let l = CheckpointLayout::choose(9689, 9687, Some(100), 3 * 1212).unwrap();
+        let full = (1..=9687).filter(|&k| l.is_full(k, 9687)).count();
+        assert!(full <= 4, "{full}");
+        assert!(CheckpointLayout::choose(9689, 9687, Some(0), 1 << 20).is_err());
+        assert!(CheckpointLayout::choose(9689, 9687, None, 100).is_err());
+    }
+
+}

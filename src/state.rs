@@ -1,0 +1,198 @@
+//! Checkpoints on disk, for resume. One directory per test (exponent + kind) under the state
+//! dir; `state.cbor` is the newest saved state, `state.prev.cbor` the one before. Each file is
+//! blake3(payload) ‖ payload, written atomically (temp, fsync, rename, fsync dir); a file whose
+//! checksum or content does not hold is skipped in favour of the previous one. What a state
+//! holds is verified again on load by the caller (Jacobi for LL, a Gerbicz block for PRP).
+
+use crate::cert::{CheckLog, Checkpoint};
+use crate::exponent::TestKind;
+use crate::fsutil::write_atomic;
+use crate::residue::Residue;
+use serde::{Deserialize, Serialize};
+use serde_bytes::ByteBuf;
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+const VERSION: u32 = 1;
+const CURRENT: &str = "state.cbor";
+const PREVIOUS: &str = "state.prev.cbor";
+
+/// Why the state directory could not be used.
+#[derive(Debug, Error)]
+pub enum StateError {
+    #[error("state directory {path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("saved state {path} is unusable: {why}")]
+    Corrupt { path: PathBuf, why: String },
+}
+
+/// Everything needed to resume a test exactly where it was saved.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SavedState {
+    pub version: u32,
+    pub exponent: u32,
+    pub kind: TestKind,
+    pub shift: u32,
+    pub total: u64,
+    pub every: u64,
+    pub full_every: u64,
+    pub gerbicz_block: u64,
+    pub started: String,
+    /// Iteration k of the saved residue.
+    pub iteration: u64,
+    /// x_k, canonical bytes.
+    pub residue: ByteBuf,
+    /// PRP: x_{k−L}, so that x_{k−L}^(2^L) = x_k can be re-verified on load.
+    pub previous: Option<ByteBuf>,
+    pub chain: Vec<Checkpoint>,
+    pub checks: CheckLog,
+}
+
+impl SavedState {
+    pub fn residue(&self) -> Result<Residue, String> {
+        Residue::from_bytes(self.exponent, &self.residue).map_err(|e| e.to_string())
+    }
+    pub fn previous(&self) -> Result<Option<Residue>, String> {
+        self.previous.as_ref().map(|b| Residue::from_bytes(self.exponent, b).map_err(|e| e.to_string())).transpose()
+    }
+}
+
+/// The on-disk home of one test's saved states.
+#[derive(Debug, Clone)]
+pub struct StateStore {
+    dir: PathBuf,
+}
+
+impl StateStore {
+    /// The store for M_p and kind under `root` (created if missing; an unwritable root is an
+    /// error now rather than after hours of work).
+    pub fn open(root: &Path, p: u32, kind: TestKind) -> Result<Self, StateError> {
+        let dir = root.join(format!("M{p}-{}", kind.worktype()));
+        let io = |source| StateError::Io { path: dir.clone(), source };
+        std::fs::create_dir_all(&dir).map_err(io)?;
+        crate::fsutil::probe_writable(&dir.join(CURRENT)).map_err(io)?;
+        Ok(StateStore { dir })
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Save: the current file becomes the previous one, then the new one is put in place.
+    pub fn save(&self, s: &SavedState) -> Result<(), StateError> {
+        let mut payload = Vec::new();
+        ciborium::into_writer(s, &mut payload).map_err(|e| StateError::Corrupt { path: self.dir.clone(), why: e.to_string() })?;
+        let mut bytes = blake3::hash(&payload).as_bytes().to_vec();
+        bytes.extend_from_slice(&payload);
+        let cur = self.dir.join(CURRENT);
+        let tmp_new = self.dir.join("state.new.cbor");
+        let io = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| StateError::Io { path, source }
+        };
+        // Write the new state completely before touching the old ones: a full disk fails here.
+        write_atomic(&tmp_new, &bytes, 0o644).map_err(io(&tmp_new))?;
+        if cur.exists() {
+            std::fs::rename(&cur, self.dir.join(PREVIOUS)).map_err(io(&cur))?;
+        }
+        std::fs::rename(&tmp_new, &cur).map_err(io(&cur))?;
+        std::fs::File::open(&self.dir).and_then(|d| d.sync_all()).map_err(io(&self.dir))
+    }
+
+    fn read(path: &Path) -> Result<SavedState, StateError> {
+        let corrupt = |why: String| StateError::Corrupt { path: path.to_path_buf(), why };
+        let bytes = std::fs::read(path).map_err(|source| StateError::Io { path: path.to_path_buf(), source })?;
+        if bytes.len() < 32 {
+            return Err(corrupt("truncated".into()));
+        }
+        let (sum, payload) = bytes.split_at(32);
+        if blake3::hash(payload).as_bytes() != sum {
+            return Err(corrupt("checksum mismatch".into()));
+        }
+        let s: SavedState = ciborium::from_reader(payload).map_err(|e| corrupt(e.to_string()))?;
+        if s.version != VERSION {
+            return Err(corrupt(format!("unknown version {}", s.version)));
+        }
+        s.residue().map_err(corrupt)?;
+        s.previous().map_err(corrupt)?;
+        Ok(s)
+    }
+
+    /// The saved states, newest first, each either readable or the reason it is not. Files
+    /// that do not exist are left out.
+    pub fn candidates(&self) -> Vec<Result<SavedState, StateError>> {
+        [CURRENT, PREVIOUS]
+            .iter()
+            .map(|n| self.dir.join(n))
+            .filter(|p| p.exists())
+            .map(|p| Self::read(&p))
+            .collect()
+    }
+
+    /// Delete the saved states (the test is finished or the user asked for a fresh start).
+    pub fn clear(&self) -> Result<(), StateError> {
+        match std::fs::remove_dir_all(&self.dir) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(source) => Err(StateError::Io { path: self.dir.clone(), source }),
+        }
+    }
+}
+
+/// The default state root: the user's data directory.
+pub fn default_root() -> PathBuf {
+    dirs::data_dir().unwrap_or_else(std::env::temp_dir).join("mersenne-cert")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state(k: u64) -> SavedState {
+        SavedState {
+            version: VERSION,
+            exponent: 89,
+            kind: TestKind::Ll,
+            shift: 3,
+            total: 87,
+            every: 1,
+            full_every: 1,
+            gerbicz_block: 0,
+            started: "t".into(),
+            iteration: k,
+            residue: ByteBuf::from(Residue::from_u64(89, k).to_bytes()),
+            previous: None,
+            chain: vec![],
+            checks: CheckLog::default(),
+        }
+    }
+
+    #[test]
+    fn keeps_previous_and_detects_corruption() {
+        let root = tempfile::tempdir().unwrap();
+        let st = StateStore::open(root.path(), 89, TestKind::Ll).unwrap();
+        assert!(st.candidates().is_empty());
+        st.save(&state(5)).unwrap();
+        st.save(&state(9)).unwrap();
+        let c = st.candidates();
+        assert_eq!(c.len(), 2);
+        assert_eq!(c[0].as_ref().unwrap().iteration, 9);
+        assert_eq!(c[1].as_ref().unwrap().iteration, 5);
+        // Flip one byte of the newest: it is reported corrupt, the previous still loads.
+        let cur = st.dir().join(CURRENT);
+        let mut b = std::fs::read(&cur).unwrap();
+        let n = b.len() - 3;
+        b[n] ^= 0x40;
+        std::fs::write(&cur, b).unwrap();
+        let c = st.candidates();
+        assert!(matches!(c[0], Err(StateError::Corrupt { .. })));
+        assert_eq!(c[1].as_ref().unwrap().iteration, 5);
+        st.clear().unwrap();
+        assert!(!st.dir().exists());
+    }
+
+    #[test]
+    fn unwritable_root_is_an_error() {
+        assert!(StateStore::open(Path::new("/proc/no-such-dir"), 89, TestKind::Ll).is_err());
+    }
+}

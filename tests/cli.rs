@@ -1,0 +1,179 @@
+//! End-to-end tests of the `prove` and `verify` binaries: the user-visible path, bad input,
+//! tampered certificates, partial runs and spot checks.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn bin(name: &str) -> Command {
+    let mut c = Command::new(match name {
+        "prove" => env!("CARGO_BIN_EXE_prove"),
+        _ => env!("CARGO_BIN_EXE_verify"),
+    });
+    c.env("NO_COLOR", "1");
+    c
+}
+
+struct Env {
+    dir: tempfile::TempDir,
+}
+
+impl Env {
+    fn new() -> Self {
+        Env { dir: tempfile::tempdir().unwrap() }
+    }
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+    /// `prove` with a key file made for this test (never the user's default key).
+    fn prove(&self, args: &[&str]) -> Output {
+        let key = self.path("key");
+        if !key.exists() {
+            std::fs::write(&key, format!("{}\n", "11".repeat(32))).unwrap();
+        }
+        bin("prove").args(args).arg("--key").arg(&key).arg("--engine").arg("cpu").output().unwrap()
+    }
+    fn verify(&self, cert: &Path, extra: &[&str]) -> Output {
+        bin("verify").arg(cert).args(["--engine", "cpu"]).args(extra).output().unwrap()
+    }
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn json(o: &Output) -> serde_json::Value {
+    let s = stdout(o);
+    assert_eq!(s.lines().count(), 1, "exactly one result line: {s}");
+    serde_json::from_str(s.trim()).unwrap()
+}
+
+#[test]
+fn prove_and_verify_9689() {
+    let env = Env::new();
+    let cert = env.path("out.cbor");
+    let o = env.prove(&["9689", "--cert", cert.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json(&o);
+    assert_eq!(j["exponent"], 9689);
+    assert_eq!(j["worktype"], "LL");
+    assert_eq!(j["status"], "P");
+    assert_eq!(j["res64"], "0000000000000000");
+    assert!(j["shift-count"].as_u64().unwrap() < 9689);
+    assert_eq!(j["certificate"]["blake3"].as_str().unwrap().len(), 64);
+    let v = env.verify(&cert, &[]);
+    assert!(v.status.success(), "{}", stderr(&v));
+    assert!(stdout(&v).contains("M9689 is prime"), "{}", stdout(&v));
+}
+
+#[test]
+fn prp_reports_type_1() {
+    let env = Env::new();
+    let cert = env.path("prp.cbor");
+    let o = env.prove(&["4423", "--prp", "--cert", cert.to_str().unwrap()]);
+    let j = json(&o);
+    assert_eq!(j["worktype"], "PRP-3");
+    assert_eq!(j["status"], "P");
+    assert_eq!(j["res64"], "0000000000000001");
+    assert_eq!(j["residue-type"], 1);
+    assert!(env.verify(&cert, &[]).status.success());
+    let o = env.prove(&["4421", "--prp", "--shift", "0"]);
+    assert!(!o.status.success(), "4421 is not prime");
+    let o = env.prove(&["4447", "--prp", "--shift", "0"]);
+    assert_eq!(json(&o)["status"], "C");
+}
+
+#[test]
+fn partial_run_matches_the_external_table_and_verifies() {
+    let env = Env::new();
+    let cert = env.path("partial.cbor");
+    let o = env.prove(&["86243", "--iterations", "10000", "--cert", cert.to_str().unwrap()]);
+    let j = json(&o);
+    assert_eq!(j["status"], "partial");
+    assert_eq!(j["res64"], "23992CCD735A03D9");
+    assert_eq!(j["iterations"], 10000);
+    let v = env.verify(&cert, &["--sample", "2"]);
+    assert!(v.status.success(), "{}", stderr(&v));
+    assert!(stderr(&v).contains("SPOT CHECK ONLY"), "{}", stderr(&v));
+    assert!(env.verify(&cert, &[]).status.success());
+}
+
+#[test]
+fn bad_input_gives_one_line_errors() {
+    let env = Env::new();
+    for (args, needle) in [
+        (vec!["9"], "not prime"),
+        (vec!["1"], "at least 2"),
+        (vec!["0"], "at least 2"),
+        (vec!["abc"], "not a number"),
+        (vec!["-7"], "not a number"),
+        (vec!["1099511627791"], "larger than"),
+        (vec!["89", "--shift", "89"], "out of range"),
+        (vec!["89", "--shift", "x"], "--shift"),
+        (vec!["89", "--iterations", "88"], "exceeds"),
+        (vec!["89", "--iterations", "0"], "at least 1"),
+        (vec!["89", "--checkpoint-every", "0"], "at least 1"),
+        (vec!["89", "--cert", "/nonexistent-dir/x.cbor"], "cannot write the certificate"),
+    ] {
+        let o = env.prove(&args);
+        let err = stderr(&o);
+        assert!(!o.status.success(), "{args:?} succeeded");
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(stdout(&o).is_empty());
+    }
+    // An unreadable or malformed key.
+    let cert = env.path("c.cbor");
+    let o = bin("prove").args(["89", "--engine", "cpu", "--cert", cert.to_str().unwrap(), "--key", "/nonexistent/key"]).output().unwrap();
+    assert!(!o.status.success() && !stderr(&o).contains("panicked"), "{}", stderr(&o));
+    std::fs::write(env.path("badkey"), "not a key").unwrap();
+    let o = bin("prove").args(["89", "--engine", "cpu", "--cert", cert.to_str().unwrap()]).arg("--key").arg(env.path("badkey")).output().unwrap();
+    assert!(!o.status.success() && !stderr(&o).contains("panicked"), "{}", stderr(&o));
+    assert!(!cert.exists());
+}
+
+#[test]
+fn tampered_truncated_and_foreign_certificates_are_rejected() {
+    let env = Env::new();
+    let cert = env.path("c.cbor");
+    assert!(env.prove(&["521", "--cert", cert.to_str().unwrap()]).status.success());
+    let good = std::fs::read(&cert).unwrap();
+    let bad = env.path("bad.cbor");
+    // Flip bytes spread over the whole file (the cert module flips every byte in its own tests).
+    for i in (0..good.len()).step_by(good.len() / 40 + 1) {
+        let mut b = good.clone();
+        b[i] ^= 0x01;
+        std::fs::write(&bad, &b).unwrap();
+        let v = env.verify(&bad, &[]);
+        assert!(!v.status.success(), "flip at byte {i} accepted");
+        assert!(!stderr(&v).contains("panicked"));
+    }
+    std::fs::write(&bad, &good[..good.len() / 2]).unwrap();
+    assert!(!env.verify(&bad, &[]).status.success());
+    std::fs::write(&bad, b"garbage").unwrap();
+    assert!(!env.verify(&bad, &[]).status.success());
+    assert!(!env.verify(&env.path("missing.cbor"), &[]).status.success());
+    // --trust: the right key passes, another key fails.
+    let pubkey = {
+        let sk = ed25519_dalek::SigningKey::from_bytes(&[0x11; 32]);
+        hex::encode(sk.verifying_key().as_bytes())
+    };
+    assert!(env.verify(&cert, &["--trust", &pubkey]).status.success());
+    let other = hex::encode(ed25519_dalek::SigningKey::from_bytes(&[0x22; 32]).verifying_key().as_bytes());
+    let v = env.verify(&cert, &["--trust", &other]);
+    assert!(!v.status.success());
+    assert!(!env.verify(&cert, &["--trust", "zz"]).status.success());
+}
+
+#[test]
+fn json_file_and_p2() {
+    let env = Env::new();
+    let results = env.path("results.json.txt");
+    let o = env.prove(&["2", "--json", results.to_str().unwrap()]);
+    assert_eq!(json(&o)["status"], "P");
+    let o = env.prove(&["3", "--prp", "--json", results.to_str().unwrap()]);
+    assert_eq!(json(&o)["status"], "P");
+    assert_eq!(std::fs::read_to_string(&results).unwrap().lines().count(), 2);
+}
