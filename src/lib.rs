@@ -3,8 +3,9 @@
 //! an independent verifier replays.
 //!
 //! Data flow: [`exponent`] validates p; an [`engine::Engine`] squares a [`residue::Residue`];
-//! `run` drives the test and records checkpoints; `cert` signs them; `check::replay` verifies.
+//! `run` drives the test and records checkpoints; [`cert`] signs them; `check::replay` verifies.
 
+pub mod cert;
 pub mod engine;
 pub mod exponent;
 pub mod residue;
