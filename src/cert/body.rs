@@ -337,3 +337,211 @@ impl CertBody {
         Ok(())
     }
 }
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::residue::reduce_mersenne;
+
+    /// s_k (LL: s_0 = 4, s ← s² − 2) or x_k (PRP: x_0 = 3, x ← x²) mod M_p at each k in `at`
+    /// (increasing), computed directly with GMP.
+    pub(crate) fn states(kind: TestKind, p: u32, at: &[u64]) -> Vec<Residue> {
+        let mut s = Integer::from(kind.start_value());
+        let mut k = 0u64;
+        let mut out = Vec::new();
+        for &target in at {
+            while k < target {
+                s.square_mut();
+                if kind == TestKind::Ll {
+                    s -= 2;
+                }
+                reduce_mersenne(&mut s, p);
+                k += 1;
+            }
+            out.push(Residue::from_integer(p, &s));
+        }
+        out
+    }
+
+    /// A valid body for `iterations` squarings of M_p with a checkpoint every `every` iterations
+    /// and at the end; every other checkpoint and the last carry the full residue. The outcome
+    /// is computed here independently of [`Outcome::from_final`] (GMP modular inverse of 9).
+    pub(crate) fn sample(kind: TestKind, p: u32, iterations: u64, every: u64) -> CertBody {
+        let mut at: Vec<u64> = (1..=iterations / every).map(|i| i * every).collect();
+        if at.last() != Some(&iterations) {
+            at.push(iterations);
+        }
+        let residues = states(kind, p, &at);
+        let n = at.len();
+        let checkpoints = at
+            .iter()
+            .zip(&residues)
+            .enumerate()
+            .map(|(i, (&iteration, r))| Checkpoint {
+                iteration,
+                hash: r.hash(),
+                residue: (i % 2 == 1 || i + 1 == n).then(|| ByteBuf::from(r.to_bytes())),
+            })
+            .collect();
+        let last = residues.last().expect("at least one checkpoint");
+        let m = (Integer::from(1) << p) - 1u32;
+        let result = if iterations < kind.full_iterations(p) {
+            Outcome { status: "partial".into(), res64: last.res64_hex(), res2048: last.res2048_hex(), residue_type: None }
+        } else if kind == TestKind::Ll {
+            let status = if last.is_zero() { "P" } else { "C" };
+            Outcome { status: status.into(), res64: last.res64_hex(), res2048: last.res2048_hex(), residue_type: None }
+        } else {
+            let inv9 = Integer::from(9).invert(&m).expect("9 is invertible mod M_p for odd p");
+            let r = Residue::from_integer(p, &(last.to_integer() * inv9));
+            let status = if r.equals_u64(1) { "P" } else { "C" };
+            Outcome { status: status.into(), res64: r.res64_hex(), res2048: r.res2048_hex(), residue_type: Some(1) }
+        };
+        CertBody {
+            exponent: p,
+            kind,
+            shift: p / 3,
+            iterations,
+            program: Program { name: "mersenne-cert".into(), version: "0.1.0".into() },
+            engine: "cpu-gmp".into(),
+            fft_length: None,
+            host: "test host".into(),
+            started: "2026-11-22T02:33:55Z".into(),
+            finished: "2026-11-22T02:34:10.25Z".into(),
+            checkpoints,
+            result,
+            checks: CheckLog {
+                events: vec![
+                    CheckEvent { iteration: 0, check: "load".into(), outcome: "ok".into(), detail: "start".into() },
+                    CheckEvent { iteration: every, check: "spot".into(), outcome: "ok".into(), detail: String::new() },
+                ],
+                summary: [("spot_checks".to_string(), 1u64)].into_iter().collect(),
+            },
+            proof: None,
+        }
+    }
+
+    fn error_of(body: &CertBody) -> String {
+        match body.validate() {
+            Ok(()) => panic!("accepted an invalid body: {body:?}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    fn assert_rejects(body: &CertBody, expected: &str) {
+        let e = error_of(body);
+        assert!(e.contains(expected), "error {e:?} does not contain {expected:?}");
+    }
+
+    #[test]
+    fn valid_samples_and_their_results() {
+        let ll127 = sample(TestKind::Ll, 127, 125, 25);
+        ll127.validate().unwrap();
+        assert_eq!((ll127.result.status.as_str(), ll127.result.res64.as_str()), ("P", "0000000000000000"));
+        let prp127 = sample(TestKind::Prp, 127, 127, 20);
+        prp127.validate().unwrap();
+        assert_eq!((prp127.result.status.as_str(), prp127.result.res64.as_str()), ("P", "0000000000000001"));
+        // M_11 = 23·89 and M_67 are composite.
+        for (kind, p) in [(TestKind::Ll, 11), (TestKind::Prp, 11), (TestKind::Ll, 67), (TestKind::Prp, 67)] {
+            let b = sample(kind, p, kind.full_iterations(p), 4);
+            b.validate().unwrap();
+            assert_eq!(b.result.status, "C", "{kind:?} {p}");
+        }
+        let partial = sample(TestKind::Prp, 521, 300, 100);
+        partial.validate().unwrap();
+        assert_eq!(partial.result.status, "partial");
+        assert_eq!(partial.result, Outcome::from_final(TestKind::Prp, 300, &states(TestKind::Prp, 521, &[300])[0]).unwrap());
+        // from_final agrees with the independent computation for full tests.
+        for b in [&ll127, &prp127] {
+            let last = Residue::from_bytes(127, b.checkpoints.last().unwrap().residue.as_ref().unwrap()).unwrap();
+            assert_eq!(Outcome::from_final(b.kind, b.iterations, &last).unwrap(), b.result);
+        }
+        // PRP residue type 3 reports x_p itself (9 for a prime).
+        let mut t3 = prp127.clone();
+        t3.result.residue_type = Some(3);
+        t3.result.res64 = "0000000000000009".into();
+        t3.result.res2048 = format!("{:0>512}", "9");
+        t3.validate().unwrap();
+    }
+
+    #[test]
+    fn kind_is_written_as_worktype() {
+        let b = sample(TestKind::Prp, 31, 31, 10);
+        let cbor = b.to_cbor();
+        assert!(cbor.windows(5).any(|w| w == b"PRP-3"));
+        assert_eq!(CertBody::from_cbor(&cbor).unwrap(), b);
+        let bad = sample(TestKind::Ll, 31, 29, 10).to_cbor();
+        let i = bad.windows(9).position(|w| w == b"\x62LL\x65shift").unwrap(); // "LL", next key
+        let mut bad2 = bad.clone();
+        bad2[i + 1] = b'X';
+        assert!(CertBody::from_cbor(&bad2).unwrap_err().to_string().contains("unknown test kind"));
+        let mut trailing = cbor.clone();
+        trailing.push(0);
+        assert!(matches!(CertBody::from_cbor(&trailing), Err(CertError::Trailing { count: 1, .. })));
+    }
+
+    #[test]
+    fn validate_catches_structure_errors() {
+        let good = sample(TestKind::Ll, 127, 125, 25);
+        let edit = |f: &dyn Fn(&mut CertBody)| {
+            let mut b = good.clone();
+            f(&mut b);
+            b
+        };
+        assert_rejects(&edit(&|b| b.exponent = 129), "exponent: exponent 129 is not prime");
+        assert_rejects(&edit(&|b| b.exponent = 2), "exponent: M_2");
+        assert_rejects(&edit(&|b| b.shift = 127), "shift");
+        assert_rejects(&edit(&|b| b.iterations = 0), "iterations: 0 is not in 1..=125");
+        assert_rejects(&edit(&|b| b.iterations = 126), "iterations: 126 is not in 1..=125");
+        assert_rejects(&edit(&|b| b.program.version.clear()), "program");
+        assert_rejects(&edit(&|b| b.started = "2026-11-22 02:33:55".into()), "started");
+        assert_rejects(&edit(&|b| b.finished = "2026-11-22T02:33:54Z".into()), "finished: is before started");
+        // Checkpoints.
+        assert_rejects(&edit(&|b| b.checkpoints.clear()), "checkpoints: none recorded");
+        assert_rejects(&edit(&|b| b.checkpoints[1].iteration = 25), "checkpoint 2 (iteration 25): iterations must increase strictly");
+        assert_rejects(&edit(&|b| b.checkpoints.swap(1, 2)), "checkpoint 3 (iteration 50): iterations must increase strictly");
+        assert_rejects(&edit(&|b| b.checkpoints[0].iteration = 0), "checkpoint 1 (iteration 0): iteration is not in 1..=125");
+        assert_rejects(&edit(&|b| b.checkpoints.last_mut().unwrap().iteration = 200), "checkpoint 5 (iteration 200): iteration is not in");
+        assert_rejects(&edit(&|b| { b.checkpoints.pop(); }), "checkpoint 4 (iteration 100): the last checkpoint must be at the final iteration 125");
+        assert_rejects(&edit(&|b| b.checkpoints[4].residue = None), "checkpoint 5 (iteration 125): the last checkpoint must carry the full residue");
+        assert_rejects(
+            &edit(&|b| b.checkpoints[1].residue.as_mut().unwrap().push(0)),
+            "checkpoint 2 (iteration 50): residue is 17 bytes, expected 16 for p = 127",
+        );
+        assert_rejects(
+            &edit(&|b| { b.checkpoints[3].residue.as_mut().unwrap().pop(); }),
+            "checkpoint 4 (iteration 100): residue is 15 bytes",
+        );
+        assert_rejects(&edit(&|b| b.checkpoints[3].residue.as_mut().unwrap()[0] ^= 1), "checkpoint 4 (iteration 100): residue hash does not match");
+        assert_rejects(&edit(&|b| b.checkpoints[0].residue = b.checkpoints[1].residue.clone()), "checkpoint 1 (iteration 25): residue hash does not match");
+        assert_rejects(&edit(&|b| b.checkpoints[1].residue = Some(ByteBuf::from(vec![0xFF; 16]))), "checkpoint 2 (iteration 50): residue for p=127 is not canonical");
+        // Result.
+        assert_rejects(&edit(&|b| b.result.status = "prime".into()), "result.status: \"prime\" is not one of P, C, partial");
+        assert_rejects(&edit(&|b| b.result.status = "C".into()), "result.status: says C but the final residue gives P");
+        assert_rejects(&edit(&|b| b.result.status = "partial".into()), "result.status: \"partial\" does not fit 125 of 125");
+        assert_rejects(&edit(&|b| b.result.res64 = "0".into()), "result.res64: must be 16 upper-case hex digits");
+        assert_rejects(&edit(&|b| b.result.res64 = "000000000000000a".into()), "result.res64: must be 16");
+        assert_rejects(&edit(&|b| b.result.res64 = "0000000000000001".into()), "result.res64: does not match the final residue");
+        assert_rejects(&edit(&|b| { b.result.res2048.pop(); }), "result.res2048: must be 512");
+        assert_rejects(&edit(&|b| b.result.res2048.replace_range(0..1, "1")), "result.res2048: does not match");
+        assert_rejects(&edit(&|b| b.result.residue_type = Some(1)), "result.residue_type: Some(1): must be absent");
+        // Check log.
+        assert_rejects(&edit(&|b| b.checks.events[1].check = "magic".into()), "checks.events[1] (iteration 25): unknown check \"magic\"");
+        assert_rejects(&edit(&|b| b.checks.events[0].outcome = "maybe".into()), "checks.events[0] (iteration 0): unknown outcome");
+        assert_rejects(&edit(&|b| b.checks.events[0].iteration = 126), "checks.events[0] (iteration 126): iteration is beyond");
+
+        // A composite claimed prime, a partial run claimed complete, a PRP with a bad type.
+        let mut c = sample(TestKind::Ll, 67, 65, 10);
+        c.result.status = "P".into();
+        assert_rejects(&c, "result.status: says P but the final residue gives C");
+        let mut partial = sample(TestKind::Ll, 127, 100, 25);
+        partial.result.status = "P".into();
+        assert_rejects(&partial, "result.status: \"P\" does not fit 100 of 125");
+        let mut prp = sample(TestKind::Prp, 127, 127, 25);
+        prp.result.residue_type = Some(4);
+        assert_rejects(&prp, "result.residue_type: Some(4): must be 1 or 3");
+        prp.result.residue_type = None;
+        assert_rejects(&prp, "result.residue_type: None: must be 1 or 3");
+        prp.result.residue_type = Some(3);
+        assert_rejects(&prp, "result.res64: does not match the final residue (0000000000000009)");
+    }
+}
