@@ -150,3 +150,119 @@ fn sync_dir(dir: &Path) -> io::Result<()> {
     let _ = dir;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[cfg(unix)]
+    fn mode(path: &Path) -> u32 {
+        use std::os::unix::fs::PermissionsExt;
+        fs::metadata(path).unwrap().permissions().mode() & 0o777
+    }
+
+    #[test]
+    fn created_once_then_loaded() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("config").join("mersenne-cert").join("signing.key");
+        let (key, created) = load_or_create_at(&path).unwrap();
+        assert!(created);
+        #[cfg(unix)]
+        {
+            assert_eq!(mode(&path), 0o600);
+            assert_eq!(mode(path.parent().unwrap()), 0o700);
+        }
+        let text = fs::read_to_string(&path).unwrap();
+        assert_eq!(text, format!("{}\n", hex::encode(key.to_bytes())));
+        // Only the key file is left in the directory (the temporary file is gone).
+        assert_eq!(fs::read_dir(path.parent().unwrap()).unwrap().count(), 1);
+
+        let (again, created) = load_or_create_at(&path).unwrap();
+        assert!(!created);
+        assert_eq!(again.to_bytes(), key.to_bytes());
+        let (explicit, p, created) = load_or_create(Some(&path)).unwrap();
+        assert_eq!((explicit.to_bytes(), p, created), (key.to_bytes(), path.clone(), false));
+
+        // Two different directories get two different keys.
+        let (other, _) = load_or_create_at(&tmp.path().join("other").join("signing.key")).unwrap();
+        assert_ne!(other.to_bytes(), key.to_bytes());
+    }
+
+    #[test]
+    fn accepted_spellings() {
+        let seed = "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60";
+        for text in [seed.to_string(), format!("{seed}\n"), seed.to_uppercase()] {
+            let key = parse_key_file(text.as_bytes()).unwrap();
+            assert_eq!(hex::encode(key.to_bytes()), seed);
+        }
+        // RFC 8032 test vector 1: this seed has this public key.
+        assert_eq!(
+            hex::encode(parse_key_file(seed.as_bytes()).unwrap().verifying_key().as_bytes()),
+            "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a"
+        );
+    }
+
+    #[test]
+    fn malformed_files_are_refused_and_kept() {
+        let tmp = tempfile::tempdir().unwrap();
+        let seed = "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60";
+        let bad: Vec<Vec<u8>> = vec![
+            Vec::new(),
+            b"\n".to_vec(),
+            seed[..63].into(),
+            format!("{seed}0").into(),
+            format!("{seed}\r\n").into(),
+            format!("{seed}\n\n").into(),
+            format!(" {seed}").into(),
+            format!("{seed}\nsecond line\n").into(),
+            seed.replace('9', "g").into(),
+            vec![b'0'; 100_000],
+            [&seed.as_bytes()[..62], "é".as_bytes()].concat(),
+        ];
+        for (i, contents) in bad.iter().enumerate() {
+            let path = tmp.path().join(format!("bad{i}.key"));
+            fs::write(&path, contents).unwrap();
+            let e = load_or_create(Some(&path)).unwrap_err();
+            assert!(matches!(e, CertError::KeyFile { .. }), "{i}: {e}");
+            assert!(e.to_string().contains("malformed"), "{e}");
+            assert!(!e.to_string().contains(&seed[..16]), "error echoes the secret: {e}");
+            assert!(load_or_create_at(&path).is_err());
+            assert_eq!(&fs::read(&path).unwrap(), contents, "malformed file {i} was changed");
+        }
+    }
+
+    #[test]
+    fn explicit_path_is_never_created() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("missing.key");
+        let e = load_or_create(Some(&path)).unwrap_err();
+        assert!(matches!(&e, CertError::KeyIo { source, .. } if source.kind() == io::ErrorKind::NotFound), "{e}");
+        assert!(!path.exists());
+        // A directory where the key should be is an error too, not a reason to create anything.
+        assert!(load_or_create(Some(tmp.path())).is_err());
+        assert!(load_or_create_at(tmp.path()).is_err());
+    }
+
+    #[test]
+    fn public_keys_from_hex() {
+        let vk = SigningKey::from_bytes(&[7; 32]).verifying_key();
+        let text = hex::encode(vk.as_bytes());
+        assert_eq!(parse_public_key_hex(&text).unwrap(), vk.to_bytes());
+        assert_eq!(parse_public_key_hex(&format!("  {}\n", text.to_uppercase())).unwrap(), vk.to_bytes());
+        for bad in ["", &text[..62], &format!("{text}00"), &text.replace(|c: char| c.is_ascii_digit(), "x")] {
+            assert!(matches!(parse_public_key_hex(bad), Err(CertError::PublicKeyHex(_))), "{bad:?}");
+        }
+        // Some 32-byte strings are not points on the curve.
+        let not_a_point = (0u8..=255)
+            .map(|i| {
+                let mut b = [0u8; 32];
+                b[0] = i;
+                b[1] = 1;
+                b
+            })
+            .find(|b| VerifyingKey::from_bytes(b).is_err())
+            .unwrap();
+        let e = parse_public_key_hex(&hex::encode(not_a_point)).unwrap_err();
+        assert!(e.to_string().contains("not a valid Ed25519 public key"), "{e}");
+    }
+}
