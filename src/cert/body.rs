@@ -189,9 +189,13 @@ impl CertBody {
     /// squaring. Returns the first failure, naming the field (and checkpoint).
     pub fn validate(&self) -> Result<(), CertError> {
         use CertError as E;
-        let p = validate_exponent(u64::from(self.exponent)).map_err(|e| E::invalid("exponent", e.to_string()))?;
+        let p =
+            validate_exponent(u64::from(self.exponent)).map_err(|e| E::invalid("exponent", e.to_string()))?;
         if p == 2 {
-            return Err(E::invalid("exponent", "M_2 = 3 is prime by inspection; certificates start at p = 3"));
+            return Err(E::invalid(
+                "exponent",
+                "M_2 = 3 is prime by inspection; certificates start at p = 3",
+            ));
         }
         if self.shift >= p {
             return Err(E::invalid("shift", format!("shift count {} is not below p = {p}", self.shift)));
@@ -200,7 +204,11 @@ impl CertBody {
         if self.iterations == 0 || self.iterations > full {
             return Err(E::invalid(
                 "iterations",
-                format!("{} is not in 1..={full} (a full {} test of M_{p})", self.iterations, self.kind.worktype()),
+                format!(
+                    "{} is not in 1..={full} (a full {} test of M_{p})",
+                    self.iterations,
+                    self.kind.worktype()
+                ),
             ));
         }
         if self.program.name.is_empty() || self.program.version.is_empty() {
@@ -224,7 +232,10 @@ impl CertBody {
         for (i, c) in self.checkpoints.iter().enumerate() {
             let field = || format!("checkpoint {} (iteration {})", i + 1, c.iteration);
             if c.iteration == 0 || c.iteration > self.iterations {
-                return Err(CertError::invalid(field(), format!("iteration is not in 1..={}", self.iterations)));
+                return Err(CertError::invalid(
+                    field(),
+                    format!("iteration is not in 1..={}", self.iterations),
+                ));
             }
             if c.iteration <= previous {
                 return Err(CertError::invalid(
@@ -238,10 +249,15 @@ impl CertBody {
                     if bytes.len() != byte_count(p) {
                         return Err(CertError::invalid(
                             field(),
-                            format!("residue is {} bytes, expected {} for p = {p}", bytes.len(), byte_count(p)),
+                            format!(
+                                "residue is {} bytes, expected {} for p = {p}",
+                                bytes.len(),
+                                byte_count(p)
+                            ),
                         ));
                     }
-                    let r = Residue::from_bytes(p, bytes).map_err(|e| CertError::invalid(field(), e.to_string()))?;
+                    let r = Residue::from_bytes(p, bytes)
+                        .map_err(|e| CertError::invalid(field(), e.to_string()))?;
                     if r.hash() != c.hash {
                         return Err(CertError::invalid(field(), "residue hash does not match"));
                     }
@@ -251,7 +267,10 @@ impl CertBody {
             };
         }
         let Some(c) = self.checkpoints.last() else {
-            return Err(CertError::invalid("checkpoints", "none recorded (the last must be at the final iteration)"));
+            return Err(CertError::invalid(
+                "checkpoints",
+                "none recorded (the last must be at the final iteration)",
+            ));
         };
         if c.iteration != self.iterations {
             return Err(CertError::invalid(
@@ -271,7 +290,10 @@ impl CertBody {
     fn validate_result(&self, last: &Residue) -> Result<(), CertError> {
         let r = &self.result;
         if !["P", "C", "partial"].contains(&r.status.as_str()) {
-            return Err(CertError::invalid("result.status", format!("{:?} is not one of P, C, partial", r.status)));
+            return Err(CertError::invalid(
+                "result.status",
+                format!("{:?} is not one of P, C, partial", r.status),
+            ));
         }
         if !is_upper_hex(&r.res64, 16) {
             return Err(CertError::invalid("result.res64", "must be 16 upper-case hex digits"));
@@ -283,7 +305,12 @@ impl CertBody {
         if partial != (r.status == "partial") {
             return Err(CertError::invalid(
                 "result.status",
-                format!("{:?} does not fit {} of {} iterations", r.status, self.iterations, self.kind.full_iterations(self.exponent)),
+                format!(
+                    "{:?} does not fit {} of {} iterations",
+                    r.status,
+                    self.iterations,
+                    self.kind.full_iterations(self.exponent)
+                ),
             ));
         }
         // What the final residue reports, in the residue type the certificate names.
@@ -309,7 +336,10 @@ impl CertBody {
             ));
         }
         if r.res64 != expected.res64 {
-            return Err(CertError::invalid("result.res64", format!("does not match the final residue ({})", expected.res64)));
+            return Err(CertError::invalid(
+                "result.res64",
+                format!("does not match the final residue ({})", expected.res64),
+            ));
         }
         if r.res2048 != expected.res2048 {
             return Err(CertError::invalid("result.res2048", "does not match the final residue"));
@@ -322,10 +352,16 @@ impl CertBody {
         for (i, e) in self.checks.events.iter().enumerate() {
             let field = || format!("checks.events[{i}] (iteration {})", e.iteration);
             if e.iteration > self.iterations {
-                return Err(CertError::invalid(field(), format!("iteration is beyond the run's {}", self.iterations)));
+                return Err(CertError::invalid(
+                    field(),
+                    format!("iteration is beyond the run's {}", self.iterations),
+                ));
             }
             if !CHECK_NAMES.contains(&e.check.as_str()) {
-                return Err(CertError::invalid(field(), format!("unknown check {:?} (known: {CHECK_NAMES:?})", e.check)));
+                return Err(CertError::invalid(
+                    field(),
+                    format!("unknown check {:?} (known: {CHECK_NAMES:?})", e.check),
+                ));
             }
             if !CHECK_OUTCOMES.contains(&e.outcome.as_str()) {
                 return Err(CertError::invalid(
@@ -386,15 +422,30 @@ pub(crate) mod tests {
         let last = residues.last().expect("at least one checkpoint");
         let m = (Integer::from(1) << p) - 1u32;
         let result = if iterations < kind.full_iterations(p) {
-            Outcome { status: "partial".into(), res64: last.res64_hex(), res2048: last.res2048_hex(), residue_type: None }
+            Outcome {
+                status: "partial".into(),
+                res64: last.res64_hex(),
+                res2048: last.res2048_hex(),
+                residue_type: None,
+            }
         } else if kind == TestKind::Ll {
             let status = if last.is_zero() { "P" } else { "C" };
-            Outcome { status: status.into(), res64: last.res64_hex(), res2048: last.res2048_hex(), residue_type: None }
+            Outcome {
+                status: status.into(),
+                res64: last.res64_hex(),
+                res2048: last.res2048_hex(),
+                residue_type: None,
+            }
         } else {
             let inv9 = Integer::from(9).invert(&m).expect("9 is invertible mod M_p for odd p");
             let r = Residue::from_integer(p, &(last.to_integer() * inv9));
             let status = if r.equals_u64(1) { "P" } else { "C" };
-            Outcome { status: status.into(), res64: r.res64_hex(), res2048: r.res2048_hex(), residue_type: Some(1) }
+            Outcome {
+                status: status.into(),
+                res64: r.res64_hex(),
+                res2048: r.res2048_hex(),
+                residue_type: Some(1),
+            }
         };
         CertBody {
             exponent: p,
@@ -411,8 +462,18 @@ pub(crate) mod tests {
             result,
             checks: CheckLog {
                 events: vec![
-                    CheckEvent { iteration: 0, check: "load".into(), outcome: "ok".into(), detail: "start".into() },
-                    CheckEvent { iteration: every, check: "spot".into(), outcome: "ok".into(), detail: String::new() },
+                    CheckEvent {
+                        iteration: 0,
+                        check: "load".into(),
+                        outcome: "ok".into(),
+                        detail: "start".into(),
+                    },
+                    CheckEvent {
+                        iteration: every,
+                        check: "spot".into(),
+                        outcome: "ok".into(),
+                        detail: String::new(),
+                    },
                 ],
                 summary: [("spot_checks".to_string(), 1u64)].into_iter().collect(),
             },
@@ -449,10 +510,14 @@ pub(crate) mod tests {
         let partial = sample(TestKind::Prp, 521, 300, 100);
         partial.validate().unwrap();
         assert_eq!(partial.result.status, "partial");
-        assert_eq!(partial.result, Outcome::from_final(TestKind::Prp, 300, &states(TestKind::Prp, 521, &[300])[0]).unwrap());
+        assert_eq!(
+            partial.result,
+            Outcome::from_final(TestKind::Prp, 300, &states(TestKind::Prp, 521, &[300])[0]).unwrap()
+        );
         // from_final agrees with the independent computation for full tests.
         for b in [&ll127, &prp127] {
-            let last = Residue::from_bytes(127, b.checkpoints.last().unwrap().residue.as_ref().unwrap()).unwrap();
+            let last =
+                Residue::from_bytes(127, b.checkpoints.last().unwrap().residue.as_ref().unwrap()).unwrap();
             assert_eq!(Outcome::from_final(b.kind, b.iterations, &last).unwrap(), b.result);
         }
         // PRP residue type 3 reports x_p itself (9 for a prime).
@@ -497,37 +562,103 @@ pub(crate) mod tests {
         assert_rejects(&edit(&|b| b.finished = "2026-11-22T02:33:54Z".into()), "finished: is before started");
         // Checkpoints.
         assert_rejects(&edit(&|b| b.checkpoints.clear()), "checkpoints: none recorded");
-        assert_rejects(&edit(&|b| b.checkpoints[1].iteration = 25), "checkpoint 2 (iteration 25): iterations must increase strictly");
-        assert_rejects(&edit(&|b| b.checkpoints.swap(1, 2)), "checkpoint 3 (iteration 50): iterations must increase strictly");
-        assert_rejects(&edit(&|b| b.checkpoints[0].iteration = 0), "checkpoint 1 (iteration 0): iteration is not in 1..=125");
-        assert_rejects(&edit(&|b| b.checkpoints.last_mut().unwrap().iteration = 200), "checkpoint 5 (iteration 200): iteration is not in");
-        assert_rejects(&edit(&|b| { b.checkpoints.pop(); }), "checkpoint 4 (iteration 100): the last checkpoint must be at the final iteration 125");
-        assert_rejects(&edit(&|b| b.checkpoints[4].residue = None), "checkpoint 5 (iteration 125): the last checkpoint must carry the full residue");
+        assert_rejects(
+            &edit(&|b| b.checkpoints[1].iteration = 25),
+            "checkpoint 2 (iteration 25): iterations must increase strictly",
+        );
+        assert_rejects(
+            &edit(&|b| b.checkpoints.swap(1, 2)),
+            "checkpoint 3 (iteration 50): iterations must increase strictly",
+        );
+        assert_rejects(
+            &edit(&|b| b.checkpoints[0].iteration = 0),
+            "checkpoint 1 (iteration 0): iteration is not in 1..=125",
+        );
+        assert_rejects(
+            &edit(&|b| b.checkpoints.last_mut().unwrap().iteration = 200),
+            "checkpoint 5 (iteration 200): iteration is not in",
+        );
+        assert_rejects(
+            &edit(&|b| {
+                b.checkpoints.pop();
+            }),
+            "checkpoint 4 (iteration 100): the last checkpoint must be at the final iteration 125",
+        );
+        assert_rejects(
+            &edit(&|b| b.checkpoints[4].residue = None),
+            "checkpoint 5 (iteration 125): the last checkpoint must carry the full residue",
+        );
         assert_rejects(
             &edit(&|b| b.checkpoints[1].residue.as_mut().unwrap().push(0)),
             "checkpoint 2 (iteration 50): residue is 17 bytes, expected 16 for p = 127",
         );
         assert_rejects(
-            &edit(&|b| { b.checkpoints[3].residue.as_mut().unwrap().pop(); }),
+            &edit(&|b| {
+                b.checkpoints[3].residue.as_mut().unwrap().pop();
+            }),
             "checkpoint 4 (iteration 100): residue is 15 bytes",
         );
-        assert_rejects(&edit(&|b| b.checkpoints[3].residue.as_mut().unwrap()[0] ^= 1), "checkpoint 4 (iteration 100): residue hash does not match");
-        assert_rejects(&edit(&|b| b.checkpoints[0].residue = b.checkpoints[1].residue.clone()), "checkpoint 1 (iteration 25): residue hash does not match");
-        assert_rejects(&edit(&|b| b.checkpoints[1].residue = Some(ByteBuf::from(vec![0xFF; 16]))), "checkpoint 2 (iteration 50): residue for p=127 is not canonical");
+        assert_rejects(
+            &edit(&|b| b.checkpoints[3].residue.as_mut().unwrap()[0] ^= 1),
+            "checkpoint 4 (iteration 100): residue hash does not match",
+        );
+        assert_rejects(
+            &edit(&|b| b.checkpoints[0].residue = b.checkpoints[1].residue.clone()),
+            "checkpoint 1 (iteration 25): residue hash does not match",
+        );
+        assert_rejects(
+            &edit(&|b| b.checkpoints[1].residue = Some(ByteBuf::from(vec![0xFF; 16]))),
+            "checkpoint 2 (iteration 50): residue for p=127 is not canonical",
+        );
         // Result.
-        assert_rejects(&edit(&|b| b.result.status = "prime".into()), "result.status: \"prime\" is not one of P, C, partial");
-        assert_rejects(&edit(&|b| b.result.status = "C".into()), "result.status: says C but the final residue gives P");
-        assert_rejects(&edit(&|b| b.result.status = "partial".into()), "result.status: \"partial\" does not fit 125 of 125");
-        assert_rejects(&edit(&|b| b.result.res64 = "0".into()), "result.res64: must be 16 upper-case hex digits");
+        assert_rejects(
+            &edit(&|b| b.result.status = "prime".into()),
+            "result.status: \"prime\" is not one of P, C, partial",
+        );
+        assert_rejects(
+            &edit(&|b| b.result.status = "C".into()),
+            "result.status: says C but the final residue gives P",
+        );
+        assert_rejects(
+            &edit(&|b| b.result.status = "partial".into()),
+            "result.status: \"partial\" does not fit 125 of 125",
+        );
+        assert_rejects(
+            &edit(&|b| b.result.res64 = "0".into()),
+            "result.res64: must be 16 upper-case hex digits",
+        );
         assert_rejects(&edit(&|b| b.result.res64 = "000000000000000a".into()), "result.res64: must be 16");
-        assert_rejects(&edit(&|b| b.result.res64 = "0000000000000001".into()), "result.res64: does not match the final residue");
-        assert_rejects(&edit(&|b| { b.result.res2048.pop(); }), "result.res2048: must be 512");
-        assert_rejects(&edit(&|b| b.result.res2048.replace_range(0..1, "1")), "result.res2048: does not match");
-        assert_rejects(&edit(&|b| b.result.residue_type = Some(1)), "result.residue_type: Some(1): must be absent");
+        assert_rejects(
+            &edit(&|b| b.result.res64 = "0000000000000001".into()),
+            "result.res64: does not match the final residue",
+        );
+        assert_rejects(
+            &edit(&|b| {
+                b.result.res2048.pop();
+            }),
+            "result.res2048: must be 512",
+        );
+        assert_rejects(
+            &edit(&|b| b.result.res2048.replace_range(0..1, "1")),
+            "result.res2048: does not match",
+        );
+        assert_rejects(
+            &edit(&|b| b.result.residue_type = Some(1)),
+            "result.residue_type: Some(1): must be absent",
+        );
         // Check log.
-        assert_rejects(&edit(&|b| b.checks.events[1].check = "magic".into()), "checks.events[1] (iteration 25): unknown check \"magic\"");
-        assert_rejects(&edit(&|b| b.checks.events[0].outcome = "maybe".into()), "checks.events[0] (iteration 0): unknown outcome");
-        assert_rejects(&edit(&|b| b.checks.events[0].iteration = 126), "checks.events[0] (iteration 126): iteration is beyond");
+        assert_rejects(
+            &edit(&|b| b.checks.events[1].check = "magic".into()),
+            "checks.events[1] (iteration 25): unknown check \"magic\"",
+        );
+        assert_rejects(
+            &edit(&|b| b.checks.events[0].outcome = "maybe".into()),
+            "checks.events[0] (iteration 0): unknown outcome",
+        );
+        assert_rejects(
+            &edit(&|b| b.checks.events[0].iteration = 126),
+            "checks.events[0] (iteration 126): iteration is beyond",
+        );
 
         // A composite claimed prime, a partial run claimed complete, a PRP with a bad type.
         let mut c = sample(TestKind::Ll, 67, 65, 10);

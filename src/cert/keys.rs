@@ -43,7 +43,10 @@ pub fn load_or_create(path: Option<&Path>) -> Result<(SigningKey, PathBuf, bool)
 pub fn parse_public_key_hex(s: &str) -> Result<[u8; 32], CertError> {
     let s = s.trim();
     if s.len() != 64 {
-        return Err(CertError::PublicKeyHex(format!("expected 64 hex digits, got {} characters", s.chars().count())));
+        return Err(CertError::PublicKeyHex(format!(
+            "expected 64 hex digits, got {} characters",
+            s.chars().count()
+        )));
     }
     let mut key = [0u8; 32];
     hex::decode_to_slice(s, &mut key).map_err(|e| CertError::PublicKeyHex(format!("not hex: {e}")))?;
@@ -236,7 +239,10 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let path = tmp.path().join("missing.key");
         let e = load_or_create(Some(&path)).unwrap_err();
-        assert!(matches!(&e, CertError::KeyIo { source, .. } if source.kind() == io::ErrorKind::NotFound), "{e}");
+        assert!(
+            matches!(&e, CertError::KeyIo { source, .. } if source.kind() == io::ErrorKind::NotFound),
+            "{e}"
+        );
         assert!(!path.exists());
         // A directory where the key should be is an error too, not a reason to create anything.
         assert!(load_or_create(Some(tmp.path())).is_err());

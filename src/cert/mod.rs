@@ -87,8 +87,8 @@ fn encode<T: Serialize>(value: &T) -> Vec<u8> {
 /// levels.
 fn decode_exact<T: DeserializeOwned>(bytes: &[u8], what: &'static str) -> Result<T, CertError> {
     let mut rest = bytes;
-    let value: T = ciborium::from_reader(&mut rest)
-        .map_err(|e| CertError::Decode { what, why: e.to_string() })?;
+    let value: T =
+        ciborium::from_reader(&mut rest).map_err(|e| CertError::Decode { what, why: e.to_string() })?;
     if !rest.is_empty() {
         return Err(CertError::Trailing { what, count: rest.len() });
     }

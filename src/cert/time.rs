@@ -11,20 +11,14 @@ pub fn rfc3339_utc(t: SystemTime) -> String {
     let days = (secs / 86_400) as i64;
     let rem = secs % 86_400;
     let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
 }
 
 /// Parse the strict UTC form into (seconds since 1970, nanoseconds), or say what is wrong.
 pub(crate) fn parse_rfc3339_utc(s: &str) -> Result<(i64, u32), String> {
     let b = s.as_bytes();
     let shape = "expected YYYY-MM-DDTHH:MM:SS[.fraction]Z (UTC)";
-    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[13] != b':' || b[16] != b':'
-    {
+    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[13] != b':' || b[16] != b':' {
         return Err(shape.into());
     }
     let num = |r: std::ops::Range<usize>| -> Result<u32, String> {
@@ -57,7 +51,7 @@ pub(crate) fn parse_rfc3339_utc(s: &str) -> Result<(i64, u32), String> {
 
 fn days_in_month(y: u32, m: u32) -> u32 {
     match m {
-        2 if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
+        2 if (y.is_multiple_of(4) && !y.is_multiple_of(100)) || y.is_multiple_of(400) => 29,
         2 => 28,
         4 | 6 | 9 | 11 => 30,
         _ => 31,
