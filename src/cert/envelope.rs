@@ -327,6 +327,32 @@ mod tests {
         }
     }
 
+    /// The files in fixtures/cert pin the byte format: Ed25519 signing is deterministic, so the
+    /// same body and key must seal to the same bytes. A failure here means the format changed.
+    #[test]
+    fn golden_files_are_stable() {
+        let k = key(1);
+        let golden: [(&[u8], CertBody, &str); 2] = [
+            (
+                include_bytes!("../../fixtures/cert/ll-127.cert"),
+                sample(TestKind::Ll, 127, 125, 25),
+                "edc06f01e9a1be0332b91b305b16e38b2e13e236824e23ba330dba7de42956d3",
+            ),
+            (
+                include_bytes!("../../fixtures/cert/prp-127.cert"),
+                sample(TestKind::Prp, 127, 127, 32),
+                "ad72612f748fe7337f55399ff55670c137585bea0fe6075edb6e81983d1eb9c8",
+            ),
+        ];
+        for (file, body, hash) in golden {
+            assert_eq!(seal(&body, &k), file);
+            assert_eq!(certificate_hash(file), hash);
+            let (opened, vk) = open(file, Some(k.verifying_key().as_bytes())).unwrap();
+            opened.validate().unwrap();
+            assert_eq!((opened, vk), (body, k.verifying_key()));
+        }
+    }
+
     #[test]
     fn certificate_hash_is_blake3_hex() {
         let sealed = seal(&sample(TestKind::Ll, 31, 29, 10), &key(1));
