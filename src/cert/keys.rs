@@ -145,7 +145,7 @@ fn create_private_dir(dir: &Path) -> io::Result<()> {
     builder.create(dir)
 }
 
-/// Make the new directory entry durable (a no-op where directories cannot be opened).
+/// Make the new directory entry durable (fsync of the directory; a no-op outside Unix).
 fn sync_dir(dir: &Path) -> io::Result<()> {
     #[cfg(unix)]
     fs::File::open(dir)?.sync_all()?;

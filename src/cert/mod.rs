@@ -7,17 +7,16 @@
 //! - [`keys`]: the signing-key file: [`load_or_create`], [`default_key_path`],
 //!   [`parse_public_key_hex`].
 //!
-//! All decoding is strict: a byte string is accepted only if it is exactly the encoding this
-//! module would write for the decoded value (see `decode_canonical`), so one certificate has one
-//! byte form and its hash names it (see `check_canonical`). The format is described in
-//! `docs/certificate.md`.
+//! All decoding is strict: bytes are accepted only if they are exactly the encoding this module
+//! would write for the decoded value (`decode_exact` + `check_canonical`), so one certificate has
+//! one byte form and its hash names it. The format is described in `docs/certificate.md`.
 
 pub mod body;
 pub mod envelope;
 pub mod keys;
 mod time;
 
-pub use body::{CertBody, CheckEvent, CheckLog, Checkpoint, Outcome, Program};
+pub use body::{CertBody, CheckEvent, CheckLog, Checkpoint, Outcome, Program, CHECK_NAMES, CHECK_OUTCOMES};
 pub use envelope::{certificate_hash, open, seal, FORMAT, VERSION};
 pub use keys::{default_key_path, load_or_create, parse_public_key_hex};
 pub use time::rfc3339_utc;
@@ -30,7 +29,7 @@ use thiserror::Error;
 /// Why a certificate, a key file or a public key was refused.
 #[derive(Debug, Error)]
 pub enum CertError {
-    #[error("{what} is not valid CBOR of the expected shape: {why}")]
+    #[error("{what} is not valid: {why}")]
     Decode { what: &'static str, why: String },
     #[error("{what} has {count} trailing byte(s) after its CBOR value")]
     Trailing { what: &'static str, count: usize },
@@ -88,11 +87,26 @@ fn encode<T: Serialize>(value: &T) -> Vec<u8> {
 fn decode_exact<T: DeserializeOwned>(bytes: &[u8], what: &'static str) -> Result<T, CertError> {
     let mut rest = bytes;
     let value: T =
-        ciborium::from_reader(&mut rest).map_err(|e| CertError::Decode { what, why: e.to_string() })?;
+        ciborium::from_reader(&mut rest).map_err(|e| CertError::Decode { what, why: describe(e) })?;
     if !rest.is_empty() {
         return Err(CertError::Trailing { what, count: rest.len() });
     }
     Ok(value)
+}
+
+/// One readable line for a CBOR decoding error.
+fn describe(e: ciborium::de::Error<std::io::Error>) -> String {
+    use ciborium::de::Error as E;
+    match e {
+        E::Io(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+            "truncated (input ends inside a value)".into()
+        }
+        E::Io(e) => e.to_string(),
+        E::Syntax(offset) => format!("malformed CBOR at byte {offset}"),
+        E::Semantic(Some(offset), why) => format!("{why} (at byte {offset})"),
+        E::Semantic(None, why) => why,
+        E::RecursionLimitExceeded => "nested too deeply".into(),
+    }
 }
 
 /// Accept a decoded value only if re-encoding it gives exactly the bytes it came from. This
