@@ -146,6 +146,32 @@ mod tests {
                 && CertBody::from_cbor(&body.0.to_cbor()).ok() == Some(body.0)
         }
 
+        fn validate_never_panics(body: AnyBody, pick: u8, valid_times: bool, residues: bool) -> bool {
+            let mut b = body.0;
+            let p = [3u32, 5, 7, 13, 31, 61, 127][pick as usize % 7];
+            b.exponent = p;
+            b.shift %= p;
+            b.iterations = 1 + b.iterations % b.kind.full_iterations(p).max(1);
+            if valid_times {
+                b.started = "2026-11-22T02:33:55Z".into();
+                b.finished = "2026-11-22T02:33:56Z".into();
+            }
+            let n = b.checkpoints.len() as u64;
+            for (i, c) in b.checkpoints.iter_mut().enumerate() {
+                c.iteration = (b.iterations * (i as u64 + 1)).div_ceil(n);
+                if residues {
+                    if let Some(r) = c.residue.as_mut() {
+                        r.resize(crate::residue::byte_count(p), 0);
+                        c.hash = *blake3::hash(r).as_bytes();
+                    }
+                }
+            }
+            b.program.name.push('x');
+            b.program.version.push('1');
+            let _ = b.validate();
+            true
+        }
+
         fn garbage_is_rejected(bytes: Vec<u8>) -> bool {
             open(&bytes, None).is_err() && CertBody::from_cbor(&bytes).is_err()
         }

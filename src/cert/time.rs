@@ -87,6 +87,18 @@ mod tests {
     use super::*;
     use std::time::Duration;
 
+    quickcheck::quickcheck! {
+        fn parse_never_panics(s: String) -> bool {
+            let _ = parse_rfc3339_utc(&s);
+            true
+        }
+
+        fn any_time_round_trips(secs: u64) -> bool {
+            let secs = secs % 253_402_300_800; // up to the year 9999
+            parse_rfc3339_utc(&rfc3339_utc(UNIX_EPOCH + Duration::from_secs(secs))) == Ok((secs as i64, 0))
+        }
+    }
+
     #[test]
     fn format_and_parse_agree() {
         for secs in [0u64, 951_782_400, 1_763_778_835, 4_102_444_799, 253_402_300_799] {
