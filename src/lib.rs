@@ -15,7 +15,6 @@ pub mod exponent;
 pub mod fsutil;
 pub mod host;
 pub mod layout;
-pub mod outcome;
 pub mod progress;
 pub mod report;
 pub mod residue;

@@ -18,6 +18,16 @@ pub struct Progress {
     enabled: bool,
 }
 
+/// A duration as "1h02m03s" / "2m03s" / "3s".
+fn hms(d: Duration) -> String {
+    let s = d.as_secs();
+    match (s / 3600, s / 60 % 60, s % 60) {
+        (0, 0, sec) => format!("{sec}s"),
+        (0, m, sec) => format!("{m}m{sec:02}s"),
+        (h, m, sec) => format!("{h}h{m:02}m{sec:02}s"),
+    }
+}
+
 impl Progress {
     /// A reporter that draws on stderr: a bar on a terminal, periodic lines otherwise.
     pub fn new(label: &str, total: u64, start_done: u64) -> Self {
@@ -79,7 +89,7 @@ impl Progress {
                 self.total,
                 100.0 * done as f64 / self.total.max(1) as f64,
                 ms,
-                humantime::format_duration(Duration::from_secs(eta.as_secs()))
+                hms(eta)
             );
         }
     }

@@ -28,7 +28,7 @@ pub fn program() -> Program {
 
 /// Current time as RFC 3339 UTC, seconds precision.
 pub fn now_rfc3339() -> String {
-    humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
+    crate::cert::rfc3339_utc(std::time::SystemTime::now())
 }
 
 /// The certificate body for a finished run.

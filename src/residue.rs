@@ -2,6 +2,7 @@
 //! crosses every boundary (engine ↔ driver ↔ certificate ↔ verifier). Also owns the shift-count
 //! rotation, res64/res2048, the canonical byte form and its blake3 hash.
 
+use crate::exponent::TestKind;
 use rug::integer::Order;
 use rug::Integer;
 use thiserror::Error;
@@ -63,6 +64,11 @@ impl Residue {
     /// The residue with value v mod M_p.
     pub fn from_u64(p: u32, v: u64) -> Self {
         Self::from_integer(p, &Integer::from(v))
+    }
+
+    /// The start value of a test: s_0 = 4 (LL) or x_0 = 3 (PRP).
+    pub fn start(p: u32, kind: TestKind) -> Self {
+        Self::from_u64(p, kind.start_value())
     }
 
     /// The residue of an arbitrary integer (reduced mod M_p).

@@ -10,7 +10,6 @@ use crate::check::spot::{SpotJob, SpotPool};
 use crate::engine::{Engine, EngineError};
 use crate::exponent::TestKind;
 use crate::layout::{checkpoint, CheckpointLayout};
-use crate::outcome::start_residue;
 use crate::progress::Progress;
 use crate::residue::Residue;
 use crate::state::{SavedState, StateError, StateStore};
@@ -473,7 +472,7 @@ pub fn run(engine: &mut dyn Engine, opts: RunOptions, progress: &mut Progress) -
             bump(&mut checks, "resumes", 1);
             (s.iteration, x, s.chain, s.shift, s.started, Some(s.iteration))
         }
-        None => (0, start_residue(p, kind), Vec::new(), opts.shift, opts.started.clone(), None),
+        None => (0, Residue::start(p, kind), Vec::new(), opts.shift, opts.started.clone(), None),
     };
     engine.load(&x)?;
     let gerbicz = match kind {

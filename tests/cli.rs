@@ -30,7 +30,7 @@ impl Env {
         if !key.exists() {
             std::fs::write(&key, format!("{}\n", "11".repeat(32))).unwrap();
         }
-        bin("prove").args(args).arg("--key").arg(&key).arg("--engine").arg("cpu").output().unwrap()
+        bin("prove").args(args).arg("--key").arg(&key).args(["--engine", "cpu", "--state-dir"]).arg(self.path("state")).output().unwrap()
     }
     fn verify(&self, cert: &Path, extra: &[&str]) -> Output {
         bin("verify").arg(cert).args(["--engine", "cpu"]).args(extra).output().unwrap()
@@ -79,8 +79,8 @@ fn prp_reports_type_1() {
     assert_eq!(j["res64"], "0000000000000001");
     assert_eq!(j["residue-type"], 1);
     assert!(env.verify(&cert, &[]).status.success());
-    let o = env.prove(&["4421", "--prp", "--shift", "0"]);
-    assert!(!o.status.success(), "4421 is not prime");
+    let o = env.prove(&["4427", "--prp", "--shift", "0"]);
+    assert!(!o.status.success(), "4427 = 19 * 233 is not prime");
     let o = env.prove(&["4447", "--prp", "--shift", "0"]);
     assert_eq!(json(&o)["status"], "C");
 }
@@ -126,10 +126,11 @@ fn bad_input_gives_one_line_errors() {
     }
     // An unreadable or malformed key.
     let cert = env.path("c.cbor");
-    let o = bin("prove").args(["89", "--engine", "cpu", "--cert", cert.to_str().unwrap(), "--key", "/nonexistent/key"]).output().unwrap();
+    let state = env.path("state");
+    let o = bin("prove").args(["89", "--engine", "cpu", "--cert", cert.to_str().unwrap(), "--key", "/nonexistent/key"]).arg("--state-dir").arg(&state).output().unwrap();
     assert!(!o.status.success() && !stderr(&o).contains("panicked"), "{}", stderr(&o));
     std::fs::write(env.path("badkey"), "not a key").unwrap();
-    let o = bin("prove").args(["89", "--engine", "cpu", "--cert", cert.to_str().unwrap()]).arg("--key").arg(env.path("badkey")).output().unwrap();
+    let o = bin("prove").args(["89", "--engine", "cpu", "--cert", cert.to_str().unwrap()]).arg("--key").arg(env.path("badkey")).arg("--state-dir").arg(&state).output().unwrap();
     assert!(!o.status.success() && !stderr(&o).contains("panicked"), "{}", stderr(&o));
     assert!(!cert.exists());
 }
@@ -175,5 +176,8 @@ fn json_file_and_p2() {
     assert_eq!(json(&o)["status"], "P");
     let o = env.prove(&["3", "--prp", "--json", results.to_str().unwrap()]);
     assert_eq!(json(&o)["status"], "P");
+    // M2 has no PRP test and no certificate: a clear refusal.
+    let o = env.prove(&["2", "--prp"]);
+    assert!(!o.status.success() && stderr(&o).contains("by inspection"));
     assert_eq!(std::fs::read_to_string(&results).unwrap().lines().count(), 2);
 }

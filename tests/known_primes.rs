@@ -12,7 +12,8 @@ use mersenne_cert::engine::{Engine, EngineChoice};
 use mersenne_cert::exponent::{is_prime, TestKind};
 use mersenne_cert::progress::Progress;
 use mersenne_cert::report::{self, TestInfo};
-use mersenne_cert::run::{self, CheckpointLayout, DEFAULT_RESIDUE_BUDGET};
+use mersenne_cert::layout::{CheckpointLayout, DEFAULT_RESIDUE_BUDGET};
+use mersenne_cert::run::{self, RunEnd, RunOptions};
 use rayon::prelude::*;
 
 fn test(p: u32, kind: TestKind) -> (String, Vec<u8>) {
@@ -20,8 +21,10 @@ fn test(p: u32, kind: TestKind) -> (String, Vec<u8>) {
     let mut e = GmpEngine::new(p, kind, shift);
     let total = kind.full_iterations(p);
     let layout = CheckpointLayout::choose(p, total.max(1), None, DEFAULT_RESIDUE_BUDGET).unwrap();
-    let rec = run::run(&mut e, total, layout, &mut Progress::hidden()).unwrap();
-    let outcome = run::outcome(kind, &rec.last, true);
+    let RunEnd::Done(rec) = run::run(&mut e, RunOptions::simple(total, layout, shift), &mut Progress::hidden()).unwrap() else {
+        panic!("not interrupted")
+    };
+    let outcome = cert::Outcome::from_final(kind, total, &rec.last).unwrap();
     let info = TestInfo {
         p,
         kind,
@@ -46,7 +49,13 @@ fn verifies(bytes: &[u8]) -> bool {
 fn known_primes_up_to_4423_prove_prime_and_verify() {
     let known: Vec<u32> = common::known_exponents().into_iter().filter(|&p| p <= 4423).collect();
     assert_eq!(known.len(), 20);
-    known.par_iter().for_each(|&p| {
+    // M2 = 3: prime by inspection; LL reports it, no PRP and no certificate (refused by design).
+    let mut e = GmpEngine::new(2, TestKind::Ll, 0);
+    let RunEnd::Done(rec) = run::run(&mut e, RunOptions::simple(0, CheckpointLayout { every: 1, full_every: 1 }, 0), &mut Progress::hidden()).unwrap() else {
+        panic!("not interrupted")
+    };
+    assert_eq!(cert::Outcome::from_final(TestKind::Ll, 0, &rec.last).unwrap().status, "P");
+    known[1..].par_iter().for_each(|&p| {
         for kind in [TestKind::Ll, TestKind::Prp] {
             let (status, bytes) = test(p, kind);
             assert_eq!(status, "P", "M{p} {kind:?}");

@@ -8,7 +8,6 @@ use mersenne_cert::engine::EngineChoice;
 use mersenne_cert::exponent::{parse_exponent, TestKind};
 use mersenne_cert::progress::Progress;
 use mersenne_cert::layout::{CheckpointLayout, DEFAULT_RESIDUE_BUDGET};
-use mersenne_cert::outcome::outcome;
 use mersenne_cert::report::{self, TestInfo};
 use mersenne_cert::run::{self, Fault, RunEnd, RunOptions, SpotMode};
 use mersenne_cert::state::{self, StateStore};
@@ -35,6 +34,7 @@ enum Spot {
 #[command(name = "prove", version, about = "Test 2^P-1 for primality (Lucas-Lehmer, or base-3 PRP) and write a signed certificate")]
 struct Args {
     /// The exponent P (a prime).
+    #[arg(allow_hyphen_values = true)]
     exponent: String,
     /// Write the signed certificate to FILE.
     #[arg(long, value_name = "FILE")]
@@ -133,6 +133,9 @@ fn real_main() -> Result<()> {
     let args = Args::parse();
     let p = parse_exponent(&args.exponent)?;
     let kind = if args.prp { TestKind::Prp } else { TestKind::Ll };
+    if p == 2 && (kind == TestKind::Prp || args.cert.is_some()) {
+        bail!("M2 = 3 is prime by inspection: the base-3 PRP test is undefined for it (3 divides M2) and no certificate is written for it; run 'prove 2' alone");
+    }
     let shift = parse_shift(&args.shift, p)?;
     let full = kind.full_iterations(p);
     let total = match args.iterations {
@@ -219,7 +222,7 @@ fn real_main() -> Result<()> {
     if let Some(k) = rec.resumed_from {
         eprintln!("resumed from a saved state at iteration {k}");
     }
-    let outcome = outcome(kind, &rec.last, total == full);
+    let outcome = cert::Outcome::from_final(kind, total, &rec.last)?;
     let info = TestInfo {
         p,
         kind,

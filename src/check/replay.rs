@@ -7,7 +7,7 @@
 use crate::cert::CertBody;
 use crate::engine::{Engine, EngineChoice, EngineError};
 use crate::residue::{Residue, ResidueError};
-use crate::outcome::{outcome, start_residue};
+use crate::cert::Outcome;
 use crate::select::{open_engine, resolve};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -51,7 +51,7 @@ impl Segment {
 pub fn segments(body: &CertBody) -> Result<Vec<Segment>, ReplayError> {
     let p = body.exponent;
     let mut out = Vec::new();
-    let mut cur = Segment { from: 0, start: start_residue(p, body.kind), checks: Vec::new() };
+    let mut cur = Segment { from: 0, start: Residue::start(p, body.kind), checks: Vec::new() };
     for cp in &body.checkpoints {
         cur.checks.push((cp.iteration, cp.hash));
         if let Some(bytes) = &cp.residue {
@@ -88,15 +88,17 @@ pub fn final_residue(body: &CertBody) -> Result<Residue, ReplayError> {
             let bytes = cp.residue.as_ref().ok_or(ReplayError::HashMismatch { iteration: cp.iteration })?;
             Residue::from_bytes(body.exponent, bytes).map_err(|source| ReplayError::BadResidue { iteration: cp.iteration, source })
         }
-        None => Ok(start_residue(body.exponent, body.kind)),
+        None => Ok(Residue::start(body.exponent, body.kind)),
     }
 }
 
 /// Does the stated result (status, res64, res2048, residue type) follow from the final residue?
 pub fn check_result(body: &CertBody) -> Result<(), ReplayError> {
     let last = final_residue(body)?;
-    let full = body.iterations == body.kind.full_iterations(body.exponent);
-    let derived = outcome(body.kind, &last, full);
+    let derived = Outcome::from_final(body.kind, body.iterations, &last).map_err(|e| ReplayError::Result {
+        stated: format!("{} res64 {}", body.result.status, body.result.res64),
+        derived: e.to_string(),
+    })?;
     if derived != body.result {
         return Err(ReplayError::Result {
             stated: format!("{} res64 {}", body.result.status, body.result.res64),

@@ -1,0 +1,681 @@
+//! What a certificate certifies: the test (exponent, kind, shift, iterations), who ran it how
+//! (program, engine, host, times), the checkpoint hashes and residues a verifier replays, the
+//! result, the error-check log and an optional proof. Owns the CBOR form of the body and the
+//! structure check [`CertBody::validate`]; the arithmetic itself is checked by the replay.
+
+use super::time::parse_rfc3339_utc;
+use super::{check_canonical, decode_exact, encode, CertError};
+use crate::exponent::{validate_exponent, TestKind};
+use crate::residue::{byte_count, Residue};
+use rug::Integer;
+use serde::{Deserialize, Serialize};
+use serde_bytes::ByteBuf;
+use std::collections::BTreeMap;
+
+/// The names a [`CheckEvent::check`] may take.
+pub const CHECK_NAMES: [&str; 5] = ["gerbicz", "jacobi", "spot", "load", "fault"];
+/// The values a [`CheckEvent::outcome`] may take.
+pub const CHECK_OUTCOMES: [&str; 4] = ["ok", "fail", "rollback", "injected"];
+
+/// The certified content. Field meanings are documented in `docs/certificate.md`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CertBody {
+    pub exponent: u32,
+    /// Written as the GIMPS worktype, "LL" or "PRP-3".
+    #[serde(with = "kind_name")]
+    pub kind: TestKind,
+    /// Starting shift count, in [0, p).
+    pub shift: u32,
+    /// Iterations performed; `kind.full_iterations(p)` for a full test.
+    pub iterations: u64,
+    pub program: Program,
+    /// Engine and plan description (`Engine::describe`).
+    pub engine: String,
+    /// Transform length (GIMPS "fft-length"); absent for engines without one.
+    pub fft_length: Option<u64>,
+    /// Host and GPU description.
+    pub host: String,
+    /// RFC 3339 UTC, e.g. "2026-11-22T02:33:55Z" (see [`super::rfc3339_utc`]).
+    pub started: String,
+    pub finished: String,
+    pub checkpoints: Vec<Checkpoint>,
+    pub result: Outcome,
+    pub checks: CheckLog,
+    /// A Pietrzak proof, filled in by the proof module; opaque here.
+    pub proof: Option<ByteBuf>,
+}
+
+/// Program name and version, as in the GIMPS result line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Program {
+    pub name: String,
+    pub version: String,
+}
+
+/// The state after `iteration` squarings.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Checkpoint {
+    pub iteration: u64,
+    /// blake3 of the canonical (unshifted) residue bytes, [`Residue::hash`].
+    #[serde(with = "serde_bytes")]
+    pub hash: [u8; 32],
+    /// The full canonical residue ([`Residue::to_bytes`]), for a subset of checkpoints
+    /// (always for the last).
+    pub residue: Option<ByteBuf>,
+}
+
+/// The result, as GIMPS reports it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Outcome {
+    /// "P" (prime / probable prime), "C" (composite) or "partial" (fewer than the full iterations).
+    pub status: String,
+    /// Lowest 64 bits of the reported residue, 16 upper-case hex digits.
+    pub res64: String,
+    /// Lowest 2048 bits of the reported residue, 512 upper-case hex digits.
+    pub res2048: String,
+    /// PRP residue type (prime95 numbering, 1 or 3); absent for LL and for partial runs.
+    pub residue_type: Option<u8>,
+}
+
+/// The error checks done during the run.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckLog {
+    /// In the order they happened.
+    pub events: Vec<CheckEvent>,
+    /// Counters, e.g. "gerbicz_checks", "jacobi_checks", "spot_checks", "rollbacks".
+    pub summary: BTreeMap<String, u64>,
+}
+
+/// One error check.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckEvent {
+    pub iteration: u64,
+    /// One of [`CHECK_NAMES`].
+    pub check: String,
+    /// One of [`CHECK_OUTCOMES`].
+    pub outcome: String,
+    pub detail: String,
+}
+
+/// Serde for [`TestKind`] as its worktype name.
+mod kind_name {
+    use crate::exponent::TestKind;
+    use serde::{de::Error, Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(kind: &TestKind, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(kind.worktype())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<TestKind, D::Error> {
+        let name = String::deserialize(d)?;
+        match name.as_str() {
+            "LL" => Ok(TestKind::Ll),
+            "PRP-3" => Ok(TestKind::Prp),
+            _ => Err(D::Error::custom(format!("unknown test kind {name:?} (expected \"LL\" or \"PRP-3\")"))),
+        }
+    }
+}
+
+impl Outcome {
+    /// The outcome of a run of `kind` on M_p that ended after `iterations` squarings in `last`
+    /// (unshifted). A full LL test reports s_{p−2}: "P" iff it is 0. A full PRP test reports
+    /// the type-1 residue 3^(M_p−1) = x_p/9: "P" iff it is 1. A partial run (fewer iterations)
+    /// reports the state itself with status "partial" and no residue type.
+    pub fn from_final(kind: TestKind, iterations: u64, last: &Residue) -> Result<Outcome, CertError> {
+        let p = last.exponent();
+        if iterations < kind.full_iterations(p) {
+            return Ok(Outcome {
+                status: "partial".into(),
+                res64: last.res64_hex(),
+                res2048: last.res2048_hex(),
+                residue_type: None,
+            });
+        }
+        let (prime, reported, residue_type) = match kind {
+            // M_2 = 3 is prime; the recurrence only proves odd exponents.
+            TestKind::Ll => (p == 2 || last.is_zero(), last.clone(), None),
+            TestKind::Prp => {
+                let r = divide_by_9(last).ok_or_else(|| {
+                    CertError::invalid("exponent", "PRP base 3 needs p odd (3 divides M_2)")
+                })?;
+                (r.equals_u64(1), r, Some(1))
+            }
+        };
+        Ok(Outcome {
+            status: if prime { "P" } else { "C" }.into(),
+            res64: reported.res64_hex(),
+            res2048: reported.res2048_hex(),
+            residue_type,
+        })
+    }
+}
+
+/// x / 9 mod M_p by exact division: (x + k·M_p)/9 for the k in [0, 9) that makes it divisible.
+/// None when 3 divides M_p (p = 2).
+fn divide_by_9(x: &Residue) -> Option<Residue> {
+    let p = x.exponent();
+    let m = (Integer::from(1) << p) - 1u32;
+    let (xm, mm) = (x.to_integer().mod_u(9), m.mod_u(9));
+    let k = (0..9u32).find(|k| (xm + k * mm) % 9 == 0)?;
+    let mut y = x.to_integer() + m * k;
+    y.div_exact_u_mut(9);
+    Some(Residue::from_integer(p, &y))
+}
+
+fn is_upper_hex(s: &str, len: usize) -> bool {
+    s.len() == len && s.bytes().all(|b| b.is_ascii_digit() || (b'A'..=b'F').contains(&b))
+}
+
+impl CertBody {
+    /// The canonical CBOR encoding (what the envelope signs).
+    pub fn to_cbor(&self) -> Vec<u8> {
+        encode(self)
+    }
+
+    /// Decode a body; only the canonical encoding (as [`CertBody::to_cbor`] writes it) with no
+    /// trailing bytes is accepted. Does not run [`CertBody::validate`].
+    pub fn from_cbor(bytes: &[u8]) -> Result<CertBody, CertError> {
+        let body: CertBody = decode_exact(bytes, "certificate body")?;
+        check_canonical(&body, bytes, "certificate body")?;
+        Ok(body)
+    }
+
+    /// The structure check: everything about the certificate that can be checked without
+    /// squaring. Returns the first failure, naming the field (and checkpoint).
+    pub fn validate(&self) -> Result<(), CertError> {
+        use CertError as E;
+        let p =
+            validate_exponent(u64::from(self.exponent)).map_err(|e| E::invalid("exponent", e.to_string()))?;
+        if p == 2 {
+            return Err(E::invalid(
+                "exponent",
+                "M_2 = 3 is prime by inspection; certificates start at p = 3",
+            ));
+        }
+        if self.shift >= p {
+            return Err(E::invalid("shift", format!("shift count {} is not below p = {p}", self.shift)));
+        }
+        let full = self.kind.full_iterations(p);
+        if self.iterations == 0 || self.iterations > full {
+            return Err(E::invalid(
+                "iterations",
+                format!(
+                    "{} is not in 1..={full} (a full {} test of M_{p})",
+                    self.iterations,
+                    self.kind.worktype()
+                ),
+            ));
+        }
+        if self.program.name.is_empty() || self.program.version.is_empty() {
+            return Err(E::invalid("program", "name and version must not be empty"));
+        }
+        let started = parse_rfc3339_utc(&self.started).map_err(|e| E::invalid("started", e))?;
+        let finished = parse_rfc3339_utc(&self.finished).map_err(|e| E::invalid("finished", e))?;
+        if finished < started {
+            return Err(E::invalid("finished", "is before started"));
+        }
+        let last = self.validate_checkpoints(p)?;
+        self.validate_result(&last)?;
+        self.validate_checks()
+    }
+
+    /// Checkpoints: strictly increasing in 1..=iterations, residues canonical and matching their
+    /// hashes, the last at `iterations` with its residue. Returns the last residue.
+    fn validate_checkpoints(&self, p: u32) -> Result<Residue, CertError> {
+        let mut last: Option<Residue> = None;
+        let mut previous = 0u64;
+        for (i, c) in self.checkpoints.iter().enumerate() {
+            let field = || format!("checkpoint {} (iteration {})", i + 1, c.iteration);
+            if c.iteration == 0 || c.iteration > self.iterations {
+                return Err(CertError::invalid(
+                    field(),
+                    format!("iteration is not in 1..={}", self.iterations),
+                ));
+            }
+            if c.iteration <= previous {
+                return Err(CertError::invalid(
+                    field(),
+                    format!("iterations must increase strictly (previous checkpoint at {previous})"),
+                ));
+            }
+            previous = c.iteration;
+            last = match &c.residue {
+                Some(bytes) => {
+                    if bytes.len() != byte_count(p) {
+                        return Err(CertError::invalid(
+                            field(),
+                            format!(
+                                "residue is {} bytes, expected {} for p = {p}",
+                                bytes.len(),
+                                byte_count(p)
+                            ),
+                        ));
+                    }
+                    let r = Residue::from_bytes(p, bytes)
+                        .map_err(|e| CertError::invalid(field(), e.to_string()))?;
+                    if r.hash() != c.hash {
+                        return Err(CertError::invalid(field(), "residue hash does not match"));
+                    }
+                    Some(r)
+                }
+                None => None,
+            };
+        }
+        let Some(c) = self.checkpoints.last() else {
+            return Err(CertError::invalid(
+                "checkpoints",
+                "none recorded (the last must be at the final iteration)",
+            ));
+        };
+        if c.iteration != self.iterations {
+            return Err(CertError::invalid(
+                format!("checkpoint {} (iteration {})", self.checkpoints.len(), c.iteration),
+                format!("the last checkpoint must be at the final iteration {}", self.iterations),
+            ));
+        }
+        last.ok_or_else(|| {
+            CertError::invalid(
+                format!("checkpoint {} (iteration {})", self.checkpoints.len(), c.iteration),
+                "the last checkpoint must carry the full residue",
+            )
+        })
+    }
+
+    /// The result fields: well-formed, and what the final residue gives.
+    fn validate_result(&self, last: &Residue) -> Result<(), CertError> {
+        let r = &self.result;
+        if !["P", "C", "partial"].contains(&r.status.as_str()) {
+            return Err(CertError::invalid(
+                "result.status",
+                format!("{:?} is not one of P, C, partial", r.status),
+            ));
+        }
+        if !is_upper_hex(&r.res64, 16) {
+            return Err(CertError::invalid("result.res64", "must be 16 upper-case hex digits"));
+        }
+        if !is_upper_hex(&r.res2048, 512) {
+            return Err(CertError::invalid("result.res2048", "must be 512 upper-case hex digits"));
+        }
+        let partial = self.iterations < self.kind.full_iterations(self.exponent);
+        if partial != (r.status == "partial") {
+            return Err(CertError::invalid(
+                "result.status",
+                format!(
+                    "{:?} does not fit {} of {} iterations",
+                    r.status,
+                    self.iterations,
+                    self.kind.full_iterations(self.exponent)
+                ),
+            ));
+        }
+        // What the final residue reports, in the residue type the certificate names.
+        let expected = match (self.kind, partial, r.residue_type) {
+            (_, true, None) | (TestKind::Ll, false, None) | (TestKind::Prp, false, Some(1)) => {
+                Outcome::from_final(self.kind, self.iterations, last)?
+            }
+            (TestKind::Prp, false, Some(3)) => Outcome {
+                status: if last.equals_u64(9) { "P" } else { "C" }.into(),
+                res64: last.res64_hex(),
+                res2048: last.res2048_hex(),
+                residue_type: Some(3),
+            },
+            (_, _, t) => {
+                let want = if partial || self.kind == TestKind::Ll { "absent" } else { "1 or 3" };
+                return Err(CertError::invalid("result.residue_type", format!("{t:?}: must be {want} here")));
+            }
+        };
+        if r.status != expected.status {
+            return Err(CertError::invalid(
+                "result.status",
+                format!("says {} but the final residue gives {}", r.status, expected.status),
+            ));
+        }
+        if r.res64 != expected.res64 {
+            return Err(CertError::invalid(
+                "result.res64",
+                format!("does not match the final residue ({})", expected.res64),
+            ));
+        }
+        if r.res2048 != expected.res2048 {
+            return Err(CertError::invalid("result.res2048", "does not match the final residue"));
+        }
+        Ok(())
+    }
+
+    /// The check log: events at iterations within the run, with known names and outcomes. A
+    /// PRP run goes on to the end of its last Gerbicz block, so its events may lie beyond
+    /// `iterations`.
+    fn validate_checks(&self) -> Result<(), CertError> {
+        for (i, e) in self.checks.events.iter().enumerate() {
+            let field = || format!("checks.events[{i}] (iteration {})", e.iteration);
+            if self.kind == TestKind::Ll && e.iteration > self.iterations {
+                return Err(CertError::invalid(
+                    field(),
+                    format!("iteration is beyond the run's {}", self.iterations),
+                ));
+            }
+            if !CHECK_NAMES.contains(&e.check.as_str()) {
+                return Err(CertError::invalid(
+                    field(),
+                    format!("unknown check {:?} (known: {CHECK_NAMES:?})", e.check),
+                ));
+            }
+            if !CHECK_OUTCOMES.contains(&e.outcome.as_str()) {
+                return Err(CertError::invalid(
+                    field(),
+                    format!("unknown outcome {:?} (known: {CHECK_OUTCOMES:?})", e.outcome),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::residue::reduce_mersenne;
+
+    /// s_k (LL: s_0 = 4, s ← s² − 2) or x_k (PRP: x_0 = 3, x ← x²) mod M_p at each k in `at`
+    /// (increasing), computed directly with GMP.
+    pub(crate) fn states(kind: TestKind, p: u32, at: &[u64]) -> Vec<Residue> {
+        let mut s = Integer::from(kind.start_value());
+        let mut k = 0u64;
+        let mut out = Vec::new();
+        for &target in at {
+            while k < target {
+                s.square_mut();
+                if kind == TestKind::Ll {
+                    s -= 2;
+                }
+                reduce_mersenne(&mut s, p);
+                k += 1;
+            }
+            out.push(Residue::from_integer(p, &s));
+        }
+        out
+    }
+
+    /// A valid body for `iterations` squarings of M_p with a checkpoint every `every` iterations
+    /// and at the end; every other checkpoint and the last carry the full residue. The outcome
+    /// is computed here independently of [`Outcome::from_final`] (GMP modular inverse of 9).
+    pub(crate) fn sample(kind: TestKind, p: u32, iterations: u64, every: u64) -> CertBody {
+        let mut at: Vec<u64> = (1..=iterations / every).map(|i| i * every).collect();
+        if at.last() != Some(&iterations) {
+            at.push(iterations);
+        }
+        let residues = states(kind, p, &at);
+        let n = at.len();
+        let checkpoints = at
+            .iter()
+            .zip(&residues)
+            .enumerate()
+            .map(|(i, (&iteration, r))| Checkpoint {
+                iteration,
+                hash: r.hash(),
+                residue: (i % 2 == 1 || i + 1 == n).then(|| ByteBuf::from(r.to_bytes())),
+            })
+            .collect();
+        let last = residues.last().expect("at least one checkpoint");
+        let m = (Integer::from(1) << p) - 1u32;
+        let result = if iterations < kind.full_iterations(p) {
+            Outcome {
+                status: "partial".into(),
+                res64: last.res64_hex(),
+                res2048: last.res2048_hex(),
+                residue_type: None,
+            }
+        } else if kind == TestKind::Ll {
+            let status = if last.is_zero() { "P" } else { "C" };
+            Outcome {
+                status: status.into(),
+                res64: last.res64_hex(),
+                res2048: last.res2048_hex(),
+                residue_type: None,
+            }
+        } else {
+            let inv9 = Integer::from(9).invert(&m).expect("9 is invertible mod M_p for odd p");
+            let r = Residue::from_integer(p, &(last.to_integer() * inv9));
+            let status = if r.equals_u64(1) { "P" } else { "C" };
+            Outcome {
+                status: status.into(),
+                res64: r.res64_hex(),
+                res2048: r.res2048_hex(),
+                residue_type: Some(1),
+            }
+        };
+        CertBody {
+            exponent: p,
+            kind,
+            shift: p / 3,
+            iterations,
+            program: Program { name: "mersenne-cert".into(), version: "0.1.0".into() },
+            engine: "cpu-gmp".into(),
+            fft_length: None,
+            host: "test host".into(),
+            started: "2026-11-22T02:33:55Z".into(),
+            finished: "2026-11-22T02:34:10.25Z".into(),
+            checkpoints,
+            result,
+            checks: CheckLog {
+                events: vec![
+                    CheckEvent {
+                        iteration: 0,
+                        check: "load".into(),
+                        outcome: "ok".into(),
+                        detail: "start".into(),
+                    },
+                    CheckEvent {
+                        iteration: every,
+                        check: "spot".into(),
+                        outcome: "ok".into(),
+                        detail: String::new(),
+                    },
+                ],
+                summary: [("spot_checks".to_string(), 1u64)].into_iter().collect(),
+            },
+            proof: None,
+        }
+    }
+
+    fn error_of(body: &CertBody) -> String {
+        match body.validate() {
+            Ok(()) => panic!("accepted an invalid body: {body:?}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    fn assert_rejects(body: &CertBody, expected: &str) {
+        let e = error_of(body);
+        assert!(e.contains(expected), "error {e:?} does not contain {expected:?}");
+    }
+
+    #[test]
+    fn valid_samples_and_their_results() {
+        let ll127 = sample(TestKind::Ll, 127, 125, 25);
+        ll127.validate().unwrap();
+        assert_eq!((ll127.result.status.as_str(), ll127.result.res64.as_str()), ("P", "0000000000000000"));
+        let prp127 = sample(TestKind::Prp, 127, 127, 20);
+        prp127.validate().unwrap();
+        assert_eq!((prp127.result.status.as_str(), prp127.result.res64.as_str()), ("P", "0000000000000001"));
+        // M_11 = 23·89 and M_67 are composite.
+        for (kind, p) in [(TestKind::Ll, 11), (TestKind::Prp, 11), (TestKind::Ll, 67), (TestKind::Prp, 67)] {
+            let b = sample(kind, p, kind.full_iterations(p), 4);
+            b.validate().unwrap();
+            assert_eq!(b.result.status, "C", "{kind:?} {p}");
+        }
+        let partial = sample(TestKind::Prp, 521, 300, 100);
+        partial.validate().unwrap();
+        assert_eq!(partial.result.status, "partial");
+        assert_eq!(
+            partial.result,
+            Outcome::from_final(TestKind::Prp, 300, &states(TestKind::Prp, 521, &[300])[0]).unwrap()
+        );
+        // from_final agrees with the independent computation for full tests.
+        for b in [&ll127, &prp127] {
+            let last =
+                Residue::from_bytes(127, b.checkpoints.last().unwrap().residue.as_ref().unwrap()).unwrap();
+            assert_eq!(Outcome::from_final(b.kind, b.iterations, &last).unwrap(), b.result);
+        }
+        // PRP residue type 3 reports x_p itself (9 for a prime).
+        let mut t3 = prp127.clone();
+        t3.result.residue_type = Some(3);
+        t3.result.res64 = "0000000000000009".into();
+        t3.result.res2048 = format!("{:0>512}", "9");
+        t3.validate().unwrap();
+    }
+
+    #[test]
+    fn kind_is_written_as_worktype() {
+        let b = sample(TestKind::Prp, 31, 31, 10);
+        let cbor = b.to_cbor();
+        assert!(cbor.windows(5).any(|w| w == b"PRP-3"));
+        assert_eq!(CertBody::from_cbor(&cbor).unwrap(), b);
+        let bad = sample(TestKind::Ll, 31, 29, 10).to_cbor();
+        let i = bad.windows(9).position(|w| w == b"\x62LL\x65shift").unwrap(); // "LL", next key
+        let mut bad2 = bad.clone();
+        bad2[i + 1] = b'X';
+        assert!(CertBody::from_cbor(&bad2).unwrap_err().to_string().contains("unknown test kind"));
+        let mut trailing = cbor.clone();
+        trailing.push(0);
+        assert!(matches!(CertBody::from_cbor(&trailing), Err(CertError::Trailing { count: 1, .. })));
+    }
+
+    #[test]
+    fn validate_catches_structure_errors() {
+        let good = sample(TestKind::Ll, 127, 125, 25);
+        let edit = |f: &dyn Fn(&mut CertBody)| {
+            let mut b = good.clone();
+            f(&mut b);
+            b
+        };
+        assert_rejects(&edit(&|b| b.exponent = 129), "exponent: exponent 129 is not prime");
+        assert_rejects(&edit(&|b| b.exponent = 2), "exponent: M_2");
+        assert_rejects(&edit(&|b| b.shift = 127), "shift");
+        assert_rejects(&edit(&|b| b.iterations = 0), "iterations: 0 is not in 1..=125");
+        assert_rejects(&edit(&|b| b.iterations = 126), "iterations: 126 is not in 1..=125");
+        assert_rejects(&edit(&|b| b.program.version.clear()), "program");
+        assert_rejects(&edit(&|b| b.started = "2026-11-22 02:33:55".into()), "started");
+        assert_rejects(&edit(&|b| b.finished = "2026-11-22T02:33:54Z".into()), "finished: is before started");
+        // Checkpoints.
+        assert_rejects(&edit(&|b| b.checkpoints.clear()), "checkpoints: none recorded");
+        assert_rejects(
+            &edit(&|b| b.checkpoints[1].iteration = 25),
+            "checkpoint 2 (iteration 25): iterations must increase strictly",
+        );
+        assert_rejects(
+            &edit(&|b| b.checkpoints.swap(1, 2)),
+            "checkpoint 3 (iteration 50): iterations must increase strictly",
+        );
+        assert_rejects(
+            &edit(&|b| b.checkpoints[0].iteration = 0),
+            "checkpoint 1 (iteration 0): iteration is not in 1..=125",
+        );
+        assert_rejects(
+            &edit(&|b| b.checkpoints.last_mut().unwrap().iteration = 200),
+            "checkpoint 5 (iteration 200): iteration is not in",
+        );
+        assert_rejects(
+            &edit(&|b| {
+                b.checkpoints.pop();
+            }),
+            "checkpoint 4 (iteration 100): the last checkpoint must be at the final iteration 125",
+        );
+        assert_rejects(
+            &edit(&|b| b.checkpoints[4].residue = None),
+            "checkpoint 5 (iteration 125): the last checkpoint must carry the full residue",
+        );
+        assert_rejects(
+            &edit(&|b| b.checkpoints[1].residue.as_mut().unwrap().push(0)),
+            "checkpoint 2 (iteration 50): residue is 17 bytes, expected 16 for p = 127",
+        );
+        assert_rejects(
+            &edit(&|b| {
+                b.checkpoints[3].residue.as_mut().unwrap().pop();
+            }),
+            "checkpoint 4 (iteration 100): residue is 15 bytes",
+        );
+        assert_rejects(
+            &edit(&|b| b.checkpoints[3].residue.as_mut().unwrap()[0] ^= 1),
+            "checkpoint 4 (iteration 100): residue hash does not match",
+        );
+        assert_rejects(
+            &edit(&|b| b.checkpoints[0].residue = b.checkpoints[1].residue.clone()),
+            "checkpoint 1 (iteration 25): residue hash does not match",
+        );
+        assert_rejects(
+            &edit(&|b| b.checkpoints[1].residue = Some(ByteBuf::from(vec![0xFF; 16]))),
+            "checkpoint 2 (iteration 50): residue for p=127 is not canonical",
+        );
+        // Result.
+        assert_rejects(
+            &edit(&|b| b.result.status = "prime".into()),
+            "result.status: \"prime\" is not one of P, C, partial",
+        );
+        assert_rejects(
+            &edit(&|b| b.result.status = "C".into()),
+            "result.status: says C but the final residue gives P",
+        );
+        assert_rejects(
+            &edit(&|b| b.result.status = "partial".into()),
+            "result.status: \"partial\" does not fit 125 of 125",
+        );
+        assert_rejects(
+            &edit(&|b| b.result.res64 = "0".into()),
+            "result.res64: must be 16 upper-case hex digits",
+        );
+        assert_rejects(&edit(&|b| b.result.res64 = "000000000000000a".into()), "result.res64: must be 16");
+        assert_rejects(
+            &edit(&|b| b.result.res64 = "0000000000000001".into()),
+            "result.res64: does not match the final residue",
+        );
+        assert_rejects(
+            &edit(&|b| {
+                b.result.res2048.pop();
+            }),
+            "result.res2048: must be 512",
+        );
+        assert_rejects(
+            &edit(&|b| b.result.res2048.replace_range(0..1, "1")),
+            "result.res2048: does not match",
+        );
+        assert_rejects(
+            &edit(&|b| b.result.residue_type = Some(1)),
+            "result.residue_type: Some(1): must be absent",
+        );
+        // Check log.
+        assert_rejects(
+            &edit(&|b| b.checks.events[1].check = "magic".into()),
+            "checks.events[1] (iteration 25): unknown check \"magic\"",
+        );
+        assert_rejects(
+            &edit(&|b| b.checks.events[0].outcome = "maybe".into()),
+            "checks.events[0] (iteration 0): unknown outcome",
+        );
+        assert_rejects(
+            &edit(&|b| b.checks.events[0].iteration = 126),
+            "checks.events[0] (iteration 126): iteration is beyond",
+        );
+
+        // A composite claimed prime, a partial run claimed complete, a PRP with a bad type.
+        let mut c = sample(TestKind::Ll, 67, 65, 10);
+        c.result.status = "P".into();
+        assert_rejects(&c, "result.status: says P but the final residue gives C");
+        let mut partial = sample(TestKind::Ll, 127, 100, 25);
+        partial.result.status = "P".into();
+        assert_rejects(&partial, "result.status: \"P\" does not fit 100 of 125");
+        let mut prp = sample(TestKind::Prp, 127, 127, 25);
+        prp.result.residue_type = Some(4);
+        assert_rejects(&prp, "result.residue_type: Some(4): must be 1 or 3");
+        prp.result.residue_type = None;
+        assert_rejects(&prp, "result.residue_type: None: must be 1 or 3");
+        prp.result.residue_type = Some(3);
+        assert_rejects(&prp, "result.res64: does not match the final residue (0000000000000009)");
+    }
+}
