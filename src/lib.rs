@@ -7,4 +7,5 @@
 
 pub mod engine;
 pub mod exponent;
+pub mod proof;
 pub mod residue;
