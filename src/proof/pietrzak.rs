@@ -136,13 +136,21 @@ pub fn challenges(b: &Residue, middles: &[Residue]) -> Vec<u64> {
         .collect()
 }
 
-/// Reject zero and any value sharing a factor with M_p: honest residues are units, and a
-/// non-unit middle would let a prover fake the claim modulo a factor of M_p (a zero middle
-/// makes every B "verify").
-fn require_unit(r: &Residue, which: impl FnOnce() -> String) -> Result<(), ProofError> {
-    let m = (Integer::from(1) << r.exponent()) - 1u32;
-    if r.is_zero() || Integer::from(r.to_integer().gcd_ref(&m)) != 1 {
+/// Honest residues are units modulo M_p (powers of 3); a zero B or middle is rejected up front.
+fn require_nonzero(r: &Residue, which: impl FnOnce() -> String) -> Result<(), ProofError> {
+    if r.is_zero() {
         return Err(ProofError::NotAUnit { which: which() });
+    }
+    Ok(())
+}
+
+/// A middle sharing a prime factor q with M_p would let a prover fake the claim modulo q (a zero
+/// middle makes every B "verify"). Any such middle leaves the reduced A ≡ 0 (mod q), since
+/// A' = A^h·M, so one gcd of the reduced A with M_p catches them all.
+fn require_unit(a: &Residue) -> Result<(), ProofError> {
+    let m = (Integer::from(1) << a.exponent()) - 1u32;
+    if a.is_zero() || Integer::from(a.to_integer().gcd_ref(&m)) != 1 {
+        return Err(ProofError::NotAUnit { which: "the reduced A (some middle is not a unit)".to_string() });
     }
     Ok(())
 }
@@ -164,7 +172,7 @@ where
         Ok(r)
     };
     let b = get(count - 1)?;
-    require_unit(&b, || "B".to_string())?;
+    require_nonzero(&b, || "B".to_string())?;
     let mut hash = root_hash(&b);
     let mut hs: Vec<u64> = Vec::with_capacity(power as usize);
     let mut middles = Vec::with_capacity(power as usize);
@@ -197,7 +205,7 @@ where
             }
         }
         let m = stack.pop().expect("one value per level");
-        require_unit(&m, || format!("middle {level}"))?;
+        require_nonzero(&m, || format!("middle {level}"))?;
         hash = next_hash(&hash, &m);
         hs.push(challenge(&hash));
         middles.push(m);
@@ -208,9 +216,9 @@ where
 /// Verify `proof` for the start value x0 (3 for GIMPS): the reduction, then the final squarings.
 pub fn verify<A: ProofArith + ?Sized>(proof: &Proof, arith: &mut A, x0: u64) -> Result<ProofReport, ProofError> {
     let p = proof.p();
-    require_unit(proof.b(), || "B".to_string())?;
+    require_nonzero(proof.b(), || "B".to_string())?;
     for (i, m) in proof.middles().iter().enumerate() {
-        require_unit(m, || format!("middle {i}"))?;
+        require_nonzero(m, || format!("middle {i}"))?;
     }
     let hs = challenges(proof.b(), proof.middles());
     let mut a = Residue::from_u64(p, x0);
@@ -226,6 +234,7 @@ pub fn verify<A: ProofArith + ?Sized>(proof: &Proof, arith: &mut A, x0: u64) -> 
         a = na;
         span = span.div_ceil(2);
     }
+    require_unit(&a)?;
     let end = arith.square_n(&a, span);
     if end != b {
         return Err(ProofError::Rejected { squarings: span, a_res64: end.res64(), b_res64: b.res64() });
