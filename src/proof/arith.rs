@@ -117,7 +117,7 @@ mod tests {
         let b = Residue::from_integer(p, &(Integer::from(7).pow(300u32)));
         let m = mp(p);
         let mut ar = CpuArith;
-        let want_mul = Integer::from(a.to_integer() * b.to_integer()) % &m;
+        let want_mul = (a.to_integer() * b.to_integer()) % &m;
         assert_eq!(ar.mul(&a, &b).to_integer(), want_mul);
         for e in [0u64, 1, 2, 3, 0xdead_beef_cafe_f00d, u64::MAX] {
             let want = a.to_integer().pow_mod(&Integer::from(e), &m).unwrap();

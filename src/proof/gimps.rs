@@ -168,7 +168,8 @@ mod tests {
     fn header_errors() {
         let ok = "PRP PROOF\nVERSION=2\nHASHSIZE=64\nPOWER=2\nNUMBER=M31\n";
         assert!(Proof::from_gimps_bytes(&with_header(ok, 31, 3)).is_ok());
-        let cases: &[(&str, fn(&ProofError) -> bool)] = &[
+        type Check = fn(&ProofError) -> bool;
+        let cases: &[(&str, Check)] = &[
             ("PRP PROOF \nVERSION=2\nHASHSIZE=64\nPOWER=2\nNUMBER=M31\n", |e| matches!(e, ProofError::Format(FormatError::BadHeader { .. }))),
             ("PRP PROOF\nVERSION=1\nHASHSIZE=64\nPOWER=2\nNUMBER=M31\n", |e| matches!(e, ProofError::Format(FormatError::UnsupportedVersion(_)))),
             ("PRP PROOF\nVERSION=2\nHASHSIZE=32\nPOWER=2\nNUMBER=M31\n", |e| matches!(e, ProofError::Format(FormatError::UnsupportedHashSize(_)))),

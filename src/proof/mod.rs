@@ -38,6 +38,8 @@ pub enum ProofError {
          but B reduces to res64 {b_res64:016X}"
     )]
     Rejected { squarings: u64, a_res64: u64, b_res64: u64 },
+    #[error("proof arithmetic broke its contract: {0}")]
+    Arith(String),
     #[error("the freshly built proof failed its own verification, not publishing it: {0}")]
     SelfCheck(Box<ProofError>),
 }
@@ -86,7 +88,7 @@ impl Proof {
     /// valid proof shape and that every middle has B's exponent.
     pub fn new(b: Residue, middles: Vec<Residue>) -> Result<Proof, ProofError> {
         let p = b.exponent();
-        pietrzak::check_params(p, middles.len() as u32)?;
+        pietrzak::check_params(p, u32::try_from(middles.len()).unwrap_or(u32::MAX))?;
         if let Some((i, m)) = middles.iter().enumerate().find(|(_, m)| m.exponent() != p) {
             return Err(ProofError::MixedExponents { expected: p, which: format!("middle {i}"), got: m.exponent() });
         }

@@ -7,6 +7,8 @@
 //! A'^(2^⌈T/2⌉) = B'. After `power` levels the verifier checks the claim by ⌈p/2^power⌉ plain
 //! squarings.
 //!
+//! * B is x_p itself: VERSION=2 ends at iteration p for every p (VERSION=1 files ended at p
+//!   rounded up to a multiple of 2^power and are refused by the parser).
 //! * Spans: span_l = ⌈p/2^(l+1)⌉ for levels l = 0..power (gpuowl starts at (p+1)/2 and repeats
 //!   `(s+1)/2`); the final span, the verifier's squaring count, is ⌈p/2^power⌉ (4914 for
 //!   p = 1257787, power 8).
@@ -60,14 +62,28 @@ pub fn check_params(p: u32, power: u32) -> Result<(), ScheduleError> {
     Ok(())
 }
 
+/// ⌈p/2^k⌉ for any k.
+fn ceil_shift(p: u32, k: u32) -> u64 {
+    (p as u64).div_ceil(1u64.checked_shl(k).unwrap_or(u64::MAX))
+}
+
 /// The spans span_l = ⌈p/2^(l+1)⌉, l = 0..power.
 pub fn spans(p: u32, power: u32) -> Vec<u64> {
-    (1..=power).map(|l| (p as u64).div_ceil(1u64 << l)).collect()
+    (1..=power).map(|l| ceil_shift(p, l)).collect()
 }
 
 /// Squarings left to the verifier after the reduction: ⌈p/2^power⌉.
 pub fn final_span(p: u32, power: u32) -> u64 {
-    (p as u64).div_ceil(1u64 << power)
+    ceil_shift(p, power)
+}
+
+/// Run a batch and check that the arithmetic kept its side of the contract.
+fn batch<A: ProofArith + ?Sized>(arith: &mut A, jobs: &[ExpMul<'_>]) -> Result<Vec<Residue>, ProofError> {
+    let out = arith.exp_mul_batch(jobs);
+    if out.len() != jobs.len() {
+        return Err(ProofError::Arith(format!("exp_mul_batch returned {} results for {} jobs", out.len(), jobs.len())));
+    }
+    Ok(out)
 }
 
 /// The 2^power iterations, increasing, whose residues the prover saves (the last one is p).
@@ -192,7 +208,7 @@ where
                 let h = hs[(level - 1 - t) as usize];
                 let jobs: Vec<ExpMul<'_>> =
                     layer.chunks(2).map(|pair| ExpMul { base: &pair[0], exp: h, factor: &pair[1] }).collect();
-                layer = arith.exp_mul_batch(&jobs);
+                layer = batch(arith, &jobs)?;
             }
             stack.extend(layer);
             let mut t = 0;
@@ -228,10 +244,9 @@ pub fn verify<A: ProofArith + ?Sized>(proof: &Proof, arith: &mut A, x0: u64) -> 
         if span % 2 == 1 {
             b = arith.square_n(&b, 1);
         }
-        let next = arith.exp_mul_batch(&[ExpMul { base: m, exp: h, factor: &b }, ExpMul { base: &a, exp: h, factor: m }]);
-        let [nb, na]: [Residue; 2] = next.try_into().expect("two jobs give two results");
-        b = nb;
-        a = na;
+        let mut next = batch(arith, &[ExpMul { base: m, exp: h, factor: &b }, ExpMul { base: &a, exp: h, factor: m }])?;
+        a = next.pop().expect("batch checked two results");
+        b = next.pop().expect("batch checked two results");
         span = span.div_ceil(2);
     }
     require_unit(&a)?;

@@ -51,7 +51,8 @@ pub enum StoreError {
 
 /// Bytes of disk the 2^power saved points of a run take (≈ p·2^power/8).
 pub fn disk_usage(p: u32, power: u32) -> u64 {
-    ((HEADER_LEN + byte_count(p) + HASH_LEN) as u64) << power
+    let one = (HEADER_LEN + byte_count(p) + HASH_LEN) as u64;
+    1u64.checked_shl(power).and_then(|n| one.checked_mul(n)).unwrap_or(u64::MAX)
 }
 
 /// The power GIMPS programs would choose for p (see the module doc).
