@@ -197,6 +197,13 @@ impl ProofStore {
         Residue::from_bytes(self.p, &body[HEADER_LEN..]).map_err(|_| corrupt("non-canonical residue"))
     }
 
+    /// Check (load, with checksum) every point at or before `iteration`: what a run resuming
+    /// from a checkpoint at `iteration` must have on disk for its proof to be buildable.
+    pub fn check_through(&self, iteration: u64) -> Result<(), StoreError> {
+        let n = self.points.partition_point(|&k| k <= iteration);
+        (0..n).try_for_each(|i| self.load(i).map(drop))
+    }
+
     /// Delete every saved point (and temporary file) of this store, then the directory if empty.
     pub fn remove_all(&self) -> Result<(), StoreError> {
         for &k in &self.points {
@@ -259,8 +266,11 @@ mod tests {
         assert!(matches!(store.save(pts[0], &Residue::from_u64(607, 1)), Err(StoreError::WrongExponent { .. })));
         assert!(matches!(store.load(0), Err(StoreError::Missing { index: 0, .. })));
         assert!(matches!(store.load(8), Err(StoreError::IndexOutOfRange { .. })));
+        assert!(store.check_through(pts[0] - 1).is_ok());
+        assert!(matches!(store.check_through(pts[0]), Err(StoreError::Missing { index: 0, .. })));
         store.save(pts[0], &r).unwrap();
         assert_eq!(store.load(0).unwrap(), r);
+        assert!(store.check_through(pts[1] - 1).is_ok());
         // A point file copied under another iteration's name is caught by its header.
         fs::copy(store.path(pts[0]), store.path(pts[1])).unwrap();
         assert!(matches!(store.load(1), Err(StoreError::Corrupt { index: 1, .. })));
