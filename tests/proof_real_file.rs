@@ -35,7 +35,7 @@ fn parses_and_reproduces_prpll_log() {
     assert_eq!(proof.challenges(), CHALLENGES);
     assert_eq!(proof.to_gimps_bytes(), FILE);
     let outcome = proof.outcome();
-    assert!(outcome.probable_prime);
+    assert!(outcome.probable_prime && !outcome.disguised_positive);
     assert_eq!(outcome.type3_res64, 9);
     assert_eq!(outcome.type1.res64_hex(), "0000000000000001");
 }

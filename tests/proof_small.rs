@@ -130,6 +130,7 @@ fn small_proofs_verify_round_trip_and_reject_tampering() {
         assert_eq!(report.squarings, final_span(p, power));
         assert_eq!(report.challenges, proof.challenges());
         assert_eq!(report.outcome.probable_prime, MERSENNE_PRIMES.contains(&p), "p={p}");
+        assert!(!report.outcome.disguised_positive, "p={p}");
         let nine = Residue::from_integer(p, &(report.outcome.type1.to_integer() * 9u32));
         assert_eq!(nine, x_p);
         // The first middle is x at the first span.

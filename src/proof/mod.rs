@@ -6,15 +6,16 @@
 
 pub mod arith;
 pub mod gimps;
+pub mod outcome;
 pub mod pietrzak;
 pub mod points;
 
 use crate::residue::Residue;
 use arith::ProofArith;
 use gimps::FormatError;
+pub use outcome::{prp_outcome, PrpOutcome};
 use pietrzak::ScheduleError;
 use points::{ProofStore, StoreError};
-use rug::Integer;
 use std::path::PathBuf;
 use thiserror::Error;
 
@@ -61,26 +62,6 @@ pub struct ProofReport {
     /// The 64-bit challenges h_0..h_{power−1}.
     pub challenges: Vec<u64>,
     pub outcome: PrpOutcome,
-}
-
-/// What the final residue B = 3^(2^p) mod M_p (type 3) says about M_p.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PrpOutcome {
-    /// B = 9: M_p is a base-3 probable prime; otherwise M_p is composite.
-    pub probable_prime: bool,
-    /// res64 of B itself (type-3 residue).
-    pub type3_res64: u64,
-    /// The type-1 residue 3^(M_p − 1) = B/9 mod M_p (1 for a probable prime); GIMPS reports its res64.
-    pub type1: Residue,
-}
-
-/// What B = 3^(2^p) mod M_p implies (p odd, so 9 is invertible modulo M_p).
-pub fn prp_outcome(b: &Residue) -> PrpOutcome {
-    let p = b.exponent();
-    let m = (Integer::from(1) << p) - 1u32;
-    let inv9 = Integer::from(9).invert(&m).unwrap_or_default();
-    let type1 = Residue::from_integer(p, &(b.to_integer() * inv9));
-    PrpOutcome { probable_prime: b.equals_u64(9), type3_res64: b.res64(), type1 }
 }
 
 impl Proof {
