@@ -113,7 +113,8 @@ impl Proof {
         gimps::decode(bytes)
     }
 
-    /// Verify the proof for start value x0 (3 for every GIMPS proof).
+    /// Verify the proof for start value x0 (3 for every GIMPS proof; the report's `outcome`
+    /// reads B as a base-3 result, so it means something only for x0 = 3).
     pub fn verify<A: ProofArith + ?Sized>(&self, arith: &mut A, x0: u64) -> Result<ProofReport, ProofError> {
         pietrzak::verify(self, arith, x0)
     }
