@@ -16,6 +16,7 @@ pub mod fsutil;
 pub mod host;
 pub mod layout;
 pub mod progress;
+pub mod proof;
 pub mod report;
 pub mod residue;
 pub mod run;

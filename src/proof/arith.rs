@@ -1,0 +1,135 @@
+//! The arithmetic a Pietrzak proof needs — multiplications, 64-bit exponentiations and runs of
+//! squarings modulo M_p — behind a small trait, so that a GPU can be plugged in later, and a CPU
+//! implementation on GMP (rug) that reduces modulo M_p by shift-and-add.
+
+use crate::residue::{reduce_mersenne, Residue};
+use rayon::prelude::*;
+use rug::Integer;
+
+/// One independent job for [`ProofArith::exp_mul_batch`]: `base^exp · factor`.
+#[derive(Debug, Clone, Copy)]
+pub struct ExpMul<'a> {
+    pub base: &'a Residue,
+    pub exp: u64,
+    pub factor: &'a Residue,
+}
+
+/// Arithmetic modulo M_p on canonical residues. All arguments of one call share one exponent p.
+pub trait ProofArith {
+    /// a · b mod M_p.
+    fn mul(&mut self, a: &Residue, b: &Residue) -> Residue;
+    /// a^e mod M_p (a^0 = 1).
+    fn exp(&mut self, a: &Residue, e: u64) -> Residue;
+    /// a^(2^n) mod M_p: n squarings.
+    fn square_n(&mut self, a: &Residue, n: u64) -> Residue;
+    /// a^e · b mod M_p.
+    fn exp_mul(&mut self, a: &Residue, e: u64, b: &Residue) -> Residue {
+        let t = self.exp(a, e);
+        self.mul(&t, b)
+    }
+    /// Independent `base^exp · factor` jobs, results in order. The default runs them one after
+    /// the other; an implementation with spare parallel capacity runs them at once.
+    fn exp_mul_batch(&mut self, jobs: &[ExpMul<'_>]) -> Vec<Residue> {
+        jobs.iter().map(|j| self.exp_mul(j.base, j.exp, j.factor)).collect()
+    }
+}
+
+/// GMP on the CPU; independent jobs of a batch run on the rayon thread pool.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CpuArith;
+
+fn square_reduce(x: &mut Integer, p: u32) {
+    x.square_mut();
+    reduce_mersenne(x, p);
+}
+
+fn mul_reduce(x: &mut Integer, y: &Integer, p: u32) {
+    *x *= y;
+    reduce_mersenne(x, p);
+}
+
+/// Left-to-right binary exponentiation of an already reduced value.
+fn pow_u64(base: &Integer, e: u64, p: u32) -> Integer {
+    if e == 0 {
+        return Integer::from(1);
+    }
+    let mut acc = base.clone();
+    for bit in (0..63 - e.leading_zeros()).rev() {
+        square_reduce(&mut acc, p);
+        if (e >> bit) & 1 == 1 {
+            mul_reduce(&mut acc, base, p);
+        }
+    }
+    acc
+}
+
+fn exp_mul_int(a: &Residue, e: u64, b: &Residue) -> Residue {
+    let p = a.exponent();
+    let mut x = pow_u64(&a.to_integer(), e, p);
+    mul_reduce(&mut x, &b.to_integer(), p);
+    Residue::from_integer(p, &x)
+}
+
+impl ProofArith for CpuArith {
+    fn mul(&mut self, a: &Residue, b: &Residue) -> Residue {
+        let p = a.exponent();
+        let mut x = a.to_integer();
+        mul_reduce(&mut x, &b.to_integer(), p);
+        Residue::from_integer(p, &x)
+    }
+
+    fn exp(&mut self, a: &Residue, e: u64) -> Residue {
+        let p = a.exponent();
+        Residue::from_integer(p, &pow_u64(&a.to_integer(), e, p))
+    }
+
+    fn square_n(&mut self, a: &Residue, n: u64) -> Residue {
+        let p = a.exponent();
+        let mut x = a.to_integer();
+        for _ in 0..n {
+            square_reduce(&mut x, p);
+        }
+        Residue::from_integer(p, &x)
+    }
+
+    fn exp_mul(&mut self, a: &Residue, e: u64, b: &Residue) -> Residue {
+        exp_mul_int(a, e, b)
+    }
+
+    fn exp_mul_batch(&mut self, jobs: &[ExpMul<'_>]) -> Vec<Residue> {
+        jobs.par_iter().map(|j| exp_mul_int(j.base, j.exp, j.factor)).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rug::ops::Pow;
+
+    fn mp(p: u32) -> Integer {
+        (Integer::from(1) << p) - 1u32
+    }
+
+    #[test]
+    fn cpu_matches_plain_gmp() {
+        let p = 521;
+        let a = Residue::from_integer(p, &(Integer::from(3).pow(400u32) + 12345u32));
+        let b = Residue::from_integer(p, &(Integer::from(7).pow(300u32)));
+        let m = mp(p);
+        let mut ar = CpuArith;
+        let want_mul = (a.to_integer() * b.to_integer()) % &m;
+        assert_eq!(ar.mul(&a, &b).to_integer(), want_mul);
+        for e in [0u64, 1, 2, 3, 0xdead_beef_cafe_f00d, u64::MAX] {
+            let want = a.to_integer().pow_mod(&Integer::from(e), &m).unwrap();
+            assert_eq!(ar.exp(&a, e).to_integer(), want, "e={e}");
+            let want2 = Integer::from(&want * &b.to_integer()) % &m;
+            assert_eq!(ar.exp_mul(&a, e, &b).to_integer(), want2);
+            let jobs = [ExpMul { base: &a, exp: e, factor: &b }, ExpMul { base: &b, exp: e, factor: &a }];
+            let got = ar.exp_mul_batch(&jobs);
+            assert_eq!(got[0].to_integer(), want2);
+            assert_eq!(got[1], ar.exp_mul(&b, e, &a));
+        }
+        let e = Integer::from(1) << 100u32;
+        assert_eq!(ar.square_n(&a, 100).to_integer(), a.to_integer().pow_mod(&e, &m).unwrap());
+    }
+}

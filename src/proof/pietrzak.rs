@@ -1,0 +1,308 @@
+//! The mathematics of GIMPS PRP proofs (Pietrzak's halving protocol as gpuowl/PRPLL and prime95
+//! implement it for "PRP PROOF" VERSION=2).
+//!
+//! The claim is A^(2^T) = B with A = x_0 = 3, T = p and B = 3^(2^p) mod M_p. One level halves T:
+//! the prover publishes the middle M = A^(2^⌈T/2⌉); with a challenge h the verifier sets
+//! A' = A^h·M and B' = M^h·B (B squared first when T is odd), and the new claim is
+//! A'^(2^⌈T/2⌉) = B'. After `power` levels the verifier checks the claim by ⌈p/2^power⌉ plain
+//! squarings.
+//!
+//! * B is x_p itself: VERSION=2 ends at iteration p for every p (VERSION=1 files ended at p
+//!   rounded up to a multiple of 2^power and are refused by the parser).
+//! * Spans: span_l = ⌈p/2^(l+1)⌉ for levels l = 0..power (gpuowl starts at (p+1)/2 and repeats
+//!   `(s+1)/2`); the final span, the verifier's squaring count, is ⌈p/2^power⌉ (4914 for
+//!   p = 1257787, power 8).
+//! * Points: the prover saves x_k at the 2^power iterations k = Σ b_l·span_l (for the binary
+//!   digits b_0…b_{power−1} of an index j in 1..2^power, b_0 the most significant), plus k = p.
+//!   Point index i (0-based, increasing iteration) is j = i + 1.
+//! * Hash chain: H_B = SHA3-256(bytes(B)); H_0 = SHA3-256(H_B ‖ bytes(M_0)); H_l =
+//!   SHA3-256(H_{l−1} ‖ bytes(M_l)); bytes() is the ⌈p/8⌉-byte little-endian form. The challenge
+//!   h_l is the first 8 bytes of H_l read little-endian. Every level, the last included, uses its
+//!   challenge (prime95's verifier uses 1 for the last level; both accept the same proofs).
+//! * Middles: M_l = Π_{i<2^l} x_{k(s·(2i+1))}^{e_i}, s = 2^(power−l−1), where e_i is the product
+//!   of h_{l−1−t} over the bits t of i that are 0; computed by combining neighbours pairwise,
+//!   left^h · right, level by level (gpuowl's ProofSet::computeProof).
+
+use super::arith::{ExpMul, ProofArith};
+use super::{prp_outcome, Proof, ProofError, ProofReport};
+use crate::exponent::{validate_exponent, ExponentError};
+use crate::residue::Residue;
+use rug::Integer;
+use sha3::{Digest, Sha3_256};
+use thiserror::Error;
+
+/// The largest proof power accepted (gpuowl allows up to 12; prime95 writes up to 12).
+pub const MAX_POWER: u32 = 12;
+
+/// Leaves per block combined with parallel batches while building a middle (2^4 residues held in
+/// memory at once, besides one per tree level above the block).
+const BLOCK_BITS: u32 = 4;
+
+/// Why (p, power) does not describe a proof.
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum ScheduleError {
+    #[error(transparent)]
+    Exponent(#[from] ExponentError),
+    #[error("PRP proofs need an odd prime exponent (got p={0})")]
+    EvenExponent(u32),
+    #[error("proof power {power} is out of range for p={p} (allowed 1..={max})")]
+    PowerOutOfRange { p: u32, power: u32, max: u32 },
+}
+
+/// Check that p is an odd prime (within the supported range) and power is usable for it.
+pub fn check_params(p: u32, power: u32) -> Result<(), ScheduleError> {
+    validate_exponent(p as u64)?;
+    if p == 2 {
+        return Err(ScheduleError::EvenExponent(p));
+    }
+    let max = max_power(p);
+    if power == 0 || power > max {
+        return Err(ScheduleError::PowerOutOfRange { p, power, max });
+    }
+    Ok(())
+}
+
+/// ⌈p/2^k⌉ for any k.
+fn ceil_shift(p: u32, k: u32) -> u64 {
+    (p as u64).div_ceil(1u64.checked_shl(k).unwrap_or(u64::MAX))
+}
+
+/// The spans span_l = ⌈p/2^(l+1)⌉, l = 0..power.
+pub fn spans(p: u32, power: u32) -> Vec<u64> {
+    (1..=power).map(|l| ceil_shift(p, l)).collect()
+}
+
+/// Squarings left to the verifier after the reduction: ⌈p/2^power⌉.
+pub fn final_span(p: u32, power: u32) -> u64 {
+    ceil_shift(p, power)
+}
+
+/// Run a batch and check that the arithmetic kept its side of the contract.
+fn batch<A: ProofArith + ?Sized>(arith: &mut A, jobs: &[ExpMul<'_>]) -> Result<Vec<Residue>, ProofError> {
+    let out = arith.exp_mul_batch(jobs);
+    if out.len() != jobs.len() {
+        return Err(ProofError::Arith(format!("exp_mul_batch returned {} results for {} jobs", out.len(), jobs.len())));
+    }
+    Ok(out)
+}
+
+/// The 2^power iterations, increasing, whose residues the prover saves (the last one is p).
+/// Call only with parameters accepted by [`check_params`] (the points are then increasing).
+fn points_unchecked(p: u32, power: u32) -> Vec<u64> {
+    let sp = spans(p, power);
+    let count = 1usize << power;
+    let mut out: Vec<u64> = (1..count)
+        .map(|j| {
+            (0..power as usize).filter(|&l| (j >> (power as usize - 1 - l)) & 1 == 1).map(|l| sp[l]).sum()
+        })
+        .collect();
+    out.push(p as u64);
+    out
+}
+
+/// The largest power (≤ [`MAX_POWER`]) whose proof points are strictly increasing and below p,
+/// i.e. distinct iterations of one run; at least 1 for every odd p ≥ 3.
+pub fn max_power(p: u32) -> u32 {
+    let mut best = 0;
+    for power in 1..=MAX_POWER {
+        let pts = points_unchecked(p, power);
+        if pts.windows(2).all(|w| w[0] < w[1]) && pts[0] > 0 {
+            best = power;
+        } else {
+            break;
+        }
+    }
+    best
+}
+
+/// The iterations at which a run must save x_k for a proof of this power (2^power of them,
+/// increasing, the last being p), exactly as gpuowl/PRPLL and prime95 choose them.
+pub fn proof_points(p: u32, power: u32) -> Result<Vec<u64>, ScheduleError> {
+    check_params(p, power)?;
+    Ok(points_unchecked(p, power))
+}
+
+/// SHA3-256 of B's canonical bytes: the root of the hash chain.
+pub fn root_hash(b: &Residue) -> [u8; 32] {
+    Sha3_256::digest(b.to_bytes()).into()
+}
+
+fn next_hash(prev: &[u8; 32], middle: &Residue) -> [u8; 32] {
+    let mut h = Sha3_256::new();
+    h.update(prev);
+    h.update(middle.to_bytes());
+    h.finalize().into()
+}
+
+fn challenge(hash: &[u8; 32]) -> u64 {
+    let mut first = [0u8; 8];
+    first.copy_from_slice(&hash[..8]);
+    u64::from_le_bytes(first)
+}
+
+/// The 64-bit challenges h_0.. of the hash chain over B and the given middles (one per middle).
+pub fn challenges(b: &Residue, middles: &[Residue]) -> Vec<u64> {
+    let mut hash = root_hash(b);
+    middles
+        .iter()
+        .map(|m| {
+            hash = next_hash(&hash, m);
+            challenge(&hash)
+        })
+        .collect()
+}
+
+/// Honest residues are units modulo M_p (powers of 3); a zero B or middle is rejected up front.
+fn require_nonzero(r: &Residue, which: impl FnOnce() -> String) -> Result<(), ProofError> {
+    if r.is_zero() {
+        return Err(ProofError::NotAUnit { which: which() });
+    }
+    Ok(())
+}
+
+/// A middle sharing a prime factor q with M_p would let a prover fake the claim modulo q (a zero
+/// middle makes every B "verify"). Any such middle leaves the reduced A ≡ 0 (mod q), since
+/// A' = A^h·M, so one gcd of the reduced A with M_p catches them all.
+fn require_unit(a: &Residue) -> Result<(), ProofError> {
+    let m = (Integer::from(1) << a.exponent()) - 1u32;
+    if a.is_zero() || Integer::from(a.to_integer().gcd_ref(&m)) != 1 {
+        return Err(ProofError::NotAUnit { which: "the reduced A (some middle is not a unit)".to_string() });
+    }
+    Ok(())
+}
+
+/// Build a proof from the saved residues. `load(i)` returns the residue at proof point i
+/// (0-based, see [`proof_points`]); each point is loaded exactly once, B (the last) first.
+pub fn build<A, L>(p: u32, power: u32, mut load: L, arith: &mut A) -> Result<Proof, ProofError>
+where
+    A: ProofArith + ?Sized,
+    L: FnMut(usize) -> Result<Residue, ProofError>,
+{
+    check_params(p, power)?;
+    let count = 1usize << power;
+    let mut get = |i: usize| -> Result<Residue, ProofError> {
+        let r = load(i)?;
+        if r.exponent() != p {
+            return Err(ProofError::MixedExponents { expected: p, which: format!("proof point {i}"), got: r.exponent() });
+        }
+        Ok(r)
+    };
+    let b = get(count - 1)?;
+    require_nonzero(&b, || "B".to_string())?;
+    let mut hash = root_hash(&b);
+    let mut hs: Vec<u64> = Vec::with_capacity(power as usize);
+    let mut middles = Vec::with_capacity(power as usize);
+    for level in 0..power {
+        let stride = 1usize << (power - level - 1);
+        let leaves = 1usize << level;
+        let block_bits = level.min(BLOCK_BITS);
+        let block = 1usize << block_bits;
+        // Stack of subtree values above block level, as in a binary counter.
+        let mut stack: Vec<Residue> = Vec::with_capacity(level as usize + 1);
+        for q in 0..leaves / block {
+            let mut layer = Vec::with_capacity(block);
+            for i in q * block..(q + 1) * block {
+                layer.push(get(stride * (2 * i + 1) - 1)?);
+            }
+            for t in 0..block_bits {
+                let h = hs[(level - 1 - t) as usize];
+                let jobs: Vec<ExpMul<'_>> =
+                    layer.chunks(2).map(|pair| ExpMul { base: &pair[0], exp: h, factor: &pair[1] }).collect();
+                layer = batch(arith, &jobs)?;
+            }
+            stack.extend(layer);
+            let mut t = 0;
+            while (q >> t) & 1 == 1 {
+                let right = stack.pop().expect("binary counter keeps a left operand");
+                let left = stack.pop().expect("binary counter keeps a left operand");
+                let h = hs[(level - 1 - block_bits - t) as usize];
+                stack.push(arith.exp_mul(&left, h, &right));
+                t += 1;
+            }
+        }
+        let m = stack.pop().expect("one value per level");
+        require_nonzero(&m, || format!("middle {level}"))?;
+        hash = next_hash(&hash, &m);
+        hs.push(challenge(&hash));
+        middles.push(m);
+    }
+    Proof::new(b, middles)
+}
+
+/// Verify `proof` for the start value x0 (3 for GIMPS): the reduction, then the final squarings.
+pub fn verify<A: ProofArith + ?Sized>(proof: &Proof, arith: &mut A, x0: u64) -> Result<ProofReport, ProofError> {
+    let p = proof.p();
+    require_nonzero(proof.b(), || "B".to_string())?;
+    for (i, m) in proof.middles().iter().enumerate() {
+        require_nonzero(m, || format!("middle {i}"))?;
+    }
+    let hs = challenges(proof.b(), proof.middles());
+    let mut a = Residue::from_u64(p, x0);
+    let mut b = proof.b().clone();
+    let mut span = p as u64;
+    for (m, &h) in proof.middles().iter().zip(&hs) {
+        if span % 2 == 1 {
+            b = arith.square_n(&b, 1);
+        }
+        let mut next = batch(arith, &[ExpMul { base: m, exp: h, factor: &b }, ExpMul { base: &a, exp: h, factor: m }])?;
+        a = next.pop().expect("batch checked two results");
+        b = next.pop().expect("batch checked two results");
+        span = span.div_ceil(2);
+    }
+    require_unit(&a)?;
+    let end = arith.square_n(&a, span);
+    if end != b {
+        return Err(ProofError::Rejected { squarings: span, a_res64: end.res64(), b_res64: b.res64() });
+    }
+    Ok(ProofReport { p, power: proof.power(), squarings: span, challenges: hs, outcome: prp_outcome(proof.b()) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spans_and_points_of_the_real_exponent() {
+        let p = 1_257_787;
+        assert_eq!(spans(p, 8), [628_894, 314_447, 157_224, 78_612, 39_306, 19_653, 9_827, 4_914]);
+        assert_eq!(final_span(p, 8), 4914);
+        let pts = proof_points(p, 8).unwrap();
+        assert_eq!(pts.len(), 256);
+        assert_eq!(pts[127], 628_894); // j = 128: the first middle's point
+        assert_eq!(pts[0], 4_914);
+        assert_eq!(pts[254], spans(p, 8).iter().sum::<u64>());
+        assert_eq!(*pts.last().unwrap(), p as u64);
+    }
+
+    #[test]
+    fn points_match_gpuowl_construction() {
+        // gpuowl: start from {0}, for each span add span to every existing point, sort,
+        // drop 0, append p.
+        for (p, power) in [(1_257_787u32, 8u32), (44_497, 5), (9_689, 8), (31, 2), (107, 3)] {
+            let mut pts = vec![0u64];
+            for s in spans(p, power) {
+                let more: Vec<u64> = pts.iter().map(|x| x + s).collect();
+                pts.extend(more);
+            }
+            pts.sort_unstable();
+            pts.remove(0);
+            pts.push(p as u64);
+            assert_eq!(proof_points(p, power).unwrap(), pts, "p={p} power={power}");
+        }
+    }
+
+    #[test]
+    fn parameter_checks() {
+        assert_eq!(check_params(2, 1), Err(ScheduleError::EvenExponent(2)));
+        assert!(matches!(check_params(9, 1), Err(ScheduleError::Exponent(ExponentError::NotPrime(9)))));
+        assert!(matches!(check_params(1_257_787, 0), Err(ScheduleError::PowerOutOfRange { .. })));
+        assert!(matches!(check_params(1_257_787, 13), Err(ScheduleError::PowerOutOfRange { max: 12, .. })));
+        assert_eq!(max_power(3), 1);
+        assert!(max_power(31) >= 2);
+        for p in [3u32, 5, 7, 13, 31, 61, 89, 127, 521, 9689] {
+            let k = max_power(p);
+            assert!(check_params(p, k).is_ok());
+            assert!(k == MAX_POWER || check_params(p, k + 1).is_err());
+        }
+    }
+}
