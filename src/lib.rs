@@ -7,4 +7,7 @@
 
 pub mod engine;
 pub mod exponent;
+pub mod field;
+pub mod ntt;
+pub mod plan;
 pub mod residue;
