@@ -8,6 +8,7 @@
 pub mod engine;
 pub mod exponent;
 pub mod field;
+pub mod gpu;
 pub mod ntt;
 pub mod plan;
 pub mod residue;

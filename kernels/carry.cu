@@ -1,0 +1,52 @@
+// Carry propagation, in parallel (src/plan.rs explains the scheme and its bounds; src/ntt.rs
+// carry_walk / carry_fixup are the CPU twin). One thread per segment of seg_len digits.
+// The state's shift count s lives on the device: carry_walk injects the LL term -2*2^s' with
+// s' = 2s mod p when `inject` is set, and carry_fixup stores s' when `advance` is set, so an
+// iteration needs no argument from the host and can be replayed from a CUDA graph.
+
+__device__ __forceinline__ i64 balance(i64 t, u32 w, i64* up) {
+    const i64 half = 1ll << (w - 1);
+    const i64 d = ((t + half) & ((1ll << w) - 1)) - half;
+    *up = (t - d) >> w;
+    return d;
+}
+
+extern "C" __global__ void carry_walk(u64* x, i64* carries, Layout L, const u32* shift, u32 inject) {
+    const u64 seg = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (seg >= ((1ull << L.log_n) / L.seg_len)) return;
+    u64 bit = ~0ull;  // no injection
+    if (inject) {
+        u64 s2 = (2ull * (u64)shift[0]) % L.p;
+        bit = (s2 + 1) % L.p;
+    }
+    i64 carry = 0;
+    u64 j = seg * L.seg_len;
+    u64 start = digit_start(L, j);
+    for (u32 k = 0; k < L.seg_len; k++, j++) {
+        const u64 next = digit_start(L, j + 1);
+        const u32 w = (u32)(next - start);
+        const i64 c = (i64)x[j];
+        i64 t = (c & ((1ll << w) - 1)) + carry;
+        if (bit >= start && bit < next) t -= 1ll << (bit - start);
+        i64 up;
+        x[j] = (u64)balance(t, w, &up);
+        carry = (c >> w) + up;
+        start = next;
+    }
+    carries[seg] = carry;
+}
+
+extern "C" __global__ void carry_fixup(u64* x, const i64* carries, Layout L, u32* shift, u32 advance) {
+    const u64 segs = (1ull << L.log_n) / L.seg_len;
+    const u64 seg = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (seg >= segs) return;
+    i64 carry = carries[(seg + segs - 1) % segs];
+    u64 j = seg * L.seg_len;
+    for (u32 k = 0; k < L.fixup_depth; k++, j++) {
+        i64 up;
+        x[j] = (u64)balance((i64)x[j] + carry, digit_width(L, j), &up);
+        carry = up;
+    }
+    x[j] = (u64)((i64)x[j] + carry);
+    if (advance && seg == 0) shift[0] = (u32)((2ull * (u64)shift[0]) % L.p);
+}
