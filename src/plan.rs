@@ -31,6 +31,8 @@ use rug::Integer;
 
 /// Largest supported transform length: 2^26 (the largest n with an n-th root of 2 in the field).
 pub const MAX_LOG2: u32 = MAX_ROOT_OF_TWO_LOG;
+/// The smallest exponent with a plan (p = 13: four digits of 3–4 bits).
+pub const MIN_EXPONENT: u32 = 13;
 /// Digits per carry segment (fewer when n is smaller).
 const MAX_SEG_LEN: usize = 16;
 /// log2 of the largest chunk the shared-memory kernel transforms (4096 words = 32 KiB).
@@ -134,6 +136,9 @@ fn carry_bounds(p: u32, n: usize, w_min: u32, w_max: u32) -> Result<CarryBounds,
 impl Plan {
     /// The smallest power-of-two length that satisfies the bound.
     pub fn new(p: u32) -> Result<Plan, EngineError> {
+        if p < MIN_EXPONENT {
+            return Err(no_plan(p, format!("exponents below {MIN_EXPONENT} are too small for the carry scheme")));
+        }
         let mut last = String::from("no length tried");
         for log2 in 1..=MAX_LOG2 {
             match Plan::with_log2(p, log2) {
@@ -207,7 +212,9 @@ impl Plan {
     pub fn log2(&self) -> u32 {
         self.len.log2
     }
-    /// Digits per carry segment (K).
+    /// The smallest exponent with a plan (p = 13: four digits of 3–4 bits).
+pub const MIN_EXPONENT: u32 = 13;
+/// Digits per carry segment (K).
     pub fn seg_len(&self) -> usize {
         self.seg_len
     }
