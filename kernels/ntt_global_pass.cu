@@ -1,4 +1,4 @@
-// Global-memory NTT passes: R radix-2 stages per pass (R = 1..4), 2^R values per thread in
+// Global-memory NTT passes: R radix-2 stages per pass (R = 1..5), 2^R values per thread in
 // registers. A pass covers the stage half-sizes s*2^(R-1) down to s (forward, DIF) or s up to
 // s*2^(R-1) (inverse, DIT); thread t owns the values B + i + k*s, k < 2^R. The first forward pass
 // weighs the digits on load; the last inverse pass unweighs on store. Same butterflies as
@@ -73,3 +73,4 @@ PASS_KERNELS(1)
 PASS_KERNELS(2)
 PASS_KERNELS(3)
 PASS_KERNELS(4)
+PASS_KERNELS(5)

@@ -37,8 +37,13 @@ pub const MIN_EXPONENT: u32 = 13;
 const MAX_SEG_LEN: usize = 16;
 /// log2 of the largest chunk the shared-memory kernel transforms (4096 words = 32 KiB).
 pub const MAX_SHARED_LOG2: u32 = 12;
-/// At most this many radix-2 stages per global-memory pass (16 values per thread).
-pub const MAX_PASS_STAGES: u32 = 4;
+/// log2 of the smallest chunk of the shared-memory kernel (when n is at least that long).
+const MIN_SHARED_LOG2: u32 = 5;
+/// The shared kernel should run on at least 2^this many blocks (132 SMs), so small lengths use
+/// smaller chunks and more global passes rather than leave most of the GPU idle.
+const SHARED_BLOCKS_LOG2: u32 = 7;
+/// At most this many radix-2 stages per global-memory pass (32 values per thread).
+pub const MAX_PASS_STAGES: u32 = 5;
 
 /// Transform length odd·2^log2. Only odd = 1 is planned now; the type leaves room for 3·2^k and
 /// 5·2^k (P − 1 has the factors 3 and 5).
@@ -232,7 +237,8 @@ pub const MIN_EXPONENT: u32 = 13;
     }
     /// log2 of the contiguous chunk transformed in shared memory.
     pub fn shared_log2(&self) -> u32 {
-        self.len.log2.min(MAX_SHARED_LOG2)
+        let log2 = self.len.log2;
+        log2.saturating_sub(SHARED_BLOCKS_LOG2).clamp(MIN_SHARED_LOG2, MAX_SHARED_LOG2).min(log2)
     }
     /// Stage counts of the global-memory passes, outermost (largest stride) first; the forward
     /// transform runs them in this order, the inverse in reverse.
@@ -415,8 +421,9 @@ mod tests {
             assert_eq!(tw[m + 1].pow(m as u64), Gl::ONE.neg());
             assert_eq!(tw[m + 1].mul(itw[m + 1]), Gl::ONE);
         }
-        assert_eq!(plan.global_passes(), vec![4]);
-        assert_eq!(Plan::new(82_589_933).unwrap().global_passes(), vec![4, 3, 3]);
+        assert_eq!(plan.shared_log2(), 9);
+        assert_eq!(plan.global_passes(), vec![4, 3]);
+        assert_eq!(Plan::new(82_589_933).unwrap().global_passes(), vec![5, 5]);
     }
 
     quickcheck! {

@@ -4,6 +4,7 @@
 //! disk, keyed by source hash, GPU name, driver and NVRTC versions, so a second start is instant.
 
 use crate::engine::EngineError;
+use crate::plan::MAX_PASS_STAGES;
 use cudarc::driver::{sys, CudaContext, CudaFunction, CudaModule, CudaStream};
 use cudarc::nvrtc::Ptx;
 use std::ffi::CString;
@@ -133,8 +134,8 @@ fn cubin_for(arch: &str, name: &str) -> Result<(Vec<u8>, bool), EngineError> {
 fn load_kernels(module: &Arc<CudaModule>) -> Result<Kernels, EngineError> {
     let f = |name: &str| module.load_function(name).map_err(cuda_err(name));
     Ok(Kernels {
-        fwd_pass: (1..=4).map(|r| f(&format!("fwd_pass_r{r}"))).collect::<Result<_, _>>()?,
-        inv_pass: (1..=4).map(|r| f(&format!("inv_pass_r{r}"))).collect::<Result<_, _>>()?,
+        fwd_pass: (1..=MAX_PASS_STAGES).map(|r| f(&format!("fwd_pass_r{r}"))).collect::<Result<_, _>>()?,
+        inv_pass: (1..=MAX_PASS_STAGES).map(|r| f(&format!("inv_pass_r{r}"))).collect::<Result<_, _>>()?,
         shared_square: f("shared_square")?,
         carry_walk: f("carry_walk")?,
         carry_fixup: f("carry_fixup")?,

@@ -52,10 +52,9 @@ pub(crate) struct Pipeline {
     passes: Vec<(u32, u32)>,
 }
 
-const BLOCK: u32 = 256;
-
+/// Threads per block: 256, or 64 when there are too few threads to give every SM a few blocks.
 fn grid(threads: u64) -> LaunchConfig {
-    let block = (threads.min(BLOCK as u64)) as u32;
+    let block = if threads >= 1 << 17 { 256 } else { 64 }.min(threads) as u32;
     LaunchConfig { grid_dim: (threads.div_ceil(block as u64) as u32, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 }
 }
 
@@ -152,7 +151,9 @@ impl Pipeline {
     /// Carry pass 1 (segment walks); `inject` adds the LL term for the shift stored at `shift`.
     pub fn carry_walk(&self, dev: &Device, x: u64, carries: u64, shift: u64, inject: bool) -> Result<(), EngineError> {
         let segs = self.n() / self.plan.seg_len() as u64;
-        Self::launch(dev, &dev.kernels.carry_walk, grid(segs), &[&x, &carries, &self.layout, &shift, &u32::from(inject)])
+        let mut cfg = grid(segs);
+        cfg.shared_mem_bytes = cfg.block_dim.0 * (self.plan.seg_len() as u32 + 1) * 8;
+        Self::launch(dev, &dev.kernels.carry_walk, cfg, &[&x, &carries, &self.layout, &shift, &u32::from(inject)])
     }
 
     /// Carry pass 2 (fix-ups); `advance` doubles the stored shift (a squaring happened).
