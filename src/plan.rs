@@ -42,8 +42,9 @@ const MIN_SHARED_LOG2: u32 = 5;
 /// The shared kernel should run on at least 2^this many blocks (132 SMs), so small lengths use
 /// smaller chunks and more global passes rather than leave most of the GPU idle.
 const SHARED_BLOCKS_LOG2: u32 = 7;
-/// At most this many radix-2 stages per global-memory pass (32 values per thread).
-pub const MAX_PASS_STAGES: u32 = 5;
+/// At most this many radix-2 stages per global-memory pass (a pass runs its stages on
+/// 2^stages-value columns in shared memory, at least 4 columns per block in 32 KiB).
+pub const MAX_PASS_STAGES: u32 = 10;
 
 /// Transform length odd·2^log2. Only odd = 1 is planned now; the type leaves room for 3·2^k and
 /// 5·2^k (P − 1 has the factors 3 and 5).
@@ -422,8 +423,8 @@ mod tests {
             assert_eq!(tw[m + 1].mul(itw[m + 1]), Gl::ONE);
         }
         assert_eq!(plan.shared_log2(), 9);
-        assert_eq!(plan.global_passes(), vec![4, 3]);
-        assert_eq!(Plan::new(82_589_933).unwrap().global_passes(), vec![5, 5]);
+        assert_eq!(plan.global_passes(), vec![7]);
+        assert_eq!(Plan::new(82_589_933).unwrap().global_passes(), vec![10]);
     }
 
     quickcheck! {

@@ -73,8 +73,8 @@ impl KernelChecker {
             .collect();
         let random_field: Vec<Gl> = (0..n).map(|_| Gl::new(rng.next() % P)).collect();
         let alloc = || self.dev.stream.alloc_zeros::<u64>(n).map_err(cuda_err("alloc"));
-        let (mut x, mut y, mut carries) = (alloc()?, alloc()?, alloc()?);
-        let (xa, ya, ca) = (addr(&self.dev, &x), addr(&self.dev, &y), addr(&self.dev, &carries));
+        let (mut x, mut y) = (alloc()?, alloc()?);
+        let (xa, ya) = (addr(&self.dev, &x), addr(&self.dev, &y));
         let mut shift_buf = self.dev.stream.alloc_zeros::<u32>(1).map_err(cuda_err("alloc"))?;
         let sa = addr(&self.dev, &shift_buf);
         let mut out = Vec::new();
@@ -87,7 +87,7 @@ impl KernelChecker {
             ntt::forward_stages(&plan, &mut twin, n / 2, sl);
             self.put(&mut x, &signed_words(&digits))?;
             pipe.forward_global(&self.dev, xa)?;
-            out.push(KernelVerdict { kernel: "fwd_pass (weigh)", ok: self.get(&x)? == as_words(&twin) });
+            out.push(KernelVerdict { kernel: "fwd_columns (weigh)", ok: self.get(&x)? == as_words(&twin) });
         }
         // Shared kernel, square mode, on random field input (or the digits when it is the only pass).
         let (input, mut t) = if global {
@@ -122,7 +122,7 @@ impl KernelChecker {
             let want = signed_words(&ntt::unweight_out(&plan, &inv));
             self.put(&mut x, &as_words(&random_field))?;
             pipe.inverse_global(&self.dev, xa)?;
-            out.push(KernelVerdict { kernel: "inv_pass (unweigh)", ok: self.get(&x)? == want });
+            out.push(KernelVerdict { kernel: "inv_columns (unweigh)", ok: self.get(&x)? == want });
         }
         // Carries on convolution-sized values with the LL term at a random shift.
         let (_, w_max) = plan.widths();
@@ -130,21 +130,16 @@ impl KernelChecker {
         let c: Vec<i64> = (0..n).map(|_| (rng.next() % lim) as i64 - (lim / 2) as i64).collect();
         let s = (rng.next() % p as u64) as u32;
         let s2 = ((2 * s as u64) % p as u64) as u32;
-        let (walked, seg_carries) = ntt::carry_walk(&plan, &c, Some(plan.minus_two_at(s2)));
-        self.put(&mut x, &signed_words(&c))?;
-        self.dev.stream.memcpy_htod(&[s], &mut shift_buf).map_err(cuda_err("upload"))?;
-        pipe.carry_walk(&self.dev, xa, ca, sa, true)?;
-        let got_c = self.get(&carries)?;
-        let ok = self.get(&x)? == signed_words(&walked) && got_c[..seg_carries.len()] == signed_words(&seg_carries)[..];
-        out.push(KernelVerdict { kernel: "carry_walk (with -2*2^s)", ok });
-        let mut fixed = walked.clone();
-        ntt::carry_fixup(&plan, &mut fixed, &seg_carries);
-        self.put(&mut x, &signed_words(&walked))?;
-        self.put(&mut carries, &signed_words(&seg_carries))?;
-        pipe.carry_fixup(&self.dev, xa, ca, sa, true)?;
-        let got_s = self.dev.stream.clone_dtoh(&shift_buf).map_err(cuda_err("download"))?;
-        let ok = self.get(&x)? == signed_words(&fixed) && got_s == [s2];
-        out.push(KernelVerdict { kernel: "carry_fixup (+shift)", ok });
+        let want = ntt::carry(&plan, &c, Some(plan.minus_two_at(s2)));
+        // Twice: the kernel's counters and flags must be back at zero after a launch.
+        for _ in 0..2 {
+            self.put(&mut x, &signed_words(&c))?;
+            self.dev.stream.memcpy_htod(&[s], &mut shift_buf).map_err(cuda_err("upload"))?;
+            pipe.carry(&self.dev, xa, sa, true, true)?;
+            let got_s = self.dev.stream.clone_dtoh(&shift_buf).map_err(cuda_err("download"))?;
+            let ok = self.get(&x)? == signed_words(&want) && got_s == [s2];
+            out.push(KernelVerdict { kernel: "carry (with -2*2^s, shift)", ok });
+        }
         Ok(out)
     }
 }

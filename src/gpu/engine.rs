@@ -3,7 +3,7 @@
 //! every read. Iterations are launched in batches replayed from a CUDA graph.
 
 use super::module::{cuda_err, Device};
-use super::pipeline::{addr, MulBuffers, Pipeline};
+use super::pipeline::{addr, Pipeline};
 use crate::engine::{Engine, EngineError, Shift};
 use crate::exponent::TestKind;
 use crate::plan::Plan;
@@ -18,7 +18,6 @@ struct Buffers {
     x: CudaSlice<u64>,
     acc: CudaSlice<u64>,
     tmp: CudaSlice<u64>,
-    carries: CudaSlice<u64>,
     shift: CudaSlice<u32>,
 }
 
@@ -52,14 +51,12 @@ impl GpuEngine {
         let dev = Device::open()?;
         let p = plan.exponent();
         let n = plan.n();
-        let segs = n / plan.seg_len();
         let pipe = Pipeline::new(&dev, plan)?;
         let alloc = |len: usize| dev.stream.alloc_zeros::<u64>(len).map_err(cuda_err("alloc"));
         let buf = Buffers {
             x: alloc(n)?,
             acc: alloc(n)?,
             tmp: alloc(n)?,
-            carries: alloc(segs)?,
             shift: dev.stream.alloc_zeros::<u32>(1).map_err(cuda_err("alloc"))?,
         };
         let shift = Shift::new(p, shift);
@@ -99,7 +96,7 @@ impl GpuEngine {
 
     /// Queue `count` squarings without waiting for them (the host shift advances with them).
     pub(crate) fn launch_iterations(&mut self, count: u64) -> Result<(), EngineError> {
-        let (x, c, s) = (addr(&self.dev, &self.buf.x), addr(&self.dev, &self.buf.carries), addr(&self.dev, &self.buf.shift));
+        let (x, s) = (addr(&self.dev, &self.buf.x), addr(&self.dev, &self.buf.shift));
         let ll = self.kind == TestKind::Ll;
         let mut left = count;
         if left >= GRAPH_ITERS && self.graph.is_none() {
@@ -107,7 +104,7 @@ impl GpuEngine {
             stream
                 .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
                 .map_err(cuda_err("capture"))?;
-            let queued = (0..GRAPH_ITERS).try_for_each(|_| self.pipe.square(&self.dev, x, c, s, ll));
+            let queued = (0..GRAPH_ITERS).try_for_each(|_| self.pipe.square(&self.dev, x, s, ll));
             let graph = stream.end_capture(sys::CUgraphInstantiate_flags(0)).map_err(cuda_err("graph"))?;
             queued?;
             self.graph = graph.map(Graph);
@@ -119,7 +116,7 @@ impl GpuEngine {
             }
         }
         for _ in 0..left {
-            self.pipe.square(&self.dev, x, c, s, ll)?;
+            self.pipe.square(&self.dev, x, s, ll)?;
         }
         for _ in 0..count {
             self.shift = self.shift.squared();
@@ -186,15 +183,8 @@ impl Engine for GpuEngine {
     }
     fn acc_mul(&mut self) -> Result<(), EngineError> {
         let d = &self.dev;
-        let bufs = MulBuffers {
-            acc: addr(d, &self.buf.acc),
-            x: addr(d, &self.buf.x),
-            tmp: addr(d, &self.buf.tmp),
-            carries: addr(d, &self.buf.carries),
-            shift: addr(d, &self.buf.shift),
-            n_bytes: self.pipe.plan.n() * 8,
-        };
-        self.pipe.multiply(d, bufs)?;
+        let (acc, x, tmp) = (addr(d, &self.buf.acc), addr(d, &self.buf.x), addr(d, &self.buf.tmp));
+        self.pipe.multiply(d, acc, x, tmp, addr(d, &self.buf.shift))?;
         self.acc_shift = self.acc_shift.plus(self.shift);
         self.synchronize()
     }

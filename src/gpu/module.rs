@@ -4,7 +4,6 @@
 //! disk, keyed by source hash, GPU name, driver and NVRTC versions, so a second start is instant.
 
 use crate::engine::EngineError;
-use crate::plan::MAX_PASS_STAGES;
 use cudarc::driver::{sys, CudaContext, CudaFunction, CudaModule, CudaStream};
 use cudarc::nvrtc::Ptx;
 use std::ffi::CString;
@@ -14,7 +13,7 @@ use std::sync::Arc;
 /// Kernel sources, in the order they are concatenated into one compilation unit.
 const SOURCES: [&str; 5] = [
     include_str!("../../kernels/goldilocks.cuh"),
-    include_str!("../../kernels/ntt_global_pass.cu"),
+    include_str!("../../kernels/ntt_column_pass.cu"),
     include_str!("../../kernels/ntt_shared_square.cu"),
     include_str!("../../kernels/carry.cu"),
     include_str!("../../kernels/fault_inject.cu"),
@@ -26,12 +25,10 @@ pub(crate) fn cuda_err(what: &str) -> impl Fn(cudarc::driver::DriverError) -> En
 
 /// Every kernel the engine launches.
 pub(crate) struct Kernels {
-    /// fwd_pass[r − 1], inv_pass[r − 1]: global passes of r stages.
-    pub fwd_pass: Vec<CudaFunction>,
-    pub inv_pass: Vec<CudaFunction>,
+    pub fwd_columns: CudaFunction,
+    pub inv_columns: CudaFunction,
     pub shared_square: CudaFunction,
-    pub carry_walk: CudaFunction,
-    pub carry_fixup: CudaFunction,
+    pub carry: CudaFunction,
     pub flip_bit: CudaFunction,
 }
 
@@ -134,11 +131,10 @@ fn cubin_for(arch: &str, name: &str) -> Result<(Vec<u8>, bool), EngineError> {
 fn load_kernels(module: &Arc<CudaModule>) -> Result<Kernels, EngineError> {
     let f = |name: &str| module.load_function(name).map_err(cuda_err(name));
     Ok(Kernels {
-        fwd_pass: (1..=MAX_PASS_STAGES).map(|r| f(&format!("fwd_pass_r{r}"))).collect::<Result<_, _>>()?,
-        inv_pass: (1..=MAX_PASS_STAGES).map(|r| f(&format!("inv_pass_r{r}"))).collect::<Result<_, _>>()?,
+        fwd_columns: f("fwd_columns")?,
+        inv_columns: f("inv_columns")?,
         shared_square: f("shared_square")?,
-        carry_walk: f("carry_walk")?,
-        carry_fixup: f("carry_fixup")?,
+        carry: f("carry")?,
         flip_bit: f("flip_bit")?,
     })
 }

@@ -1,7 +1,8 @@
 //! The plan on the device and the launch sequence of one squaring or multiplication: global
-//! forward passes (weights fused into the first), the shared-memory kernel (innermost forward
-//! stages, pointwise square or multiply, innermost inverse stages), global inverse passes
-//! (unweighting fused into the last), then the two carry passes. Nothing is copied to the host.
+//! forward column passes (weights fused into the first), the shared-memory kernel (innermost
+//! forward stages, pointwise square or multiply, innermost inverse stages), global inverse
+//! column passes (unweighting fused into the last), then one carry kernel. Nothing is copied
+//! to the host.
 
 use super::module::{cuda_err, Device};
 use crate::engine::EngineError;
@@ -43,19 +44,43 @@ pub(crate) fn addr<T>(dev: &Device, s: &CudaSlice<T>) -> u64 {
     ptr
 }
 
+/// One global pass: `stages` radix-2 stages down to half-size 2^s_log, 2^c_log columns a block.
+#[derive(Clone, Copy, Debug)]
+struct Pass {
+    stages: u32,
+    s_log: u32,
+    c_log: u32,
+}
+
+/// log2 of the shared-memory words a column block may use (32 KiB).
+const COLUMN_WORDS_LOG2: u32 = 12;
+/// At most 2^5 adjacent columns per block; at least 2^2 (32-byte runs, one memory sector).
+const COLUMNS_LOG2: (u32, u32) = (2, 5);
+/// Column blocks to aim for per pass (132 SMs).
+const COLUMN_BLOCKS_LOG2: u32 = 7;
+/// Threads per carry block (one segment each); must not exceed CARRY_MAX_BLOCK in carry.cu.
+const CARRY_BLOCK: u64 = 256;
+
+/// Scratch of the carry kernel: each block's published carry, its flag, ticket and done counters.
+struct CarryScratch {
+    blocks: u32,
+    threads: u32,
+    published: CudaSlice<u64>,
+    flags: CudaSlice<u32>,
+    sync: CudaSlice<u32>,
+}
+
 /// Plan tables on the device and the launches that use them.
 pub(crate) struct Pipeline {
     pub plan: Plan,
     layout: Layout,
     _tables: Vec<CudaSlice<u64>>,
-    /// (stages, s_log) of each global pass in forward order.
-    passes: Vec<(u32, u32)>,
+    passes: Vec<Pass>,
+    carry: CarryScratch,
 }
 
-/// Threads per block: 256, or 64 when there are too few threads to give every SM a few blocks.
-fn grid(threads: u64) -> LaunchConfig {
-    let block = if threads >= 1 << 17 { 256 } else { 64 }.min(threads) as u32;
-    LaunchConfig { grid_dim: (threads.div_ceil(block as u64) as u32, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 }
+fn config(blocks: u64, threads: u64, shared_words: u64) -> LaunchConfig {
+    LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (threads as u32, 1, 1), shared_mem_bytes: (shared_words * 8) as u32 }
 }
 
 impl Pipeline {
@@ -85,16 +110,33 @@ impl Pipeline {
             seg_len: plan.seg_len() as u32,
             fixup_depth: plan.fixup_depth() as u32,
         };
-        let mut top = plan.log2(); // log2 of the block size 2M the next pass splits
+        let mut top = plan.log2(); // log2 of the block-row the next pass splits
         let passes = plan
             .global_passes()
             .into_iter()
-            .map(|r| {
-                top -= r;
-                (r, top)
+            .map(|stages| {
+                top -= stages;
+                let columns_log = plan.log2() - stages;
+                let c_log = columns_log
+                    .saturating_sub(COLUMN_BLOCKS_LOG2)
+                    .clamp(COLUMNS_LOG2.0, COLUMNS_LOG2.1)
+                    .min(COLUMN_WORDS_LOG2 - stages)
+                    .min(top);
+                Pass { stages, s_log: top, c_log }
             })
             .collect();
-        Ok(Pipeline { plan, layout, _tables: tables, passes })
+        let segs = (plan.n() / plan.seg_len()) as u64;
+        let threads = segs.min(if segs >= 1 << 15 { CARRY_BLOCK } else { 64 });
+        let blocks = segs.div_ceil(threads);
+        let zeros = |len: u64| dev.stream.alloc_zeros::<u32>(len as usize).map_err(cuda_err("alloc"));
+        let carry = CarryScratch {
+            blocks: blocks as u32,
+            threads: threads as u32,
+            published: dev.stream.alloc_zeros::<u64>(blocks as usize).map_err(cuda_err("alloc"))?,
+            flags: zeros(blocks)?,
+            sync: zeros(2)?,
+        };
+        Ok(Pipeline { plan, layout, _tables: tables, passes, carry })
     }
 
     fn n(&self) -> u64 {
@@ -115,22 +157,27 @@ impl Pipeline {
         unsafe { b.launch(cfg) }.map(|_| ()).map_err(cuda_err("launch"))
     }
 
+    fn column_config(&self, pass: &Pass) -> LaunchConfig {
+        let words = 1u64 << (pass.stages + pass.c_log);
+        config(self.n() / words, (words / 2).min(256), words)
+    }
+
     /// Global forward passes over x; the first weighs the digits.
     pub fn forward_global(&self, dev: &Device, x: u64) -> Result<(), EngineError> {
-        for (k, &(r, s_log)) in self.passes.iter().enumerate() {
+        for (k, pass) in self.passes.iter().enumerate() {
             let weigh = u32::from(k == 0);
-            let f = &dev.kernels.fwd_pass[r as usize - 1];
-            Self::launch(dev, f, grid(self.n() >> r), &[&x, &self.layout, &s_log, &weigh])?;
+            let args: [&dyn Arg; 6] = [&x, &self.layout, &pass.s_log, &pass.stages, &pass.c_log, &weigh];
+            Self::launch(dev, &dev.kernels.fwd_columns, self.column_config(pass), &args)?;
         }
         Ok(())
     }
 
     /// Global inverse passes over x; the last unweighs into signed convolution outputs.
     pub fn inverse_global(&self, dev: &Device, x: u64) -> Result<(), EngineError> {
-        for (k, &(r, s_log)) in self.passes.iter().enumerate().rev() {
+        for (k, pass) in self.passes.iter().enumerate().rev() {
             let unweigh = u32::from(k == 0);
-            let f = &dev.kernels.inv_pass[r as usize - 1];
-            Self::launch(dev, f, grid(self.n() >> r), &[&x, &self.layout, &s_log, &unweigh])?;
+            let args: [&dyn Arg; 6] = [&x, &self.layout, &pass.s_log, &pass.stages, &pass.c_log, &unweigh];
+            Self::launch(dev, &dev.kernels.inv_columns, self.column_config(pass), &args)?;
         }
         Ok(())
     }
@@ -139,67 +186,45 @@ impl Pipeline {
     pub fn shared(&self, dev: &Device, x: u64, other: u64, mode: Mode) -> Result<(), EngineError> {
         let log = self.plan.shared_log2();
         let flags: u32 = if self.has_global_passes() { 0 } else { 3 };
-        let threads = (1u32 << (log - 1)).min(512);
-        let cfg = LaunchConfig {
-            grid_dim: ((self.n() >> log) as u32, 1, 1),
-            block_dim: (threads, 1, 1),
-            shared_mem_bytes: 8 << log,
-        };
+        let cfg = config(self.n() >> log, (1u64 << (log - 1)).min(512), 1 << log);
         Self::launch(dev, &dev.kernels.shared_square, cfg, &[&x, &other, &self.layout, &(mode as u32), &flags])
     }
 
-    /// Carry pass 1 (segment walks); `inject` adds the LL term for the shift stored at `shift`.
-    pub fn carry_walk(&self, dev: &Device, x: u64, carries: u64, shift: u64, inject: bool) -> Result<(), EngineError> {
-        let segs = self.n() / self.plan.seg_len() as u64;
-        let mut cfg = grid(segs);
-        cfg.shared_mem_bytes = cfg.block_dim.0 * (self.plan.seg_len() as u32 + 1) * 8;
-        Self::launch(dev, &dev.kernels.carry_walk, cfg, &[&x, &carries, &self.layout, &shift, &u32::from(inject)])
-    }
-
-    /// Carry pass 2 (fix-ups); `advance` doubles the stored shift (a squaring happened).
-    pub fn carry_fixup(&self, dev: &Device, x: u64, carries: u64, shift: u64, advance: bool) -> Result<(), EngineError> {
-        let segs = self.n() / self.plan.seg_len() as u64;
-        Self::launch(dev, &dev.kernels.carry_fixup, grid(segs), &[&x, &carries, &self.layout, &shift, &u32::from(advance)])
+    /// Carry propagation of the convolution outputs at x into balanced digits; `inject` adds the
+    /// LL term for the shift stored at `shift`, `advance` doubles that shift.
+    pub fn carry(&self, dev: &Device, x: u64, shift: u64, inject: bool, advance: bool) -> Result<(), EngineError> {
+        let c = &self.carry;
+        let cfg = config(c.blocks as u64, c.threads as u64, c.threads as u64 * (self.plan.seg_len() as u64 + 1));
+        let (publ, flags, sync) = (addr(dev, &c.published), addr(dev, &c.flags), addr(dev, &c.sync));
+        let args: [&dyn Arg; 8] = [&x, &publ, &flags, &sync, &self.layout, &shift, &u32::from(inject), &u32::from(advance)];
+        Self::launch(dev, &dev.kernels.carry, cfg, &args)
     }
 
     /// Flip one bit of word `word` of the buffer at x (fault injection).
     pub fn flip_bit(&self, dev: &Device, x: u64, word: u64, bit: u32) -> Result<(), EngineError> {
-        Self::launch(dev, &dev.kernels.flip_bit, grid(1), &[&x, &word, &bit])
+        Self::launch(dev, &dev.kernels.flip_bit, config(1, 1, 0), &[&x, &word, &bit])
     }
 
     /// One squaring of the digits at x, all on the device.
-    pub fn square(&self, dev: &Device, x: u64, carries: u64, shift: u64, ll: bool) -> Result<(), EngineError> {
+    pub fn square(&self, dev: &Device, x: u64, shift: u64, ll: bool) -> Result<(), EngineError> {
         self.forward_global(dev, x)?;
         self.shared(dev, x, x, Mode::Square)?;
         self.inverse_global(dev, x)?;
-        self.carry_walk(dev, x, carries, shift, ll)?;
-        self.carry_fixup(dev, x, carries, shift, true)
+        self.carry(dev, x, shift, ll, true)
     }
 
     /// acc := acc·x; `tmp` receives the transform of x (x itself is left as it was).
-    pub fn multiply(&self, dev: &Device, bufs: MulBuffers) -> Result<(), EngineError> {
-        let MulBuffers { acc, x, tmp, carries, shift, n_bytes } = bufs;
-        // SAFETY: both are live allocations of n_bytes on this device.
-        unsafe { cudarc::driver::result::memcpy_dtod_async(tmp, x, n_bytes, dev.stream.cu_stream()) }
+    pub fn multiply(&self, dev: &Device, acc: u64, x: u64, tmp: u64, shift: u64) -> Result<(), EngineError> {
+        // SAFETY: all three are live allocations of n words on this device.
+        unsafe { cudarc::driver::result::memcpy_dtod_async(tmp, x, self.plan.n() * 8, dev.stream.cu_stream()) }
             .map_err(cuda_err("copy"))?;
         self.forward_global(dev, tmp)?;
         self.shared(dev, tmp, tmp, Mode::ForwardOnly)?;
         self.forward_global(dev, acc)?;
         self.shared(dev, acc, tmp, Mode::Multiply)?;
         self.inverse_global(dev, acc)?;
-        self.carry_walk(dev, acc, carries, shift, false)?;
-        self.carry_fixup(dev, acc, carries, shift, false)
+        self.carry(dev, acc, shift, false, false)
     }
-}
-
-/// The device buffers a multiplication touches.
-pub(crate) struct MulBuffers {
-    pub acc: u64,
-    pub x: u64,
-    pub tmp: u64,
-    pub carries: u64,
-    pub shift: u64,
-    pub n_bytes: usize,
 }
 
 /// A kernel argument (object-safe wrapper over cudarc's PushKernelArg).
