@@ -2,7 +2,7 @@
 //! compared word for word with the CPU twin's stage function (src/ntt.rs) on the same input.
 
 use super::module::{cuda_err, Device};
-use super::pipeline::{addr, Mode, Pipeline};
+use super::pipeline::{addr, Op, Pipeline};
 use crate::engine::EngineError;
 use crate::field::{Gl, P};
 use crate::ntt;
@@ -87,7 +87,7 @@ impl KernelChecker {
             ntt::forward_stages(&plan, &mut twin, n / 2, sl);
             self.put(&mut x, &signed_words(&digits))?;
             pipe.forward_global(&self.dev, xa)?;
-            out.push(KernelVerdict { kernel: "fwd_columns (weigh)", ok: self.get(&x)? == as_words(&twin) });
+            out.push(KernelVerdict { kernel: "forward column passes (weigh)", ok: self.get(&x)? == as_words(&twin) });
         }
         // Shared kernel, square mode, on random field input (or the digits when it is the only pass).
         let (input, mut t) = if global {
@@ -101,11 +101,11 @@ impl KernelChecker {
         ntt::inverse_stages(&plan, &mut sq, 1, sl / 2);
         let sq_words = if global { as_words(&sq) } else { signed_words(&ntt::unweight_out(&plan, &sq)) };
         self.put(&mut x, &input)?;
-        pipe.shared(&self.dev, xa, xa, Mode::Square)?;
-        out.push(KernelVerdict { kernel: "shared_square (square)", ok: self.get(&x)? == sq_words });
+        pipe.rows(&self.dev, xa, xa, Op::Square)?;
+        out.push(KernelVerdict { kernel: "row pass (square)", ok: self.get(&x)? == sq_words });
         self.put(&mut x, &input)?;
-        pipe.shared(&self.dev, xa, xa, Mode::ForwardOnly)?;
-        out.push(KernelVerdict { kernel: "shared_square (forward)", ok: self.get(&x)? == forward_only });
+        pipe.rows(&self.dev, xa, xa, Op::Forward)?;
+        out.push(KernelVerdict { kernel: "row pass (forward)", ok: self.get(&x)? == forward_only });
         // Multiply mode: other = random field values.
         let other: Vec<Gl> = (0..n).map(|_| Gl::new(rng.next() % P)).collect();
         let mut prod: Vec<Gl> = t.iter().zip(&other).map(|(a, b)| a.mul(*b)).collect();
@@ -113,8 +113,8 @@ impl KernelChecker {
         let prod_words = if global { as_words(&prod) } else { signed_words(&ntt::unweight_out(&plan, &prod)) };
         self.put(&mut x, &input)?;
         self.put(&mut y, &as_words(&other))?;
-        pipe.shared(&self.dev, xa, ya, Mode::Multiply)?;
-        out.push(KernelVerdict { kernel: "shared_square (multiply)", ok: self.get(&x)? == prod_words });
+        pipe.rows(&self.dev, xa, ya, Op::Multiply)?;
+        out.push(KernelVerdict { kernel: "row pass (multiply)", ok: self.get(&x)? == prod_words });
         // Inverse global passes (unweighting fused) on random field input.
         if global {
             let mut inv = random_field.clone();
@@ -122,7 +122,7 @@ impl KernelChecker {
             let want = signed_words(&ntt::unweight_out(&plan, &inv));
             self.put(&mut x, &as_words(&random_field))?;
             pipe.inverse_global(&self.dev, xa)?;
-            out.push(KernelVerdict { kernel: "inv_columns (unweigh)", ok: self.get(&x)? == want });
+            out.push(KernelVerdict { kernel: "inverse column passes (unweigh)", ok: self.get(&x)? == want });
         }
         // Carries on convolution-sized values with the LL term at a random shift.
         let (_, w_max) = plan.widths();

@@ -4,6 +4,7 @@
 //! disk, keyed by source hash, GPU name, driver and NVRTC versions, so a second start is instant.
 
 use crate::engine::EngineError;
+use crate::plan::MAX_SHARED_LOG2;
 use cudarc::driver::{sys, CudaContext, CudaFunction, CudaModule, CudaStream};
 use cudarc::nvrtc::Ptx;
 use std::ffi::CString;
@@ -11,10 +12,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 /// Kernel sources, in the order they are concatenated into one compilation unit.
-const SOURCES: [&str; 5] = [
+const SOURCES: [&str; 4] = [
     include_str!("../../kernels/goldilocks.cuh"),
-    include_str!("../../kernels/ntt_column_pass.cu"),
-    include_str!("../../kernels/ntt_shared_square.cu"),
+    include_str!("../../kernels/ntt_block.cu"),
     include_str!("../../kernels/carry.cu"),
     include_str!("../../kernels/fault_inject.cu"),
 ];
@@ -25,9 +25,8 @@ pub(crate) fn cuda_err(what: &str) -> impl Fn(cudarc::driver::DriverError) -> En
 
 /// Every kernel the engine launches.
 pub(crate) struct Kernels {
-    pub fwd_columns: CudaFunction,
-    pub inv_columns: CudaFunction,
-    pub shared_square: CudaFunction,
+    /// ntt[R − 1]: the ntt_r<R> kernel (R radix-2 stages per line).
+    pub ntt: Vec<CudaFunction>,
     pub carry: CudaFunction,
     pub flip_bit: CudaFunction,
 }
@@ -131,9 +130,7 @@ fn cubin_for(arch: &str, name: &str) -> Result<(Vec<u8>, bool), EngineError> {
 fn load_kernels(module: &Arc<CudaModule>) -> Result<Kernels, EngineError> {
     let f = |name: &str| module.load_function(name).map_err(cuda_err(name));
     Ok(Kernels {
-        fwd_columns: f("fwd_columns")?,
-        inv_columns: f("inv_columns")?,
-        shared_square: f("shared_square")?,
+        ntt: (1..=MAX_SHARED_LOG2).map(|r| f(&format!("ntt_r{r}"))).collect::<Result<_, _>>()?,
         carry: f("carry")?,
         flip_bit: f("flip_bit")?,
     })

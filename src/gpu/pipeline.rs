@@ -1,8 +1,8 @@
-//! The plan on the device and the launch sequence of one squaring or multiplication: global
-//! forward column passes (weights fused into the first), the shared-memory kernel (innermost
-//! forward stages, pointwise square or multiply, innermost inverse stages), global inverse
-//! column passes (unweighting fused into the last), then one carry kernel. Nothing is copied
-//! to the host.
+//! The plan on the device and the launch sequence of one squaring or multiplication: forward
+//! column passes over the outer stages (weights fused into the first), the row pass over
+//! contiguous chunks (inner forward stages, pointwise square or multiply, inner inverse stages),
+//! inverse column passes (unweighting fused into the last), then one carry kernel. All of them
+//! are the ntt_r<R> kernels of kernels/ntt_block.cu. Nothing is copied to the host.
 
 use super::module::{cuda_err, Device};
 use crate::engine::EngineError;
@@ -30,13 +30,18 @@ pub(crate) struct Layout {
 // SAFETY: plain-old-data with the C layout the kernels declare.
 unsafe impl DeviceRepr for Layout {}
 
-/// What the shared-memory kernel does between its forward and inverse stages.
+/// What an ntt_r<R> launch does (the OP_* of kernels/ntt_block.cu).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) enum Mode {
-    Square = 0,
-    Multiply = 1,
-    ForwardOnly = 2,
+pub(crate) enum Op {
+    Forward = 0,
+    Inverse = 1,
+    Square = 2,
+    Multiply = 3,
 }
+
+/// Flags of an ntt_r<R> launch.
+const WEIGH: u32 = 1;
+const UNWEIGH: u32 = 2;
 
 /// A raw device address of a buffer that lives as long as the pipeline using it.
 pub(crate) fn addr<T>(dev: &Device, s: &CudaSlice<T>) -> u64 {
@@ -44,7 +49,8 @@ pub(crate) fn addr<T>(dev: &Device, s: &CudaSlice<T>) -> u64 {
     ptr
 }
 
-/// One global pass: `stages` radix-2 stages down to half-size 2^s_log, 2^c_log columns a block.
+/// One ntt_r<R> launch shape: `stages` (R) radix-2 stages down to half-size 2^s_log (0: the
+/// row pass), 2^c_log lines a block.
 #[derive(Clone, Copy, Debug)]
 struct Pass {
     stages: u32,
@@ -52,12 +58,22 @@ struct Pass {
     c_log: u32,
 }
 
-/// log2 of the shared-memory words a column block may use (32 KiB).
-const COLUMN_WORDS_LOG2: u32 = 12;
+impl Pass {
+    fn config(&self, n: u64) -> LaunchConfig {
+        let (r1, r2) = (self.stages.div_ceil(2), self.stages / 2);
+        let words = ((1u64 << self.stages) + (1 << r1)) << self.c_log;
+        config(n >> (self.stages + self.c_log), 1 << (self.c_log + r2), words)
+    }
+}
+
+/// log2 of the values a block may hold (32 KiB of shared memory, plus padding).
+const BLOCK_WORDS_LOG2: u32 = 12;
 /// At most 2^5 adjacent columns per block; at least 2^2 (32-byte runs, one memory sector).
 const COLUMNS_LOG2: (u32, u32) = (2, 5);
-/// Column blocks to aim for per pass (132 SMs).
-const COLUMN_BLOCKS_LOG2: u32 = 7;
+/// Blocks to aim for per launch (132 SMs).
+const BLOCKS_LOG2: u32 = 7;
+/// At most 2^8 threads per block.
+const THREADS_LOG2: u32 = 8;
 /// Threads per carry block (one segment each); must not exceed CARRY_MAX_BLOCK in carry.cu.
 const CARRY_BLOCK: u64 = 256;
 
@@ -76,6 +92,7 @@ pub(crate) struct Pipeline {
     layout: Layout,
     _tables: Vec<CudaSlice<u64>>,
     passes: Vec<Pass>,
+    row: Pass,
     carry: CarryScratch,
 }
 
@@ -118,13 +135,19 @@ impl Pipeline {
                 top -= stages;
                 let columns_log = plan.log2() - stages;
                 let c_log = columns_log
-                    .saturating_sub(COLUMN_BLOCKS_LOG2)
+                    .saturating_sub(BLOCKS_LOG2)
                     .clamp(COLUMNS_LOG2.0, COLUMNS_LOG2.1)
-                    .min(COLUMN_WORDS_LOG2 - stages)
+                    .min(BLOCK_WORDS_LOG2 - stages)
                     .min(top);
                 Pass { stages, s_log: top, c_log }
             })
             .collect();
+        let r = plan.shared_log2();
+        let row_c_log = (plan.log2() - r)
+            .saturating_sub(BLOCKS_LOG2)
+            .min(BLOCK_WORDS_LOG2 - r)
+            .min(THREADS_LOG2 - r / 2);
+        let row = Pass { stages: r, s_log: 0, c_log: row_c_log };
         let segs = (plan.n() / plan.seg_len()) as u64;
         let threads = segs.min(if segs >= 1 << 15 { CARRY_BLOCK } else { 64 });
         let blocks = segs.div_ceil(threads);
@@ -136,7 +159,7 @@ impl Pipeline {
             flags: zeros(blocks)?,
             sync: zeros(2)?,
         };
-        Ok(Pipeline { plan, layout, _tables: tables, passes, carry })
+        Ok(Pipeline { plan, layout, _tables: tables, passes, row, carry })
     }
 
     fn n(&self) -> u64 {
@@ -157,37 +180,33 @@ impl Pipeline {
         unsafe { b.launch(cfg) }.map(|_| ()).map_err(cuda_err("launch"))
     }
 
-    fn column_config(&self, pass: &Pass) -> LaunchConfig {
-        let words = 1u64 << (pass.stages + pass.c_log);
-        config(self.n() / words, (words / 2).min(256), words)
+    fn ntt(&self, dev: &Device, pass: &Pass, x: u64, other: u64, op: Op, flags: u32) -> Result<(), EngineError> {
+        let f = &dev.kernels.ntt[pass.stages as usize - 1];
+        let args: [&dyn Arg; 7] = [&x, &other, &self.layout, &pass.s_log, &pass.c_log, &(op as u32), &flags];
+        Self::launch(dev, f, pass.config(self.n()), &args)
     }
 
-    /// Global forward passes over x; the first weighs the digits.
+    /// Forward column passes over x; the first weighs the digits.
     pub fn forward_global(&self, dev: &Device, x: u64) -> Result<(), EngineError> {
         for (k, pass) in self.passes.iter().enumerate() {
-            let weigh = u32::from(k == 0);
-            let args: [&dyn Arg; 6] = [&x, &self.layout, &pass.s_log, &pass.stages, &pass.c_log, &weigh];
-            Self::launch(dev, &dev.kernels.fwd_columns, self.column_config(pass), &args)?;
+            self.ntt(dev, pass, x, x, Op::Forward, if k == 0 { WEIGH } else { 0 })?;
         }
         Ok(())
     }
 
-    /// Global inverse passes over x; the last unweighs into signed convolution outputs.
+    /// Inverse column passes over x; the last unweighs into signed convolution outputs.
     pub fn inverse_global(&self, dev: &Device, x: u64) -> Result<(), EngineError> {
         for (k, pass) in self.passes.iter().enumerate().rev() {
-            let unweigh = u32::from(k == 0);
-            let args: [&dyn Arg; 6] = [&x, &self.layout, &pass.s_log, &pass.stages, &pass.c_log, &unweigh];
-            Self::launch(dev, &dev.kernels.inv_columns, self.column_config(pass), &args)?;
+            self.ntt(dev, pass, x, x, Op::Inverse, if k == 0 { UNWEIGH } else { 0 })?;
         }
         Ok(())
     }
 
-    /// The shared-memory kernel on every chunk of x (`other` is read in Multiply mode only).
-    pub fn shared(&self, dev: &Device, x: u64, other: u64, mode: Mode) -> Result<(), EngineError> {
-        let log = self.plan.shared_log2();
-        let flags: u32 = if self.has_global_passes() { 0 } else { 3 };
-        let cfg = config(self.n() >> log, (1u64 << (log - 1)).min(512), 1 << log);
-        Self::launch(dev, &dev.kernels.shared_square, cfg, &[&x, &other, &self.layout, &(mode as u32), &flags])
+    /// The row pass on every chunk of x (`other` is read by Multiply only); it weighs and
+    /// unweighs itself when there are no column passes.
+    pub fn rows(&self, dev: &Device, x: u64, other: u64, op: Op) -> Result<(), EngineError> {
+        let flags = if self.has_global_passes() { 0 } else { WEIGH | UNWEIGH };
+        self.ntt(dev, &self.row, x, other, op, flags)
     }
 
     /// Carry propagation of the convolution outputs at x into balanced digits; `inject` adds the
@@ -208,7 +227,7 @@ impl Pipeline {
     /// One squaring of the digits at x, all on the device.
     pub fn square(&self, dev: &Device, x: u64, shift: u64, ll: bool) -> Result<(), EngineError> {
         self.forward_global(dev, x)?;
-        self.shared(dev, x, x, Mode::Square)?;
+        self.rows(dev, x, x, Op::Square)?;
         self.inverse_global(dev, x)?;
         self.carry(dev, x, shift, ll, true)
     }
@@ -219,9 +238,9 @@ impl Pipeline {
         unsafe { cudarc::driver::result::memcpy_dtod_async(tmp, x, self.plan.n() * 8, dev.stream.cu_stream()) }
             .map_err(cuda_err("copy"))?;
         self.forward_global(dev, tmp)?;
-        self.shared(dev, tmp, tmp, Mode::ForwardOnly)?;
+        self.rows(dev, tmp, tmp, Op::Forward)?;
         self.forward_global(dev, acc)?;
-        self.shared(dev, acc, tmp, Mode::Multiply)?;
+        self.rows(dev, acc, tmp, Op::Multiply)?;
         self.inverse_global(dev, acc)?;
         self.carry(dev, acc, shift, false, false)
     }
