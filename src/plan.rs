@@ -35,15 +35,15 @@ pub const MAX_LOG2: u32 = MAX_ROOT_OF_TWO_LOG;
 pub const MIN_EXPONENT: u32 = 13;
 /// Digits per carry segment (fewer when n is smaller).
 const MAX_SEG_LEN: usize = 16;
-/// log2 of the largest chunk the shared-memory kernel transforms (4096 words = 32 KiB).
-pub const MAX_SHARED_LOG2: u32 = 12;
+/// log2 of the largest chunk the row pass transforms (1024 words: 32 values per thread in
+/// registers, with their twiddles).
+pub const MAX_SHARED_LOG2: u32 = 10;
 /// log2 of the smallest chunk of the shared-memory kernel (when n is at least that long).
 const MIN_SHARED_LOG2: u32 = 5;
 /// The shared kernel should run on at least 2^this many blocks (132 SMs), so small lengths use
 /// smaller chunks and more global passes rather than leave most of the GPU idle.
 const SHARED_BLOCKS_LOG2: u32 = 7;
-/// At most this many radix-2 stages per global-memory pass (a pass runs its stages on
-/// 2^stages-value columns in shared memory, at least 4 columns per block in 32 KiB).
+/// At most this many radix-2 stages per global-memory (column) pass, as in the row pass.
 pub const MAX_PASS_STAGES: u32 = 10;
 
 /// Transform length odd·2^log2. Only odd = 1 is planned now; the type leaves room for 3·2^k and
@@ -424,7 +424,7 @@ mod tests {
         }
         assert_eq!(plan.shared_log2(), 9);
         assert_eq!(plan.global_passes(), vec![7]);
-        assert_eq!(Plan::new(82_589_933).unwrap().global_passes(), vec![10]);
+        assert_eq!(Plan::new(82_589_933).unwrap().global_passes(), vec![6, 6]);
     }
 
     quickcheck! {

@@ -4,7 +4,7 @@
 //! disk, keyed by source hash, GPU name, driver and NVRTC versions, so a second start is instant.
 
 use crate::engine::EngineError;
-use crate::plan::MAX_SHARED_LOG2;
+use crate::plan::{MAX_PASS_STAGES, MAX_SHARED_LOG2};
 use cudarc::driver::{sys, CudaContext, CudaFunction, CudaModule, CudaStream};
 use cudarc::nvrtc::Ptx;
 use std::ffi::CString;
@@ -130,7 +130,7 @@ fn cubin_for(arch: &str, name: &str) -> Result<(Vec<u8>, bool), EngineError> {
 fn load_kernels(module: &Arc<CudaModule>) -> Result<Kernels, EngineError> {
     let f = |name: &str| module.load_function(name).map_err(cuda_err(name));
     Ok(Kernels {
-        ntt: (1..=MAX_SHARED_LOG2).map(|r| f(&format!("ntt_r{r}"))).collect::<Result<_, _>>()?,
+        ntt: (1..=MAX_SHARED_LOG2.max(MAX_PASS_STAGES)).map(|r| f(&format!("ntt_r{r}"))).collect::<Result<_, _>>()?,
         carry: f("carry")?,
         flip_bit: f("flip_bit")?,
     })
