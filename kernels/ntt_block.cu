@@ -58,44 +58,42 @@ struct Lines {
     }
 };
 
-// Twiddles of Q consecutive stages q0 .. q0+Q-1, preloaded into registers (all loads issued
-// before any butterfly needs one): t[2^q + j] serves stage q0+q for values with (k mod 2^(q0+q))
-// = koff + j*kmul.
+// Forward (DIF) stages q0+Q-1 .. q0 on v[0 .. 2^Q): local stage q pairs (i, i + 2^q) with the
+// twiddle for (k mod 2^(q0+q)) = koff + (i mod 2^q)*kmul. Each stage's twiddles are loaded
+// together before its butterflies (independent loads, few registers).
 template <int R1, int R2, int Q>
-__device__ __forceinline__ void load_twiddles(u64* t, const u64* table, const Lines<R1, R2>& ln, u32 q0, u32 koff,
-                                              u32 kmul) {
+__device__ __forceinline__ void dif(u64* v, const u64* table, const Lines<R1, R2>& ln, u32 q0, u32 koff, u32 kmul) {
 #pragma unroll
-    for (int q = 0; q < Q; q++)
+    for (int q = Q - 1; q >= 0; q--) {
+        u64 t[(1u << Q) / 2];
 #pragma unroll
-        for (u32 j = 0; j < (1u << q); j++) t[(1u << q) + j] = ln.tw(table, q0 + q, koff + j * kmul);
-}
-
-// Forward (DIF) stages Q-1 .. 0 on v[0 .. 2^Q): pairs (i, i + 2^q), twiddle t[2^q + (i mod 2^q)].
-template <int Q>
-__device__ __forceinline__ void dif(u64* v, const u64* t) {
-#pragma unroll
-    for (int q = Q - 1; q >= 0; q--)
+        for (u32 j = 0; j < (1u << q); j++) t[j] = ln.tw(table, q0 + q, koff + j * kmul);
 #pragma unroll
         for (u32 i = 0; i < (1u << Q); i++) {
             if (i & (1u << q)) continue;
             const u64 a = v[i], b = v[i + (1u << q)];
             v[i] = gl_add(a, b);
-            v[i + (1u << q)] = gl_mul(gl_sub(a, b), t[(1u << q) + (i & ((1u << q) - 1))]);
+            v[i + (1u << q)] = gl_mul(gl_sub(a, b), t[i & ((1u << q) - 1)]);
         }
+    }
 }
 
-// Inverse (DIT) stages 0 .. Q-1 on v[0 .. 2^Q).
-template <int Q>
-__device__ __forceinline__ void dit(u64* v, const u64* t) {
+// Inverse (DIT) stages q0 .. q0+Q-1 on v[0 .. 2^Q), twiddles as in dif.
+template <int R1, int R2, int Q>
+__device__ __forceinline__ void dit(u64* v, const u64* table, const Lines<R1, R2>& ln, u32 q0, u32 koff, u32 kmul) {
 #pragma unroll
-    for (int q = 0; q < Q; q++)
+    for (int q = 0; q < Q; q++) {
+        u64 t[(1u << Q) / 2];
+#pragma unroll
+        for (u32 j = 0; j < (1u << q); j++) t[j] = ln.tw(table, q0 + q, koff + j * kmul);
 #pragma unroll
         for (u32 i = 0; i < (1u << Q); i++) {
             if (i & (1u << q)) continue;
-            const u64 a = v[i], b = gl_mul(v[i + (1u << q)], t[(1u << q) + (i & ((1u << q) - 1))]);
+            const u64 a = v[i], b = gl_mul(v[i + (1u << q)], t[i & ((1u << q) - 1)]);
             v[i] = gl_add(a, b);
             v[i + (1u << q)] = gl_sub(a, b);
         }
+    }
 }
 
 template <int R1, int R2>
@@ -104,35 +102,35 @@ __device__ __forceinline__ void ntt_block(u64* x, const u64* other, const Layout
     extern __shared__ u64 sm[];
     constexpr u32 H1 = 1u << R1, H2 = 1u << R2;
     const Lines<R1, R2> ln(s_log, c_log);
-    u64 t2i[H2];  // inverse twiddles of the low stages (the same for every group of a line)
-    if (op != OP_FORWARD) load_twiddles<R1, R2, R2>(t2i, L.itw, ln, 0, 0, 1);
     if (op != OP_INVERSE) {
-        u64 t1[H1], v[H1];
-        load_twiddles<R1, R2, R1>(t1, L.tw, ln, R2, ln.g, H2);
+        u64 v[H1];
 #pragma unroll
         for (u32 h = 0; h < H1; h++) {
             const u64 j = ln.at(ln.g + (h << R2));
             v[h] = (flags & 1) ? weigh_digit(L, x[j], j) : x[j];
         }
-        dif<R1>(v, t1);
+        dif<R1, R2, R1>(v, L.tw, ln, R2, ln.g, H2);
 #pragma unroll
         for (u32 h = 0; h < H1; h++) sm[ln.slot(ln.g + (h << R2))] = v[h];
         __syncthreads();
-        u64 t2[H2];
-        load_twiddles<R1, R2, R2>(t2, L.tw, ln, 0, 0, 1);
         for (u32 h = ln.g; h < H1; h += H2) {
             u64 u[H2];
 #pragma unroll
             for (u32 l = 0; l < H2; l++) u[l] = sm[ln.slot((h << R2) + l)];
-            dif<R2>(u, t2);
+            dif<R1, R2, R2>(u, L.tw, ln, 0, 0, 1);
             if (op == OP_FORWARD) {
 #pragma unroll
                 for (u32 l = 0; l < H2; l++) x[ln.at((h << R2) + l)] = u[l];
                 continue;
             }
+            if (op == OP_SQUARE) {
 #pragma unroll
-            for (u32 l = 0; l < H2; l++) u[l] = gl_mul(u[l], op == OP_SQUARE ? u[l] : other[ln.at((h << R2) + l)]);
-            dit<R2>(u, t2i);
+                for (u32 l = 0; l < H2; l++) u[l] = gl_mul(u[l], u[l]);
+            } else {
+#pragma unroll
+                for (u32 l = 0; l < H2; l++) u[l] = gl_mul(u[l], other[ln.at((h << R2) + l)]);
+            }
+            dit<R1, R2, R2>(u, L.itw, ln, 0, 0, 1);
 #pragma unroll
             for (u32 l = 0; l < H2; l++) sm[ln.slot((h << R2) + l)] = u[l];
         }
@@ -142,17 +140,16 @@ __device__ __forceinline__ void ntt_block(u64* x, const u64* other, const Layout
             u64 u[H2];
 #pragma unroll
             for (u32 l = 0; l < H2; l++) u[l] = x[ln.at((h << R2) + l)];
-            dit<R2>(u, t2i);
+            dit<R1, R2, R2>(u, L.itw, ln, 0, 0, 1);
 #pragma unroll
             for (u32 l = 0; l < H2; l++) sm[ln.slot((h << R2) + l)] = u[l];
         }
     }
-    u64 t1i[H1], v[H1];
-    load_twiddles<R1, R2, R1>(t1i, L.itw, ln, R2, ln.g, H2);
     __syncthreads();
+    u64 v[H1];
 #pragma unroll
     for (u32 h = 0; h < H1; h++) v[h] = sm[ln.slot(ln.g + (h << R2))];
-    dit<R1>(v, t1i);
+    dit<R1, R2, R1>(v, L.itw, ln, R2, ln.g, H2);
 #pragma unroll
     for (u32 h = 0; h < H1; h++) {
         const u64 j = ln.at(ln.g + (h << R2));

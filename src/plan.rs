@@ -43,8 +43,6 @@ const MIN_SHARED_LOG2: u32 = 5;
 /// The shared kernel should run on at least 2^this many blocks (132 SMs), so small lengths use
 /// smaller chunks and more global passes rather than leave most of the GPU idle.
 const SHARED_BLOCKS_LOG2: u32 = 7;
-/// At most this many radix-2 stages per global-memory (column) pass, as in the row pass.
-pub const MAX_PASS_STAGES: u32 = 10;
 
 /// Transform length odd·2^log2. Only odd = 1 is planned now; the type leaves room for 3·2^k and
 /// 5·2^k (P − 1 has the factors 3 and 5).
@@ -77,6 +75,8 @@ pub struct Plan {
     pub(crate) inv_weight_hi: Vec<Gl>,
     pub(crate) inv_weight_lo: Vec<Gl>,
     lo_bits: u32,
+    /// Most radix-2 stages one line of a GPU pass runs (row pass and column passes).
+    line_stages: u32,
     /// twiddle[m + i] = ω_{2m}^i for each stage half-size m (power of two < n) and i < m.
     pub(crate) twiddle: Vec<Gl>,
     /// inv_twiddle[m + i] = ω_{2m}^(−i).
@@ -201,6 +201,7 @@ impl Plan {
             inv_weight_hi,
             inv_weight_lo,
             lo_bits,
+            line_stages: MAX_SHARED_LOG2,
             twiddle,
             inv_twiddle,
         })
@@ -239,13 +240,21 @@ pub const MIN_EXPONENT: u32 = 13;
     /// log2 of the contiguous chunk transformed in shared memory.
     pub fn shared_log2(&self) -> u32 {
         let log2 = self.len.log2;
-        log2.saturating_sub(SHARED_BLOCKS_LOG2).clamp(MIN_SHARED_LOG2, MAX_SHARED_LOG2).min(log2)
+        log2.saturating_sub(SHARED_BLOCKS_LOG2).clamp(MIN_SHARED_LOG2, self.line_stages).min(log2)
+    }
+    /// The same plan with at most `k` stages per line of a GPU pass (5 ≤ k ≤ 10), for tuning.
+    pub fn with_line_stages(mut self, k: u32) -> Result<Plan, EngineError> {
+        if !(MIN_SHARED_LOG2..=MAX_SHARED_LOG2).contains(&k) {
+            return Err(no_plan(self.p, format!("{k} stages per line is outside {MIN_SHARED_LOG2}..{MAX_SHARED_LOG2}")));
+        }
+        self.line_stages = k;
+        Ok(self)
     }
     /// Stage counts of the global-memory passes, outermost (largest stride) first; the forward
     /// transform runs them in this order, the inverse in reverse.
     pub fn global_passes(&self) -> Vec<u32> {
         let stages = self.len.log2 - self.shared_log2();
-        let count = stages.div_ceil(MAX_PASS_STAGES);
+        let count = stages.div_ceil(self.line_stages);
         (0..count).map(|i| stages / count + u32::from(i < stages % count)).collect()
     }
     /// Lowest bit of digit j: ⌈p·j/n⌉.

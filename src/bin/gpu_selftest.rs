@@ -58,6 +58,9 @@ enum Cmd {
     Bench {
         #[arg(long, default_value_t = 10_000)]
         iters: u64,
+        /// Most stages per line of a GPU pass (tuning; default: the plan's).
+        #[arg(long)]
+        line_stages: Option<u32>,
         /// Exponents to time (default: the five of ANCHORS.md).
         exponents: Vec<u32>,
     },
@@ -184,13 +187,17 @@ const ANCHORS: [(u32, f64, f64, f64); 5] = [
     (136_279_841, 1014.0, 323.0, 263.0),
 ];
 
-fn bench(iters: u64, exponents: Vec<u32>) -> Result<bool, EngineError> {
+fn bench(iters: u64, line_stages: Option<u32>, exponents: Vec<u32>) -> Result<bool, EngineError> {
     println!("device: {}", gpu::probe()?);
     let list = if exponents.is_empty() { ANCHORS.iter().map(|a| a.0).collect() } else { exponents };
     println!("{:>11} {:>6} {:>9} | {:>8} {:>6} | {:>9} {:>7}", "exponent", "n", "us/iter", "LucasNTT", "ratio", "CUDALucas", "PRPLL");
     for p in list {
-        let us = gpu::bench(p, iters)?;
-        let n = Plan::new(p)?.log2();
+        let plan = match line_stages {
+            Some(k) => Plan::new(p)?.with_line_stages(k)?,
+            None => Plan::new(p)?,
+        };
+        let n = plan.log2();
+        let us = gpu::bench_plan(plan, iters)?;
         let a = ANCHORS.iter().find(|a| a.0 == p);
         let f = |v: Option<f64>| v.filter(|x| x.is_finite()).map_or("-".to_string(), |x| format!("{x:.1}"));
         println!(
@@ -216,7 +223,7 @@ fn main() -> ExitCode {
         Cmd::Kernels { from, to } => kernels(&mut rng, from, to),
         Cmd::Squaring { count, min, max } => squaring(&mut rng, count, min, max),
         Cmd::Residues { file, max_exponent } => residues(&mut rng, &file, max_exponent),
-        Cmd::Bench { iters, exponents } => bench(iters, exponents),
+        Cmd::Bench { iters, line_stages, exponents } => bench(iters, line_stages, exponents),
     };
     match outcome {
         Ok(true) => ExitCode::SUCCESS,

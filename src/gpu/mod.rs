@@ -27,7 +27,12 @@ pub fn probe() -> Result<String, EngineError> {
 /// Microseconds per LL iteration at exponent p, timed with CUDA events over `iters` iterations
 /// after a warm-up.
 pub fn bench(p: u32, iters: u64) -> Result<f64, EngineError> {
-    let mut e = GpuEngine::new(p, TestKind::Ll, 0)?;
+    bench_plan(crate::plan::Plan::new(p)?, iters)
+}
+
+/// [`bench`] on a given plan (e.g. another pass shape, for tuning).
+pub fn bench_plan(plan: crate::plan::Plan, iters: u64) -> Result<f64, EngineError> {
+    let mut e = GpuEngine::with_plan(plan, TestKind::Ll, 0)?;
     e.launch_iterations(200)?;
     e.synchronize()?;
     let dev = e.device_handle();

@@ -4,7 +4,7 @@
 //! disk, keyed by source hash, GPU name, driver and NVRTC versions, so a second start is instant.
 
 use crate::engine::EngineError;
-use crate::plan::{MAX_PASS_STAGES, MAX_SHARED_LOG2};
+use crate::plan::MAX_SHARED_LOG2;
 use cudarc::driver::{sys, CudaContext, CudaFunction, CudaModule, CudaStream};
 use cudarc::nvrtc::Ptx;
 use std::ffi::CString;
@@ -74,7 +74,12 @@ fn compile(source: &str, arch: &str) -> Result<Vec<u8>, EngineError> {
     let err = |what: &str, e: result::NvrtcError| EngineError::Cuda(format!("NVRTC {what}: {e:?}"));
     let src = CString::new(source).map_err(|_| EngineError::Other("kernel source holds a NUL".into()))?;
     let prog = result::create_program(&src, None).map_err(|e| err("create", e))?;
-    let options = [format!("--gpu-architecture={arch}"), "--std=c++17".into()];
+    // MERSENNE_CERT_PTXAS_LOG=1 prints ptxas's register/spill report of a fresh compilation.
+    let report = std::env::var_os("MERSENNE_CERT_PTXAS_LOG").is_some();
+    let mut options = vec![format!("--gpu-architecture={arch}"), "--std=c++17".into()];
+    if report {
+        options.push("--ptxas-options=-v".into());
+    }
     // SAFETY: prog is live until destroy_program below; buffers are sized from NVRTC's answers.
     let out = unsafe {
         let compiled = result::compile_program(prog, &options);
@@ -86,6 +91,10 @@ fn compile(source: &str, arch: &str) -> Result<Vec<u8>, EngineError> {
                 Err(EngineError::Cuda(format!("NVRTC compile failed ({e:?}): {log}")))
             }
             Ok(()) => {
+                if report {
+                    let log = result::get_program_log(prog).unwrap_or_default();
+                    eprintln!("{}", log.iter().map(|&c| c as u8 as char).collect::<String>());
+                }
                 let mut size = 0usize;
                 nv::nvrtcGetCUBINSize(prog, &mut size).result().map_err(|e| err("cubin size", e))?;
                 let mut cubin = vec![0u8; size];
@@ -130,7 +139,7 @@ fn cubin_for(arch: &str, name: &str) -> Result<(Vec<u8>, bool), EngineError> {
 fn load_kernels(module: &Arc<CudaModule>) -> Result<Kernels, EngineError> {
     let f = |name: &str| module.load_function(name).map_err(cuda_err(name));
     Ok(Kernels {
-        ntt: (1..=MAX_SHARED_LOG2.max(MAX_PASS_STAGES)).map(|r| f(&format!("ntt_r{r}"))).collect::<Result<_, _>>()?,
+        ntt: (1..=MAX_SHARED_LOG2).map(|r| f(&format!("ntt_r{r}"))).collect::<Result<_, _>>()?,
         carry: f("carry")?,
         flip_bit: f("flip_bit")?,
     })
