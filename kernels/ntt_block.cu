@@ -65,7 +65,7 @@ template <int R1, int R2, int Q>
 __device__ __forceinline__ void dif(u64* v, const u64* table, const Lines<R1, R2>& ln, u32 q0, u32 koff, u32 kmul) {
 #pragma unroll
     for (int q = Q - 1; q >= 0; q--) {
-        u64 t[(1u << Q) / 2];
+        u64 t[Q > 0 ? (1u << Q) / 2 : 1];
 #pragma unroll
         for (u32 j = 0; j < (1u << q); j++) t[j] = ln.tw(table, q0 + q, koff + j * kmul);
 #pragma unroll
@@ -83,7 +83,7 @@ template <int R1, int R2, int Q>
 __device__ __forceinline__ void dit(u64* v, const u64* table, const Lines<R1, R2>& ln, u32 q0, u32 koff, u32 kmul) {
 #pragma unroll
     for (int q = 0; q < Q; q++) {
-        u64 t[(1u << Q) / 2];
+        u64 t[Q > 0 ? (1u << Q) / 2 : 1];
 #pragma unroll
         for (u32 j = 0; j < (1u << q); j++) t[j] = ln.tw(table, q0 + q, koff + j * kmul);
 #pragma unroll
