@@ -60,40 +60,62 @@ struct Lines {
 
 // Forward (DIF) stages q0+Q-1 .. q0 on v[0 .. 2^Q): local stage q pairs (i, i + 2^q) with the
 // twiddle for (k mod 2^(q0+q)) = koff + (i mod 2^q)*kmul. Each stage's twiddles are loaded
-// together before its butterflies (independent loads, few registers).
+// together before its butterflies. The stage number is a template parameter (recursion rather
+// than an unrolled loop), so that every array index is a compile-time constant and the arrays
+// stay in registers.
+template <int R1, int R2, int Q, int q>
+struct DifStages {
+    static __device__ __forceinline__ void run(u64* v, const u64* table, const Lines<R1, R2>& ln, u32 q0, u32 koff,
+                                               u32 kmul) {
+        u64 t[1 << q];
+#pragma unroll
+        for (int j = 0; j < (1 << q); j++) t[j] = ln.tw(table, q0 + q, koff + j * kmul);
+#pragma unroll
+        for (int i = 0; i < (1 << Q); i++) {
+            if (i & (1 << q)) continue;
+            const u64 a = v[i], b = v[i + (1 << q)];
+            v[i] = gl_add(a, b);
+            v[i + (1 << q)] = gl_mul(gl_sub(a, b), t[i & ((1 << q) - 1)]);
+        }
+        DifStages<R1, R2, Q, q - 1>::run(v, table, ln, q0, koff, kmul);
+    }
+};
+template <int R1, int R2, int Q>
+struct DifStages<R1, R2, Q, -1> {
+    static __device__ __forceinline__ void run(u64*, const u64*, const Lines<R1, R2>&, u32, u32, u32) {}
+};
+
+// Inverse (DIT) stages q0 .. q0+Q-1 on v[0 .. 2^Q), twiddles as in DifStages.
+template <int R1, int R2, int Q, int q>
+struct DitStages {
+    static __device__ __forceinline__ void run(u64* v, const u64* table, const Lines<R1, R2>& ln, u32 q0, u32 koff,
+                                               u32 kmul) {
+        u64 t[1 << q];
+#pragma unroll
+        for (int j = 0; j < (1 << q); j++) t[j] = ln.tw(table, q0 + q, koff + j * kmul);
+#pragma unroll
+        for (int i = 0; i < (1 << Q); i++) {
+            if (i & (1 << q)) continue;
+            const u64 a = v[i], b = gl_mul(v[i + (1 << q)], t[i & ((1 << q) - 1)]);
+            v[i] = gl_add(a, b);
+            v[i + (1 << q)] = gl_sub(a, b);
+        }
+        DitStages<R1, R2, Q, q + 1>::run(v, table, ln, q0, koff, kmul);
+    }
+};
+template <int R1, int R2, int Q>
+struct DitStages<R1, R2, Q, Q> {
+    static __device__ __forceinline__ void run(u64*, const u64*, const Lines<R1, R2>&, u32, u32, u32) {}
+};
+
 template <int R1, int R2, int Q>
 __device__ __forceinline__ void dif(u64* v, const u64* table, const Lines<R1, R2>& ln, u32 q0, u32 koff, u32 kmul) {
-#pragma unroll
-    for (int q = Q - 1; q >= 0; q--) {
-        u64 t[Q > 0 ? (1u << Q) / 2 : 1];
-#pragma unroll
-        for (u32 j = 0; j < (1u << q); j++) t[j] = ln.tw(table, q0 + q, koff + j * kmul);
-#pragma unroll
-        for (u32 i = 0; i < (1u << Q); i++) {
-            if (i & (1u << q)) continue;
-            const u64 a = v[i], b = v[i + (1u << q)];
-            v[i] = gl_add(a, b);
-            v[i + (1u << q)] = gl_mul(gl_sub(a, b), t[i & ((1u << q) - 1)]);
-        }
-    }
+    DifStages<R1, R2, Q, Q - 1>::run(v, table, ln, q0, koff, kmul);
 }
 
-// Inverse (DIT) stages q0 .. q0+Q-1 on v[0 .. 2^Q), twiddles as in dif.
 template <int R1, int R2, int Q>
 __device__ __forceinline__ void dit(u64* v, const u64* table, const Lines<R1, R2>& ln, u32 q0, u32 koff, u32 kmul) {
-#pragma unroll
-    for (int q = 0; q < Q; q++) {
-        u64 t[Q > 0 ? (1u << Q) / 2 : 1];
-#pragma unroll
-        for (u32 j = 0; j < (1u << q); j++) t[j] = ln.tw(table, q0 + q, koff + j * kmul);
-#pragma unroll
-        for (u32 i = 0; i < (1u << Q); i++) {
-            if (i & (1u << q)) continue;
-            const u64 a = v[i], b = gl_mul(v[i + (1u << q)], t[i & ((1u << q) - 1)]);
-            v[i] = gl_add(a, b);
-            v[i + (1u << q)] = gl_sub(a, b);
-        }
-    }
+    DitStages<R1, R2, Q, 0>::run(v, table, ln, q0, koff, kmul);
 }
 
 template <int R1, int R2>
