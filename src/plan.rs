@@ -38,6 +38,9 @@ const MAX_SEG_LEN: usize = 16;
 /// log2 of the largest chunk the row pass transforms (1024 words: 32 values per thread in
 /// registers, with their twiddles).
 pub const MAX_SHARED_LOG2: u32 = 10;
+/// Stages per line by default: measured fastest on an H200 at every benchmark length
+/// (bench/RESULTS.md; longer lines need so many registers that occupancy drops).
+const DEFAULT_LINE_STAGES: u32 = 6;
 /// log2 of the smallest chunk of the shared-memory kernel (when n is at least that long).
 const MIN_SHARED_LOG2: u32 = 5;
 /// The shared kernel should run on at least 2^this many blocks (132 SMs), so small lengths use
@@ -201,7 +204,7 @@ impl Plan {
             inv_weight_hi,
             inv_weight_lo,
             lo_bits,
-            line_stages: MAX_SHARED_LOG2,
+            line_stages: DEFAULT_LINE_STAGES,
             twiddle,
             inv_twiddle,
         })
@@ -431,9 +434,9 @@ mod tests {
             assert_eq!(tw[m + 1].pow(m as u64), Gl::ONE.neg());
             assert_eq!(tw[m + 1].mul(itw[m + 1]), Gl::ONE);
         }
-        assert_eq!(plan.shared_log2(), 9);
-        assert_eq!(plan.global_passes(), vec![7]);
-        assert_eq!(Plan::new(82_589_933).unwrap().global_passes(), vec![6, 6]);
+        assert_eq!(plan.shared_log2(), 6);
+        assert_eq!(plan.global_passes(), vec![5, 5]);
+        assert_eq!(Plan::new(82_589_933).unwrap().global_passes(), vec![6, 5, 5]);
     }
 
     quickcheck! {

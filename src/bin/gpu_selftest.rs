@@ -64,6 +64,12 @@ enum Cmd {
         /// Exponents to time (default: the five of ANCHORS.md).
         exponents: Vec<u32>,
     },
+    /// µs per launch of each kernel of a squaring at exponent p (tuning).
+    Profile {
+        p: u32,
+        #[arg(long)]
+        line_stages: Option<u32>,
+    },
 }
 
 /// xorshift* for reproducible random inputs.
@@ -212,6 +218,19 @@ fn bench(iters: u64, line_stages: Option<u32>, exponents: Vec<u32>) -> Result<bo
     Ok(true)
 }
 
+fn profile(p: u32, line_stages: Option<u32>) -> Result<bool, EngineError> {
+    let plan = match line_stages {
+        Some(k) => Plan::new(p)?.with_line_stages(k)?,
+        None => Plan::new(p)?,
+    };
+    let mut e = GpuEngine::with_plan(plan, TestKind::Ll, 0)?;
+    e.iterate(10)?;
+    for (name, us) in e.profile(1000)? {
+        println!("{us:>9.2} us  {name}");
+    }
+    Ok(true)
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let seed = cli.seed.unwrap_or_else(|| {
@@ -224,6 +243,7 @@ fn main() -> ExitCode {
         Cmd::Squaring { count, min, max } => squaring(&mut rng, count, min, max),
         Cmd::Residues { file, max_exponent } => residues(&mut rng, &file, max_exponent),
         Cmd::Bench { iters, line_stages, exponents } => bench(iters, line_stages, exponents),
+        Cmd::Profile { p, line_stages } => profile(p, line_stages),
     };
     match outcome {
         Ok(true) => ExitCode::SUCCESS,

@@ -128,6 +128,14 @@ impl GpuEngine {
         self.dev.stream.synchronize().map_err(cuda_err("run"))
     }
 
+    /// Per-kernel timings of this engine's squaring (see Pipeline::profile).
+    pub fn profile(&mut self, reps: usize) -> Result<Vec<(String, f64)>, EngineError> {
+        let (x, s) = (addr(&self.dev, &self.buf.x), addr(&self.dev, &self.buf.shift));
+        let out = self.pipe.profile(&self.dev, x, s, reps)?;
+        self.synchronize()?;
+        Ok(out)
+    }
+
     pub(crate) fn device_handle(&self) -> &Device {
         &self.dev
     }

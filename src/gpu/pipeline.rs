@@ -219,6 +219,44 @@ impl Pipeline {
         Self::launch(dev, &dev.kernels.carry, cfg, &args)
     }
 
+    /// Microseconds per launch of each kernel of a squaring, each timed alone over `reps`
+    /// launches replayed from a CUDA graph (for tuning; the data is whatever x holds).
+    pub fn profile(&self, dev: &Device, x: u64, shift: u64, reps: usize) -> Result<Vec<(String, f64)>, EngineError> {
+        use cudarc::driver::sys;
+        type Step<'a> = Box<dyn Fn() -> Result<(), EngineError> + 'a>;
+        let mut steps: Vec<(String, Step)> = Vec::new();
+        for (k, pass) in self.passes.iter().enumerate() {
+            let name = format!("fwd column pass {} ({} stages, 2^{} lines/block)", k, pass.stages, pass.c_log);
+            steps.push((name, Box::new(move || self.ntt(dev, pass, x, x, Op::Forward, 0))));
+        }
+        let row = &self.row;
+        let name = format!("row pass square ({} stages, 2^{} lines/block)", row.stages, row.c_log);
+        steps.push((name, Box::new(move || self.ntt(dev, row, x, x, Op::Square, 0))));
+        for (k, pass) in self.passes.iter().enumerate() {
+            let name = format!("inv column pass {} ({} stages)", k, pass.stages);
+            steps.push((name, Box::new(move || self.ntt(dev, pass, x, x, Op::Inverse, 0))));
+        }
+        steps.push(("carry".into(), Box::new(move || self.carry(dev, x, shift, false, false))));
+        let mut out = Vec::new();
+        for (name, step) in &steps {
+            let s = &dev.stream;
+            s.begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL).map_err(cuda_err("capture"))?;
+            let queued = (0..reps).try_for_each(|_| step());
+            let graph = s.end_capture(sys::CUgraphInstantiate_flags(0)).map_err(cuda_err("graph"))?;
+            queued?;
+            let graph = graph.ok_or_else(|| EngineError::Cuda("empty graph".into()))?;
+            graph.launch().map_err(cuda_err("graph"))?;
+            let ev = || dev.ctx.new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT)).map_err(cuda_err("event"));
+            let (a, b) = (ev()?, ev()?);
+            a.record(s).map_err(cuda_err("event"))?;
+            graph.launch().map_err(cuda_err("graph"))?;
+            b.record(s).map_err(cuda_err("event"))?;
+            let ms = a.elapsed_ms(&b).map_err(cuda_err("event"))?;
+            out.push((name.clone(), ms as f64 * 1000.0 / reps as f64));
+        }
+        Ok(out)
+    }
+
     /// Flip one bit of word `word` of the buffer at x (fault injection).
     pub fn flip_bit(&self, dev: &Device, x: u64, word: u64, bit: u32) -> Result<(), EngineError> {
         Self::launch(dev, &dev.kernels.flip_bit, config(1, 1, 0), &[&x, &word, &bit])
