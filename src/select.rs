@@ -25,7 +25,7 @@ pub fn open_engine(
 
 /// Is a CUDA GPU usable here? Returns its description, or why not.
 pub fn gpu_usable() -> Result<String, EngineError> {
-    Err(EngineError::NoGpu("GPU engine pending merge".into()))
+    crate::gpu::probe()
 }
 
 /// Resolve `Auto` to `Gpu` when a GPU is usable, else `Cpu`; other choices stay as they are.
@@ -37,6 +37,6 @@ pub fn resolve(choice: EngineChoice) -> EngineChoice {
     }
 }
 
-fn open_gpu(_p: u32, _kind: TestKind, _shift: u32) -> Result<Box<dyn Engine>, EngineError> {
-    Err(EngineError::NoGpu("GPU engine pending merge".into()))
+fn open_gpu(p: u32, kind: TestKind, shift: u32) -> Result<Box<dyn Engine>, EngineError> {
+    Ok(Box::new(crate::gpu::GpuEngine::new(p, kind, shift)?))
 }

@@ -1,0 +1,198 @@
+// All NTT stages, as one kernel family (R = 1 .. 10 stages per line). A thread block takes C = 2^c_log "lines" of 2^R values
+// and runs R radix-2 stages on each line, in registers, with one exchange through shared memory
+// (R = R1 + R2: a thread first holds the 2^R1 values k = g + h*2^R2 of its line and runs the
+// stages that pair bits R-1 .. R2 of k, then the 2^R2 values k = h*2^R2 + l and runs the stages
+// that pair bits R2-1 .. 0; the inverse runs the same in reverse).
+//
+// Column passes (s_log > 0): line c of block-row `base` is the values base + c + k*s; adjacent
+// columns sit next to each other in memory, so threads vary c fastest (coalesced runs of C words).
+// Row pass (s_log = 0): line c is the contiguous chunk base + c*2^R + k; threads vary g fastest.
+// Stage half-size m = s*2^q pairs k and k + 2^q (bit q clear) with twiddle w_{2m}^(i + (k mod 2^q)*s),
+// i the column: exactly src/ntt.rs forward_stages / inverse_stages.
+//
+// op FORWARD: forward stages only; INVERSE: inverse stages only; SQUARE / MULTIPLY: forward
+// stages, pointwise square (or product with `other`, already forward-transformed), inverse stages.
+// flags bit 0: weigh digits on load; bit 1: unweigh into signed outputs on store.
+
+#define OP_FORWARD 0
+#define OP_INVERSE 1
+#define OP_SQUARE 2
+#define OP_MULTIPLY 3
+
+template <int R1, int R2>
+struct Lines {
+    u64 s, base, tw0, cstride;
+    u32 c, g, c_log;
+    bool rows;
+
+    __device__ __forceinline__ Lines(u32 s_log, u32 c_log_) {
+        c_log = c_log_;
+        rows = s_log == 0;
+        s = 1ull << s_log;
+        if (rows) {
+            g = threadIdx.x & ((1u << R2) - 1);
+            c = threadIdx.x >> R2;
+            base = ((u64)blockIdx.x << c_log) << (R1 + R2);
+            cstride = 1ull << (R1 + R2);
+            tw0 = 0;
+        } else {
+            c = threadIdx.x & ((1u << c_log) - 1);
+            g = threadIdx.x >> c_log;
+            const u64 col0 = (u64)blockIdx.x << c_log;
+            const u64 i0 = col0 & (s - 1);
+            base = ((col0 >> s_log) << (s_log + R1 + R2)) + i0;
+            cstride = 1;
+            tw0 = i0 + c;
+        }
+    }
+    // Global index of value k of this thread's line.
+    __device__ __forceinline__ u64 at(u32 k) const { return base + c * cstride + (u64)k * s; }
+    // Shared-memory slot of value k (one pad word per group of 2^R2, against bank conflicts).
+    __device__ __forceinline__ u32 slot(u32 k) const {
+        const u32 padded = k + (k >> R2);
+        return rows ? c * ((1u << (R1 + R2)) + (1u << R1)) + padded : (padded << c_log) + c;
+    }
+    // Twiddle of stage q (half-size s*2^q) for the pair whose lower value has k mod 2^q = kl.
+    __device__ __forceinline__ u64 tw(const u64* table, u32 q, u32 kl) const {
+        return table[(s << q) + tw0 + (u64)kl * s];
+    }
+};
+
+// Forward (DIF) stages q0+Q-1 .. q0 on v[0 .. 2^Q): local stage q pairs (i, i + 2^q) with the
+// twiddle for (k mod 2^(q0+q)) = koff + (i mod 2^q)*kmul. Each stage's twiddles are loaded
+// together before its butterflies. The stage number is a template parameter (recursion rather
+// than an unrolled loop), so that every array index is a compile-time constant and the arrays
+// stay in registers.
+template <int R1, int R2, int Q, int q>
+struct DifStages {
+    static __device__ __forceinline__ void run(u64* v, const u64* table, const Lines<R1, R2>& ln, u32 q0, u32 koff,
+                                               u32 kmul) {
+        u64 t[1 << q];
+#pragma unroll
+        for (int j = 0; j < (1 << q); j++) t[j] = ln.tw(table, q0 + q, koff + j * kmul);
+#pragma unroll
+        for (int i = 0; i < (1 << Q); i++) {
+            if (i & (1 << q)) continue;
+            const u64 a = v[i], b = v[i + (1 << q)];
+            v[i] = gl_add(a, b);
+            v[i + (1 << q)] = gl_mul(gl_sub(a, b), t[i & ((1 << q) - 1)]);
+        }
+        DifStages<R1, R2, Q, q - 1>::run(v, table, ln, q0, koff, kmul);
+    }
+};
+template <int R1, int R2, int Q>
+struct DifStages<R1, R2, Q, -1> {
+    static __device__ __forceinline__ void run(u64*, const u64*, const Lines<R1, R2>&, u32, u32, u32) {}
+};
+
+// Inverse (DIT) stages q0 .. q0+Q-1 on v[0 .. 2^Q), twiddles as in DifStages.
+template <int R1, int R2, int Q, int q>
+struct DitStages {
+    static __device__ __forceinline__ void run(u64* v, const u64* table, const Lines<R1, R2>& ln, u32 q0, u32 koff,
+                                               u32 kmul) {
+        u64 t[1 << q];
+#pragma unroll
+        for (int j = 0; j < (1 << q); j++) t[j] = ln.tw(table, q0 + q, koff + j * kmul);
+#pragma unroll
+        for (int i = 0; i < (1 << Q); i++) {
+            if (i & (1 << q)) continue;
+            const u64 a = v[i], b = gl_mul(v[i + (1 << q)], t[i & ((1 << q) - 1)]);
+            v[i] = gl_add(a, b);
+            v[i + (1 << q)] = gl_sub(a, b);
+        }
+        DitStages<R1, R2, Q, q + 1>::run(v, table, ln, q0, koff, kmul);
+    }
+};
+template <int R1, int R2, int Q>
+struct DitStages<R1, R2, Q, Q> {
+    static __device__ __forceinline__ void run(u64*, const u64*, const Lines<R1, R2>&, u32, u32, u32) {}
+};
+
+template <int R1, int R2, int Q>
+__device__ __forceinline__ void dif(u64* v, const u64* table, const Lines<R1, R2>& ln, u32 q0, u32 koff, u32 kmul) {
+    DifStages<R1, R2, Q, Q - 1>::run(v, table, ln, q0, koff, kmul);
+}
+
+template <int R1, int R2, int Q>
+__device__ __forceinline__ void dit(u64* v, const u64* table, const Lines<R1, R2>& ln, u32 q0, u32 koff, u32 kmul) {
+    DitStages<R1, R2, Q, 0>::run(v, table, ln, q0, koff, kmul);
+}
+
+template <int R1, int R2>
+__device__ __forceinline__ void ntt_block(u64* x, const u64* other, const Layout& L, u32 s_log, u32 c_log,
+                                          u32 op, u32 flags) {
+    extern __shared__ u64 sm[];
+    constexpr u32 H1 = 1u << R1, H2 = 1u << R2;
+    const Lines<R1, R2> ln(s_log, c_log);
+    if (op != OP_INVERSE) {
+        u64 v[H1];
+#pragma unroll
+        for (u32 h = 0; h < H1; h++) {
+            const u64 j = ln.at(ln.g + (h << R2));
+            v[h] = (flags & 1) ? weigh_digit(L, x[j], j) : x[j];
+        }
+        dif<R1, R2, R1>(v, L.tw, ln, R2, ln.g, H2);
+#pragma unroll
+        for (u32 h = 0; h < H1; h++) sm[ln.slot(ln.g + (h << R2))] = v[h];
+        __syncthreads();
+        for (u32 h = ln.g; h < H1; h += H2) {
+            u64 u[H2];
+#pragma unroll
+            for (u32 l = 0; l < H2; l++) u[l] = sm[ln.slot((h << R2) + l)];
+            dif<R1, R2, R2>(u, L.tw, ln, 0, 0, 1);
+            if (op == OP_FORWARD) {
+#pragma unroll
+                for (u32 l = 0; l < H2; l++) x[ln.at((h << R2) + l)] = u[l];
+                continue;
+            }
+            if (op == OP_SQUARE) {
+#pragma unroll
+                for (u32 l = 0; l < H2; l++) u[l] = gl_mul(u[l], u[l]);
+            } else {
+#pragma unroll
+                for (u32 l = 0; l < H2; l++) u[l] = gl_mul(u[l], other[ln.at((h << R2) + l)]);
+            }
+            dit<R1, R2, R2>(u, L.itw, ln, 0, 0, 1);
+#pragma unroll
+            for (u32 l = 0; l < H2; l++) sm[ln.slot((h << R2) + l)] = u[l];
+        }
+        if (op == OP_FORWARD) return;
+    } else {
+        for (u32 h = ln.g; h < H1; h += H2) {
+            u64 u[H2];
+#pragma unroll
+            for (u32 l = 0; l < H2; l++) u[l] = x[ln.at((h << R2) + l)];
+            dit<R1, R2, R2>(u, L.itw, ln, 0, 0, 1);
+#pragma unroll
+            for (u32 l = 0; l < H2; l++) sm[ln.slot((h << R2) + l)] = u[l];
+        }
+    }
+    __syncthreads();
+    u64 v[H1];
+#pragma unroll
+    for (u32 h = 0; h < H1; h++) v[h] = sm[ln.slot(ln.g + (h << R2))];
+    dit<R1, R2, R1>(v, L.itw, ln, R2, ln.g, H2);
+#pragma unroll
+    for (u32 h = 0; h < H1; h++) {
+        const u64 j = ln.at(ln.g + (h << R2));
+        x[j] = (flags & 2) ? unweigh_value(L, v[h], j) : v[h];
+    }
+}
+
+// ntt_r<R>: R1 = ceil(R/2), R2 = floor(R/2).
+#define NTT_KERNEL(R)                                                                                  \
+    extern "C" __global__ void ntt_r##R(u64* x, const u64* other, Layout L, u32 s_log, u32 c_log, u32 op, \
+                                        u32 flags) {                                                   \
+        ntt_block<(R + 1) / 2, R / 2>(x, other, L, s_log, c_log, op, flags);                           \
+    }
+
+NTT_KERNEL(1)
+NTT_KERNEL(2)
+NTT_KERNEL(3)
+NTT_KERNEL(4)
+NTT_KERNEL(5)
+NTT_KERNEL(6)
+NTT_KERNEL(7)
+NTT_KERNEL(8)
+NTT_KERNEL(9)
+NTT_KERNEL(10)

@@ -1,0 +1,259 @@
+//! gpu-selftest: checks the GPU engine against the CPU twin and GMP, and times it.
+//!
+//! - `kernels`: every kernel's output equals the CPU twin's on random input, n = 2^5 … 2^24;
+//! - `squaring`: one squaring (LL and PRP) and acc_mul mod M_p equal rug's for random prime
+//!   exponents from 1,000 to 140,000,000;
+//! - `residues FILE`: LL res64 after the file's iteration counts (shift 0 and random shifts);
+//! - `bench`: µs/iteration next to the ANCHORS.md figures of LucasNTT, CUDALucas and PRPLL.
+//!
+//! Exits 1 on any mismatch, 2 when no GPU is usable or a run fails.
+
+use clap::{Parser, Subcommand};
+use mersenne_cert::engine::{Engine, EngineError};
+use mersenne_cert::exponent::{is_prime, TestKind};
+use mersenne_cert::gpu::{self, GpuEngine, KernelChecker};
+use mersenne_cert::plan::Plan;
+use mersenne_cert::residue::Residue;
+use rug::integer::Order;
+use rug::Integer;
+use std::process::ExitCode;
+use std::time::Instant;
+
+#[derive(Parser)]
+#[command(name = "gpu-selftest", about = "Check and time the GPU engine")]
+struct Cli {
+    /// Seed for the random inputs (default: from the clock; printed so a failure can be replayed).
+    #[arg(long, global = true)]
+    seed: Option<u64>,
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Each kernel against the CPU twin for n = 2^from … 2^to.
+    Kernels {
+        #[arg(long, default_value_t = 5)]
+        from: u32,
+        #[arg(long, default_value_t = 24)]
+        to: u32,
+    },
+    /// One squaring / multiplication mod M_p against rug for random prime exponents.
+    Squaring {
+        #[arg(long, default_value_t = 200)]
+        count: usize,
+        #[arg(long, default_value_t = 1_000)]
+        min: u32,
+        #[arg(long, default_value_t = 140_000_000)]
+        max: u32,
+    },
+    /// LL res64 after N iterations for each row "exponent iterations res64 …" of FILE.
+    Residues {
+        file: std::path::PathBuf,
+        /// Only rows with an exponent up to this.
+        #[arg(long)]
+        max_exponent: Option<u32>,
+    },
+    /// µs/iteration at the ANCHORS.md exponents.
+    Bench {
+        #[arg(long, default_value_t = 10_000)]
+        iters: u64,
+        /// Most stages per line of a GPU pass (tuning; default: the plan's).
+        #[arg(long)]
+        line_stages: Option<u32>,
+        /// Exponents to time (default: the five of ANCHORS.md).
+        exponents: Vec<u32>,
+    },
+    /// µs per launch of each kernel of a squaring at exponent p (tuning).
+    Profile {
+        p: u32,
+        #[arg(long)]
+        line_stages: Option<u32>,
+    },
+}
+
+/// xorshift* for reproducible random inputs.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, m: u64) -> u64 {
+        self.next() % m
+    }
+    fn residue(&mut self, p: u32) -> Residue {
+        let words: Vec<u64> = (0..(p as usize).div_ceil(64)).map(|_| self.next()).collect();
+        let mut x = Integer::from_digits(&words, Order::Lsf);
+        x.keep_bits_mut(p);
+        Residue::from_integer(p, &x)
+    }
+}
+
+fn kernels(rng: &mut Rng, from: u32, to: u32) -> Result<bool, EngineError> {
+    let checker = KernelChecker::new()?;
+    println!("device: {}", checker.device());
+    let mut all = true;
+    for log2 in from..=to {
+        let t = Instant::now();
+        let verdicts = checker.check_length(log2, rng.next())?;
+        let bad: Vec<&str> = verdicts.iter().filter(|v| !v.ok).map(|v| v.kernel).collect();
+        all &= bad.is_empty();
+        println!(
+            "n=2^{log2:<2} {} kernels {} ({:.1} s){}",
+            verdicts.len(),
+            if bad.is_empty() { "OK" } else { "MISMATCH" },
+            t.elapsed().as_secs_f64(),
+            if bad.is_empty() { String::new() } else { format!(": {}", bad.join(", ")) }
+        );
+    }
+    Ok(all)
+}
+
+fn random_prime(rng: &mut Rng, min: u32, max: u32) -> u32 {
+    let (lo, hi) = ((min as f64).ln(), (max as f64).ln());
+    let x = (lo + (hi - lo) * (rng.below(1 << 53) as f64 / (1u64 << 53) as f64)).exp() as u64;
+    (x..).find(|&q| is_prime(q)).map(|q| q.min(u32::MAX as u64) as u32).unwrap_or(min)
+}
+
+fn squaring(rng: &mut Rng, count: usize, min: u32, max: u32) -> Result<bool, EngineError> {
+    let mut bad = 0;
+    for k in 0..count {
+        let p = random_prime(rng, min, max);
+        let kind = if k % 4 == 3 { TestKind::Prp } else { TestKind::Ll };
+        let s = rng.below(p as u64) as u32;
+        let mut e = GpuEngine::new(p, kind, s)?;
+        let r = rng.residue(p);
+        e.load(&r)?;
+        e.iterate(1)?;
+        let x = r.to_integer();
+        let mut want = Integer::from(&x * &x);
+        if kind == TestKind::Ll {
+            want -= 2;
+        }
+        let mut ok = e.read()? == Residue::from_integer(p, &want);
+        let mut what = format!("{} squaring", kind.worktype());
+        if k % 5 == 0 {
+            let (a, b) = (rng.residue(p), rng.residue(p));
+            e.load(&a)?;
+            e.acc_reset()?;
+            e.load(&b)?;
+            e.acc_mul()?;
+            ok &= e.acc_read()? == Residue::from_integer(p, &(a.to_integer() * b.to_integer()));
+            what.push_str(" + acc_mul");
+        }
+        if !ok {
+            bad += 1;
+            println!("MISMATCH p={p} shift={s} {what} ({})", e.describe());
+        } else if k % 20 == 0 {
+            println!("ok p={p} shift={s} {what} ({})", e.describe());
+        }
+    }
+    println!("squaring: {} of {count} exponents agree with GMP", count - bad);
+    Ok(bad == 0)
+}
+
+fn residues(rng: &mut Rng, file: &std::path::Path, max_exponent: Option<u32>) -> Result<bool, EngineError> {
+    let text = std::fs::read_to_string(file).map_err(|e| EngineError::Other(format!("{}: {e}", file.display())))?;
+    println!("{:>10} {:>6} {:>10} {:>16} {:>16} {:>9}  verdict", "exponent", "iters", "shift", "expected", "got", "us/iter");
+    let mut all = true;
+    let rows = text.lines().filter(|l| !l.trim_start().starts_with('#') && !l.trim().is_empty());
+    for (row, line) in rows.enumerate() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let parsed = (f.first().and_then(|v| v.parse::<u32>().ok()), f.get(1).and_then(|v| v.parse::<u64>().ok()), f.get(2));
+        let (Some(p), Some(iters), Some(res)) = parsed else {
+            return Err(EngineError::Other(format!("bad row: {line}")));
+        };
+        if max_exponent.is_some_and(|m| p > m) {
+            continue;
+        }
+        let shifts = if row % 3 == 0 { vec![0, 1 + rng.below(p as u64 - 1) as u32] } else { vec![0] };
+        for s in shifts {
+            let mut e = GpuEngine::new(p, TestKind::Ll, s)?;
+            let t = Instant::now();
+            e.iterate(iters)?;
+            let us = t.elapsed().as_secs_f64() * 1e6 / iters as f64;
+            let got = e.read()?.res64_hex();
+            let ok = got.eq_ignore_ascii_case(res);
+            all &= ok;
+            println!("{p:>10} {iters:>6} {s:>10} {:>16} {got:>16} {us:>9.1}  {}", res.to_uppercase(), if ok { "ok" } else { "MISMATCH" });
+        }
+    }
+    Ok(all)
+}
+
+/// ANCHORS.md, H200: (p, LucasNTT, CUDALucas, PRPLL LL best) µs/iteration.
+const ANCHORS: [(u32, f64, f64, f64); 5] = [
+    (1_257_787, 22.6, 29.9, 24.5),
+    (3_021_377, 43.5, 40.1, f64::NAN),
+    (20_996_011, 129.6, 58.8, 39.2),
+    (82_589_933, 510.0, 197.0, 144.9),
+    (136_279_841, 1014.0, 323.0, 263.0),
+];
+
+fn bench(iters: u64, line_stages: Option<u32>, exponents: Vec<u32>) -> Result<bool, EngineError> {
+    println!("device: {}", gpu::probe()?);
+    let list = if exponents.is_empty() { ANCHORS.iter().map(|a| a.0).collect() } else { exponents };
+    println!("{:>11} {:>6} {:>9} | {:>8} {:>6} | {:>9} {:>7}", "exponent", "n", "us/iter", "LucasNTT", "ratio", "CUDALucas", "PRPLL");
+    for p in list {
+        let plan = match line_stages {
+            Some(k) => Plan::new(p)?.with_line_stages(k)?,
+            None => Plan::new(p)?,
+        };
+        let n = plan.log2();
+        let us = gpu::bench_plan(plan, iters)?;
+        let a = ANCHORS.iter().find(|a| a.0 == p);
+        let f = |v: Option<f64>| v.filter(|x| x.is_finite()).map_or("-".to_string(), |x| format!("{x:.1}"));
+        println!(
+            "{p:>11} {:>6} {us:>9.1} | {:>8} {:>6} | {:>9} {:>7}",
+            format!("2^{n}"),
+            f(a.map(|a| a.1)),
+            a.map_or("-".to_string(), |a| format!("{:.2}", us / a.1)),
+            f(a.map(|a| a.2)),
+            f(a.map(|a| a.3))
+        );
+    }
+    Ok(true)
+}
+
+fn profile(p: u32, line_stages: Option<u32>) -> Result<bool, EngineError> {
+    let plan = match line_stages {
+        Some(k) => Plan::new(p)?.with_line_stages(k)?,
+        None => Plan::new(p)?,
+    };
+    let mut e = GpuEngine::with_plan(plan, TestKind::Ll, 0)?;
+    e.iterate(10)?;
+    for (name, us) in e.profile(1000)? {
+        println!("{us:>9.2} us  {name}");
+    }
+    Ok(true)
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let seed = cli.seed.unwrap_or_else(|| {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
+    });
+    println!("seed {seed}");
+    let mut rng = Rng(seed | 1);
+    let outcome = match cli.cmd {
+        Cmd::Kernels { from, to } => kernels(&mut rng, from, to),
+        Cmd::Squaring { count, min, max } => squaring(&mut rng, count, min, max),
+        Cmd::Residues { file, max_exponent } => residues(&mut rng, &file, max_exponent),
+        Cmd::Bench { iters, line_stages, exponents } => bench(iters, line_stages, exponents),
+        Cmd::Profile { p, line_stages } => profile(p, line_stages),
+    };
+    match outcome {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => {
+            println!("FAILED");
+            ExitCode::from(1)
+        }
+        Err(e) => {
+            eprintln!("gpu-selftest: {e}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,223 @@
+//! [`GpuEngine`]: the [`Engine`] on an NVIDIA GPU. The state, the accumulator and the shift
+//! count live in device memory; the host tracks the shift too and checks that both agree on
+//! every read. Iterations are launched in batches replayed from a CUDA graph.
+
+use super::module::{cuda_err, Device};
+use super::pipeline::{addr, Pipeline};
+use crate::engine::{Engine, EngineError, Shift};
+use crate::exponent::TestKind;
+use crate::plan::Plan;
+use crate::residue::Residue;
+use cudarc::driver::{sys, CudaGraph, CudaSlice};
+
+/// Iterations captured in one CUDA graph.
+const GRAPH_ITERS: u64 = 32;
+
+/// Device buffers of one engine.
+struct Buffers {
+    x: CudaSlice<u64>,
+    acc: CudaSlice<u64>,
+    tmp: CudaSlice<u64>,
+    shift: CudaSlice<u32>,
+}
+
+/// The GPU engine for one exponent, test kind and starting shift.
+pub struct GpuEngine {
+    dev: Device,
+    pipe: Pipeline,
+    buf: Buffers,
+    kind: TestKind,
+    shift: Shift,
+    acc_shift: Shift,
+    graph: Option<Graph>,
+}
+
+/// A captured batch of iterations.
+struct Graph(CudaGraph);
+
+// SAFETY: the graph is only touched through `&mut GpuEngine`, so never from two threads at once,
+// which is all CUDA asks of graph objects; its context is made current by cudarc on each call.
+unsafe impl Send for Graph {}
+
+impl GpuEngine {
+    /// Open the GPU, plan the smallest safe length for p and load the start value (4 or 3)
+    /// shifted by `shift`.
+    pub fn new(p: u32, kind: TestKind, shift: u32) -> Result<GpuEngine, EngineError> {
+        GpuEngine::with_plan(Plan::new(p)?, kind, shift)
+    }
+
+    /// Like [`GpuEngine::new`] on a given plan (e.g. a longer length than the smallest).
+    pub fn with_plan(plan: Plan, kind: TestKind, shift: u32) -> Result<GpuEngine, EngineError> {
+        let dev = Device::open()?;
+        let p = plan.exponent();
+        let n = plan.n();
+        let pipe = Pipeline::new(&dev, plan)?;
+        let alloc = |len: usize| dev.stream.alloc_zeros::<u64>(len).map_err(cuda_err("alloc"));
+        let buf = Buffers {
+            x: alloc(n)?,
+            acc: alloc(n)?,
+            tmp: alloc(n)?,
+            shift: dev.stream.alloc_zeros::<u32>(1).map_err(cuda_err("alloc"))?,
+        };
+        let shift = Shift::new(p, shift);
+        let mut e = GpuEngine { dev, pipe, buf, kind, shift, acc_shift: shift, graph: None };
+        e.load(&Residue::from_u64(p, kind.start_value()))?;
+        e.acc_reset()?;
+        Ok(e)
+    }
+
+    /// The device description (name, architecture, memory, driver).
+    pub fn device(&self) -> &str {
+        &self.dev.description
+    }
+
+    fn upload(&mut self, which: Which, digits: &[i64]) -> Result<(), EngineError> {
+        let words: Vec<u64> = digits.iter().map(|&d| d as u64).collect();
+        let dst = match which {
+            Which::State => &mut self.buf.x,
+            Which::Acc => &mut self.buf.acc,
+        };
+        self.dev.stream.memcpy_htod(&words, dst).map_err(cuda_err("upload"))
+    }
+
+    fn download(&self, which: Which) -> Result<Vec<i64>, EngineError> {
+        let src = match which {
+            Which::State => &self.buf.x,
+            Which::Acc => &self.buf.acc,
+        };
+        let words = self.dev.stream.clone_dtoh(src).map_err(cuda_err("download"))?;
+        Ok(words.into_iter().map(|w| w as i64).collect())
+    }
+
+    fn set_device_shift(&mut self) -> Result<(), EngineError> {
+        let s = [self.shift.get()];
+        self.dev.stream.memcpy_htod(&s, &mut self.buf.shift).map_err(cuda_err("upload shift"))
+    }
+
+    /// Queue `count` squarings without waiting for them (the host shift advances with them).
+    pub(crate) fn launch_iterations(&mut self, count: u64) -> Result<(), EngineError> {
+        let (x, s) = (addr(&self.dev, &self.buf.x), addr(&self.dev, &self.buf.shift));
+        let ll = self.kind == TestKind::Ll;
+        let mut left = count;
+        if left >= GRAPH_ITERS && self.graph.is_none() {
+            let stream = &self.dev.stream;
+            stream
+                .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+                .map_err(cuda_err("capture"))?;
+            let queued = (0..GRAPH_ITERS).try_for_each(|_| self.pipe.square(&self.dev, x, s, ll));
+            let graph = stream.end_capture(sys::CUgraphInstantiate_flags(0)).map_err(cuda_err("graph"))?;
+            queued?;
+            self.graph = graph.map(Graph);
+        }
+        if let Some(g) = &self.graph {
+            while left >= GRAPH_ITERS {
+                g.0.launch().map_err(cuda_err("graph launch"))?;
+                left -= GRAPH_ITERS;
+            }
+        }
+        for _ in 0..left {
+            self.pipe.square(&self.dev, x, s, ll)?;
+        }
+        for _ in 0..count {
+            self.shift = self.shift.squared();
+        }
+        Ok(())
+    }
+
+    pub(crate) fn synchronize(&self) -> Result<(), EngineError> {
+        self.dev.stream.synchronize().map_err(cuda_err("run"))
+    }
+
+    /// Per-kernel timings of this engine's squaring (see Pipeline::profile).
+    pub fn profile(&mut self, reps: usize) -> Result<Vec<(String, f64)>, EngineError> {
+        let (x, s) = (addr(&self.dev, &self.buf.x), addr(&self.dev, &self.buf.shift));
+        let out = self.pipe.profile(&self.dev, x, s, reps)?;
+        self.synchronize()?;
+        Ok(out)
+    }
+
+    pub(crate) fn device_handle(&self) -> &Device {
+        &self.dev
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Which {
+    State,
+    Acc,
+}
+
+impl Engine for GpuEngine {
+    fn describe(&self) -> String {
+        let (lo, hi) = self.pipe.plan.widths();
+        format!("gpu {} NTT n=2^{} widths {lo}-{hi} bits", self.dev.name, self.pipe.plan.log2())
+    }
+    fn fft_length(&self) -> Option<usize> {
+        Some(self.pipe.plan.n())
+    }
+    fn load(&mut self, r: &Residue) -> Result<(), EngineError> {
+        let p = self.pipe.plan.exponent();
+        if r.exponent() != p {
+            return Err(EngineError::WrongExponent { want: p, got: r.exponent() });
+        }
+        let d = self.pipe.plan.residue_to_digits(r, self.shift.get());
+        self.upload(Which::State, &d)?;
+        self.set_device_shift()
+    }
+    fn iterate(&mut self, count: u64) -> Result<(), EngineError> {
+        self.launch_iterations(count)?;
+        self.synchronize()
+    }
+    fn read(&mut self) -> Result<Residue, EngineError> {
+        let d = self.download(Which::State)?;
+        let dev_shift = self.dev.stream.clone_dtoh(&self.buf.shift).map_err(cuda_err("download shift"))?;
+        if dev_shift.first() != Some(&self.shift.get()) {
+            return Err(EngineError::Other(format!(
+                "device shift {:?} disagrees with host shift {}",
+                dev_shift,
+                self.shift.get()
+            )));
+        }
+        self.pipe.plan.digits_to_residue(&d, self.shift.get())
+    }
+    fn acc_reset(&mut self) -> Result<(), EngineError> {
+        let n_bytes = self.pipe.plan.n() * 8;
+        let (dst, src) = (addr(&self.dev, &self.buf.acc), addr(&self.dev, &self.buf.x));
+        // SAFETY: both buffers hold n words on this device.
+        unsafe { cudarc::driver::result::memcpy_dtod_async(dst, src, n_bytes, self.dev.stream.cu_stream()) }
+            .map_err(cuda_err("copy"))?;
+        self.acc_shift = self.shift;
+        self.synchronize()
+    }
+    fn acc_mul(&mut self) -> Result<(), EngineError> {
+        let d = &self.dev;
+        let (acc, x, tmp) = (addr(d, &self.buf.acc), addr(d, &self.buf.x), addr(d, &self.buf.tmp));
+        self.pipe.multiply(d, acc, x, tmp, addr(d, &self.buf.shift))?;
+        self.acc_shift = self.acc_shift.plus(self.shift);
+        self.synchronize()
+    }
+    fn acc_read(&mut self) -> Result<Residue, EngineError> {
+        let d = self.download(Which::Acc)?;
+        self.pipe.plan.digits_to_residue(&d, self.acc_shift.get())
+    }
+    fn acc_load(&mut self, r: &Residue) -> Result<(), EngineError> {
+        let p = self.pipe.plan.exponent();
+        if r.exponent() != p {
+            return Err(EngineError::WrongExponent { want: p, got: r.exponent() });
+        }
+        self.acc_shift = Shift::new(p, 0);
+        let d = self.pipe.plan.residue_to_digits(r, 0);
+        self.upload(Which::Acc, &d)
+    }
+    fn inject_fault(&mut self, word: usize, bit: u32) -> Result<(), EngineError> {
+        let x = addr(&self.dev, &self.buf.x);
+        self.pipe.flip_bit(&self.dev, x, (word % self.pipe.plan.n()) as u64, bit)?;
+        self.synchronize()
+    }
+    fn kind(&self) -> TestKind {
+        self.kind
+    }
+    fn exponent(&self) -> u32 {
+        self.pipe.plan.exponent()
+    }
+}

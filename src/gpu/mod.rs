@@ -1,0 +1,47 @@
+//! The GPU engine: an exact IBDWT squaring over the Goldilocks prime, entirely on an NVIDIA GPU
+//! (CUDA driver API through cudarc, kernels compiled at start-up by NVRTC). The only module of
+//! the crate with `unsafe` and raw CUDA handles.
+//!
+//! - [`module`]: library checks, context, NVRTC build and disk cache of the kernels;
+//! - [`pipeline`]: the plan on the device and the launch sequence of one iteration;
+//! - [`engine`]: [`GpuEngine`], the [`crate::engine::Engine`] implementation;
+//! - [`check`]: kernel-by-kernel comparison with the CPU twin, for `gpu-selftest`.
+
+mod check;
+mod engine;
+mod module;
+mod pipeline;
+
+pub use check::{KernelChecker, KernelVerdict};
+pub use engine::GpuEngine;
+
+use crate::engine::EngineError;
+use crate::exponent::TestKind;
+use cudarc::driver::sys::CUevent_flags;
+
+/// A description of the usable GPU, or why there is none (`--engine auto` falls back on error).
+pub fn probe() -> Result<String, EngineError> {
+    Ok(module::Device::open()?.description)
+}
+
+/// Microseconds per LL iteration at exponent p, timed with CUDA events over `iters` iterations
+/// after a warm-up.
+pub fn bench(p: u32, iters: u64) -> Result<f64, EngineError> {
+    bench_plan(crate::plan::Plan::new(p)?, iters)
+}
+
+/// [`bench`] on a given plan (e.g. another pass shape, for tuning).
+pub fn bench_plan(plan: crate::plan::Plan, iters: u64) -> Result<f64, EngineError> {
+    let mut e = GpuEngine::with_plan(plan, TestKind::Ll, 0)?;
+    e.launch_iterations(200)?;
+    e.synchronize()?;
+    let dev = e.device_handle();
+    let ev = |what| dev.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(module::cuda_err(what));
+    let (start, end) = (ev("event")?, ev("event")?);
+    start.record(&dev.stream).map_err(module::cuda_err("event"))?;
+    e.launch_iterations(iters)?;
+    let dev = e.device_handle();
+    end.record(&dev.stream).map_err(module::cuda_err("event"))?;
+    let ms = start.elapsed_ms(&end).map_err(module::cuda_err("event"))?;
+    Ok(ms as f64 * 1000.0 / iters.max(1) as f64)
+}

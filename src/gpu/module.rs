@@ -1,0 +1,179 @@
+//! Opening the GPU and building the kernels: checks that the CUDA driver and NVRTC libraries
+//! exist (else [`EngineError::NoGpu`], never a panic), creates the context and one stream,
+//! compiles kernels/*.cu with NVRTC for the device's own architecture and caches the cubin on
+//! disk, keyed by source hash, GPU name, driver and NVRTC versions, so a second start is instant.
+
+use crate::engine::EngineError;
+use crate::plan::MAX_SHARED_LOG2;
+use cudarc::driver::{sys, CudaContext, CudaFunction, CudaModule, CudaStream};
+use cudarc::nvrtc::Ptx;
+use std::ffi::CString;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Kernel sources, in the order they are concatenated into one compilation unit.
+const SOURCES: [&str; 4] = [
+    include_str!("../../kernels/goldilocks.cuh"),
+    include_str!("../../kernels/ntt_block.cu"),
+    include_str!("../../kernels/carry.cu"),
+    include_str!("../../kernels/fault_inject.cu"),
+];
+
+pub(crate) fn cuda_err(what: &str) -> impl Fn(cudarc::driver::DriverError) -> EngineError + '_ {
+    move |e| EngineError::Cuda(format!("{what}: {e:?}"))
+}
+
+/// Every kernel the engine launches.
+pub(crate) struct Kernels {
+    /// ntt[R − 1]: the ntt_r<R> kernel (R radix-2 stages per line).
+    pub ntt: Vec<CudaFunction>,
+    pub carry: CudaFunction,
+    pub flip_bit: CudaFunction,
+}
+
+/// An open GPU: context, stream, compiled kernels and a description.
+pub(crate) struct Device {
+    pub ctx: Arc<CudaContext>,
+    pub stream: Arc<CudaStream>,
+    pub kernels: Kernels,
+    pub description: String,
+    pub name: String,
+}
+
+fn driver_version() -> i32 {
+    let mut v = 0i32;
+    // SAFETY: plain out-parameter call into the driver, after is_culib_present.
+    let _ = unsafe { sys::cuDriverGetVersion(&mut v) };
+    v
+}
+
+fn nvrtc_version() -> (i32, i32) {
+    let (mut major, mut minor) = (0i32, 0i32);
+    // SAFETY: plain out-parameter call, after is_culib_present.
+    let _ = unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut major, &mut minor) };
+    (major, minor)
+}
+
+/// Check that the libraries are there before anything in cudarc touches them.
+fn libraries_present() -> Result<(), EngineError> {
+    // SAFETY: these only try to dlopen the library.
+    if !unsafe { sys::is_culib_present() } {
+        return Err(EngineError::NoGpu("the NVIDIA driver library (libcuda.so) was not found".into()));
+    }
+    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+        return Err(EngineError::NoGpu(
+            "the CUDA run-time compiler library (libnvrtc.so, CUDA 13) was not found".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Compile the kernel source to a cubin for `arch` (e.g. "sm_90") with NVRTC.
+fn compile(source: &str, arch: &str) -> Result<Vec<u8>, EngineError> {
+    use cudarc::nvrtc::{result, sys as nv};
+    let err = |what: &str, e: result::NvrtcError| EngineError::Cuda(format!("NVRTC {what}: {e:?}"));
+    let src = CString::new(source).map_err(|_| EngineError::Other("kernel source holds a NUL".into()))?;
+    let prog = result::create_program(&src, None).map_err(|e| err("create", e))?;
+    // MERSENNE_CERT_PTXAS_LOG=1 prints ptxas's register/spill report of a fresh compilation.
+    let report = std::env::var_os("MERSENNE_CERT_PTXAS_LOG").is_some();
+    let mut options = vec![format!("--gpu-architecture={arch}"), "--std=c++17".into()];
+    if report {
+        options.push("--ptxas-options=-v".into());
+    }
+    // SAFETY: prog is live until destroy_program below; buffers are sized from NVRTC's answers.
+    let out = unsafe {
+        let compiled = result::compile_program(prog, &options);
+        let outcome = match compiled {
+            Err(e) => {
+                let log = result::get_program_log(prog)
+                    .map(|l| l.iter().map(|&c| c as u8 as char).collect::<String>())
+                    .unwrap_or_default();
+                Err(EngineError::Cuda(format!("NVRTC compile failed ({e:?}): {log}")))
+            }
+            Ok(()) => {
+                if report {
+                    let log = result::get_program_log(prog).unwrap_or_default();
+                    eprintln!("{}", log.iter().map(|&c| c as u8 as char).collect::<String>());
+                }
+                let mut size = 0usize;
+                nv::nvrtcGetCUBINSize(prog, &mut size).result().map_err(|e| err("cubin size", e))?;
+                let mut cubin = vec![0u8; size];
+                nv::nvrtcGetCUBIN(prog, cubin.as_mut_ptr().cast()).result().map_err(|e| err("cubin", e))?;
+                Ok(cubin)
+            }
+        };
+        let _ = result::destroy_program(prog);
+        outcome
+    };
+    out
+}
+
+fn cache_path(key: &str) -> Option<PathBuf> {
+    dirs::cache_dir().map(|d| d.join("mersenne-cert").join(format!("kernels-{key}.cubin")))
+}
+
+/// The cubin for this device: from the disk cache when present, else compiled and stored.
+fn cubin_for(arch: &str, name: &str) -> Result<(Vec<u8>, bool), EngineError> {
+    let source = SOURCES.concat();
+    let (nv_major, nv_minor) = nvrtc_version();
+    let key_text = format!("{source}\n{arch}\n{name}\n{}\n{nv_major}.{nv_minor}", driver_version());
+    let key = blake3::hash(key_text.as_bytes()).to_hex()[..32].to_string();
+    let path = cache_path(&key);
+    if let Some(bytes) = path.as_ref().and_then(|p| std::fs::read(p).ok()) {
+        return Ok((bytes, true));
+    }
+    let cubin = compile(&source, arch)?;
+    if let Some(p) = path {
+        // A cache that cannot be written only costs the next start a compilation.
+        let tmp = p.with_extension(format!("tmp{}", std::process::id()));
+        let stored = p.parent().map(std::fs::create_dir_all).transpose().is_ok()
+            && std::fs::write(&tmp, &cubin).is_ok()
+            && std::fs::rename(&tmp, &p).is_ok();
+        if !stored {
+            let _ = std::fs::remove_file(&tmp);
+        }
+    }
+    Ok((cubin, false))
+}
+
+fn load_kernels(module: &Arc<CudaModule>) -> Result<Kernels, EngineError> {
+    let f = |name: &str| module.load_function(name).map_err(cuda_err(name));
+    Ok(Kernels {
+        ntt: (1..=MAX_SHARED_LOG2).map(|r| f(&format!("ntt_r{r}"))).collect::<Result<_, _>>()?,
+        carry: f("carry")?,
+        flip_bit: f("flip_bit")?,
+    })
+}
+
+impl Device {
+    /// Open GPU 0 and build the kernels.
+    pub fn open() -> Result<Device, EngineError> {
+        libraries_present()?;
+        let ctx = CudaContext::new(0).map_err(|e| EngineError::NoGpu(format!("cannot open GPU 0: {e:?}")))?;
+        // Buffers are used on one stream only; no cross-stream event bookkeeping is needed, and
+        // without it launches can be captured into a graph.
+        // SAFETY: every buffer of this context is created and used on `stream` alone.
+        unsafe { ctx.disable_event_tracking() };
+        let stream = ctx.new_stream().map_err(cuda_err("stream"))?;
+        let name = ctx.name().map_err(cuda_err("device name"))?;
+        let (major, minor) = ctx.compute_capability().map_err(cuda_err("compute capability"))?;
+        let arch = format!("sm_{major}{minor}");
+        let mem = ctx.total_mem().map_err(cuda_err("memory size"))? >> 20;
+        let (cubin, cached) = cubin_for(&arch, &name)?;
+        let module = match ctx.load_module(Ptx::from_binary(cubin)) {
+            Ok(m) => m,
+            Err(_) if cached => {
+                // A damaged cache entry: compile afresh.
+                ctx.load_module(Ptx::from_binary(compile(&SOURCES.concat(), &arch)?)).map_err(cuda_err("module"))?
+            }
+            Err(e) => return Err(cuda_err("module")(e)),
+        };
+        let kernels = load_kernels(&module)?;
+        let description = format!(
+            "{name} ({arch}, {mem} MiB, driver {}, kernels {})",
+            driver_version(),
+            if cached { "from cache" } else { "compiled" }
+        );
+        Ok(Device { ctx, stream, kernels, description, name })
+    }
+}

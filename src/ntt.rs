@@ -1,0 +1,340 @@
+//! The CPU twin of the GPU engine: the same plan, the same transform (forward radix-2 DIF,
+//! natural → bit-reversed, pointwise square or multiply, inverse radix-2 DIT, bit-reversed →
+//! natural: no bit-reversal pass), the same weighting and the same segmented carry with fix-up
+//! and the same "−2·2^s" term. Each stage is a public function so that the GPU self-test can
+//! compare every kernel with it; [`TwinEngine`] strings them into a slow [`Engine`].
+
+use crate::engine::{Engine, EngineError, Shift};
+use crate::exponent::TestKind;
+use crate::field::Gl;
+use crate::plan::Plan;
+use crate::residue::Residue;
+
+/// Digits (balanced, signed) → weighted field elements: x_j = d_j·a_j.
+pub fn weight_in(plan: &Plan, digits: &[i64]) -> Vec<Gl> {
+    digits.iter().enumerate().map(|(j, &d)| Gl::from_i64(d).mul(plan.weight(j))).collect()
+}
+
+/// Field elements → signed convolution outputs: c_j = centered(x_j / (n·a_j)).
+pub fn unweight_out(plan: &Plan, x: &[Gl]) -> Vec<i64> {
+    x.iter().enumerate().map(|(j, v)| v.mul(plan.inv_weight(j)).to_i64_centered()).collect()
+}
+
+/// Forward DIF stages with half-sizes m_hi, m_hi/2, …, m_lo (powers of two, m_hi ≥ m_lo):
+/// (u, v) → (u + v, (u − v)·ω_{2m}^i).
+pub fn forward_stages(plan: &Plan, x: &mut [Gl], m_hi: usize, m_lo: usize) {
+    let (tw, _) = plan.twiddles();
+    let mut m = m_hi;
+    while m >= m_lo && m > 0 {
+        for blk in x.chunks_exact_mut(2 * m) {
+            let (a, b) = blk.split_at_mut(m);
+            for i in 0..m {
+                let (u, v) = (a[i], b[i]);
+                a[i] = u.add(v);
+                b[i] = u.sub(v).mul(tw[m + i]);
+            }
+        }
+        m /= 2;
+    }
+}
+
+/// Inverse DIT stages with half-sizes m_lo, 2·m_lo, …, m_hi: (u, v) → (u + v·ω^−i, u − v·ω^−i).
+pub fn inverse_stages(plan: &Plan, x: &mut [Gl], m_lo: usize, m_hi: usize) {
+    let (_, itw) = plan.twiddles();
+    let mut m = m_lo;
+    while m <= m_hi {
+        for blk in x.chunks_exact_mut(2 * m) {
+            let (a, b) = blk.split_at_mut(m);
+            for i in 0..m {
+                let (u, v) = (a[i], b[i].mul(itw[m + i]));
+                a[i] = u.add(v);
+                b[i] = u.sub(v);
+            }
+        }
+        m *= 2;
+    }
+}
+
+/// Balanced remainder of t modulo 2^w, in [−2^(w−1), 2^(w−1)), and the carry (t − d)/2^w.
+fn balance(t: i64, w: u32) -> (i64, i64) {
+    let half = 1i64 << (w - 1);
+    let d = ((t + half) & ((1i64 << w) - 1)) - half;
+    (d, (t - d) >> w)
+}
+
+/// Carry pass 1: each segment of K digits walks from a zero carry. `inject` adds a term to one
+/// digit on the way (the LL −2·2^s). Returns the digits and each segment's carry out.
+pub fn carry_walk(plan: &Plan, c: &[i64], inject: Option<(usize, i64)>) -> (Vec<i64>, Vec<i64>) {
+    let k = plan.seg_len();
+    let mut digits = vec![0i64; c.len()];
+    let carries = c
+        .chunks_exact(k)
+        .zip(digits.chunks_exact_mut(k))
+        .enumerate()
+        .map(|(seg, (cs, ds))| {
+            let mut carry = 0i64;
+            for (i, (&cj, dj)) in cs.iter().zip(ds.iter_mut()).enumerate() {
+                let j = seg * k + i;
+                let w = plan.width(j);
+                let extra = match inject {
+                    Some((at, v)) if at == j => v,
+                    _ => 0,
+                };
+                let t = (cj & ((1i64 << w) - 1)) + carry + extra;
+                let (d, up) = balance(t, w);
+                *dj = d;
+                carry = (cj >> w) + up;
+            }
+            carry
+        })
+        .collect();
+    (digits, carries)
+}
+
+/// Carry pass 2: segment i takes the carry out of segment i − 1 (the top one wraps to 0),
+/// normalizes its first F digits and adds what is left to digit F.
+pub fn carry_fixup(plan: &Plan, digits: &mut [i64], carries: &[i64]) {
+    let (k, f) = (plan.seg_len(), plan.fixup_depth());
+    let segs = carries.len();
+    for (seg, ds) in digits.chunks_exact_mut(k).enumerate() {
+        let mut carry = carries[(seg + segs - 1) % segs];
+        for (i, dj) in ds[..f].iter_mut().enumerate() {
+            let (d, up) = balance(*dj + carry, plan.width(seg * k + i));
+            *dj = d;
+            carry = up;
+        }
+        ds[f] += carry;
+    }
+}
+
+/// Both carry passes.
+pub fn carry(plan: &Plan, c: &[i64], inject: Option<(usize, i64)>) -> Vec<i64> {
+    let (mut digits, carries) = carry_walk(plan, c, inject);
+    carry_fixup(plan, &mut digits, &carries);
+    digits
+}
+
+/// Forward transform of weighted digits (all stages).
+pub fn forward(plan: &Plan, digits: &[i64]) -> Vec<Gl> {
+    let mut x = weight_in(plan, digits);
+    forward_stages(plan, &mut x, plan.n() / 2, 1);
+    x
+}
+
+/// Inverse transform and unweighting (all stages): the convolution outputs.
+pub fn inverse(plan: &Plan, mut x: Vec<Gl>) -> Vec<i64> {
+    inverse_stages(plan, &mut x, 1, plan.n() / 2);
+    unweight_out(plan, &x)
+}
+
+/// One squaring of balanced digits modulo M_p, with an optional injected term.
+pub fn square_digits(plan: &Plan, digits: &[i64], inject: Option<(usize, i64)>) -> Vec<i64> {
+    let x: Vec<Gl> = forward(plan, digits).into_iter().map(Gl::square).collect();
+    carry(plan, &inverse(plan, x), inject)
+}
+
+/// The product of two digit vectors modulo M_p.
+pub fn multiply_digits(plan: &Plan, a: &[i64], b: &[i64]) -> Vec<i64> {
+    let fb = forward(plan, b);
+    let x = forward(plan, a).into_iter().zip(fb).map(|(u, v)| u.mul(v)).collect();
+    carry(plan, &inverse(plan, x), None)
+}
+
+/// A slow engine on the CPU that computes exactly what the GPU computes.
+pub struct TwinEngine {
+    plan: Plan,
+    kind: TestKind,
+    digits: Vec<i64>,
+    shift: Shift,
+    acc: Vec<i64>,
+    acc_shift: Shift,
+}
+
+impl TwinEngine {
+    pub fn new(p: u32, kind: TestKind, shift: u32) -> Result<TwinEngine, EngineError> {
+        TwinEngine::with_plan(Plan::new(p)?, kind, shift)
+    }
+
+    /// An engine on a given plan (e.g. a longer length than the smallest, to differ from a prover).
+    pub fn with_plan(plan: Plan, kind: TestKind, shift: u32) -> Result<TwinEngine, EngineError> {
+        let p = plan.exponent();
+        let start = Residue::from_u64(p, kind.start_value());
+        let shift = Shift::new(p, shift);
+        let digits = plan.residue_to_digits(&start, shift.get());
+        Ok(TwinEngine { acc: digits.clone(), acc_shift: shift, digits, shift, plan, kind })
+    }
+
+    fn check(&self, r: &Residue) -> Result<(), EngineError> {
+        if r.exponent() != self.plan.exponent() {
+            return Err(EngineError::WrongExponent { want: self.plan.exponent(), got: r.exponent() });
+        }
+        Ok(())
+    }
+}
+
+impl Engine for TwinEngine {
+    fn describe(&self) -> String {
+        let (lo, hi) = self.plan.widths();
+        format!("cpu-twin NTT n={} widths {lo}-{hi} bits", self.plan.n())
+    }
+    fn fft_length(&self) -> Option<usize> {
+        Some(self.plan.n())
+    }
+    fn load(&mut self, r: &Residue) -> Result<(), EngineError> {
+        self.check(r)?;
+        self.digits = self.plan.residue_to_digits(r, self.shift.get());
+        Ok(())
+    }
+    fn iterate(&mut self, count: u64) -> Result<(), EngineError> {
+        for _ in 0..count {
+            let next = self.shift.squared();
+            let inject = (self.kind == TestKind::Ll).then(|| self.plan.minus_two_at(next.get()));
+            self.digits = square_digits(&self.plan, &self.digits, inject);
+            self.shift = next;
+        }
+        Ok(())
+    }
+    fn read(&mut self) -> Result<Residue, EngineError> {
+        self.plan.digits_to_residue(&self.digits, self.shift.get())
+    }
+    fn acc_reset(&mut self) -> Result<(), EngineError> {
+        self.acc = self.digits.clone();
+        self.acc_shift = self.shift;
+        Ok(())
+    }
+    fn acc_mul(&mut self) -> Result<(), EngineError> {
+        self.acc = multiply_digits(&self.plan, &self.acc, &self.digits);
+        self.acc_shift = self.acc_shift.plus(self.shift);
+        Ok(())
+    }
+    fn acc_read(&mut self) -> Result<Residue, EngineError> {
+        self.plan.digits_to_residue(&self.acc, self.acc_shift.get())
+    }
+    fn acc_load(&mut self, r: &Residue) -> Result<(), EngineError> {
+        self.check(r)?;
+        self.acc_shift = Shift::new(self.plan.exponent(), 0);
+        self.acc = self.plan.residue_to_digits(r, 0);
+        Ok(())
+    }
+    fn inject_fault(&mut self, word: usize, bit: u32) -> Result<(), EngineError> {
+        let n = self.digits.len();
+        self.digits[word % n] ^= 1i64 << (bit % 64);
+        Ok(())
+    }
+    fn kind(&self) -> TestKind {
+        self.kind
+    }
+    fn exponent(&self) -> u32 {
+        self.plan.exponent()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exponent::is_prime;
+    use quickcheck::{quickcheck, TestResult};
+    use rug::integer::Order;
+    use rug::Integer;
+
+    fn residue(p: u32, seed: &[u64]) -> Residue {
+        let mut x = Integer::from_digits(seed, Order::Lsf);
+        x.keep_bits_mut(p);
+        Residue::from_integer(p, &x)
+    }
+
+    /// One LL squaring through `plan` with shift s, against rug's (x² − 2) mod M_p.
+    fn ll_step_matches_rug(plan: &Plan, r: &Residue, s: u32) -> bool {
+        let p = plan.exponent();
+        let next = Shift::new(p, s).squared();
+        let d = square_digits(plan, &plan.residue_to_digits(r, s), Some(plan.minus_two_at(next.get())));
+        let got = plan.digits_to_residue(&d, next.get()).unwrap();
+        let x = r.to_integer();
+        got == Residue::from_integer(p, &(Integer::from(&x * &x) - 2u32))
+    }
+
+    fn prime_in(lo: u32, span: u32, pick: u32) -> Option<u32> {
+        let p = lo + pick % span;
+        is_prime(p as u64).then_some(p)
+    }
+
+    quickcheck! {
+        fn squaring_matches_rug(seed: Vec<u64>, pick: u32, s: u32) -> TestResult {
+            // Small primes often, a few hundred thousand at most: CI stays fast.
+            let Some(p) = prime_in(31, if pick % 8 == 0 { 400_000 } else { 20_000 }, pick / 8) else {
+                return TestResult::discard();
+            };
+            let Ok(plan) = Plan::new(p) else { return TestResult::discard() };
+            let r = residue(p, &seed);
+            TestResult::from_bool(ll_step_matches_rug(&plan, &r, s % p))
+        }
+
+        fn multiply_matches_rug(a: Vec<u64>, b: Vec<u64>, pick: u32) -> TestResult {
+            let Some(p) = prime_in(100, 60_000, pick) else { return TestResult::discard() };
+            let plan = Plan::new(p).unwrap();
+            let (ra, rb) = (residue(p, &a), residue(p, &b));
+            let d = multiply_digits(&plan, &plan.residue_to_digits(&ra, 0), &plan.residue_to_digits(&rb, 0));
+            let want = Residue::from_integer(p, &(ra.to_integer() * rb.to_integer()));
+            TestResult::from_bool(plan.digits_to_residue(&d, 0).unwrap() == want)
+        }
+
+        fn carry_keeps_value_and_bounds(seed: Vec<i64>, pick: u32, s: u32) -> TestResult {
+            let Some(p) = prime_in(1000, 30_000, pick) else { return TestResult::discard() };
+            let plan = Plan::new(p).unwrap();
+            let n = plan.n();
+            let (_, w_max) = plan.widths();
+            // Convolution outputs as large as the bound allows.
+            let lim = (n as i64) << (2 * w_max - 2);
+            let c: Vec<i64> = (0..n).map(|j| seed.get(j % seed.len().max(1)).copied().unwrap_or(0) % lim).collect();
+            let inj = plan.minus_two_at(s % p);
+            let d = carry(&plan, &c, Some(inj));
+            let bounded = d.iter().enumerate()
+                .all(|(j, &v)| v.unsigned_abs() <= (1 << (plan.width(j) - 1)) + plan.slack());
+            let mut c2 = c.clone();
+            c2[inj.0] += inj.1;
+            TestResult::from_bool(bounded && plan.digits_to_residue(&d, 0).unwrap() == plan.digits_to_residue(&c2, 0).unwrap())
+        }
+    }
+
+    #[test]
+    fn transform_round_trip() {
+        let plan = Plan::new(86_243).unwrap();
+        let d: Vec<i64> = (0..plan.n() as i64).map(|j| (j * 7919) % 1000 - 500).collect();
+        assert_eq!(inverse(&plan, forward(&plan, &d)), d);
+    }
+
+    #[test]
+    fn a_wrong_weight_is_caught() {
+        // The rug comparison must fail when one weight-table entry is off: the test has teeth.
+        let p = 9_941;
+        let mut plan = Plan::new(p).unwrap();
+        let r = residue(p, &[0x0123_4567_89AB_CDEF, 0xFEDC_BA98_7654_3210, 42]);
+        assert!(ll_step_matches_rug(&plan, &r, 17));
+        plan.weight_lo[1] = plan.weight_lo[1].add(Gl::ONE);
+        assert!(!ll_step_matches_rug(&plan, &r, 17));
+    }
+
+    #[test]
+    fn engine_ll_of_known_primes_and_composite() {
+        for (p, prime) in [(521u32, true), (607, true), (1279, true), (523, false)] {
+            let mut e = TwinEngine::new(p, TestKind::Ll, p / 3).unwrap();
+            e.iterate(TestKind::Ll.full_iterations(p)).unwrap();
+            assert_eq!(e.read().unwrap().is_zero(), prime, "p={p}");
+        }
+    }
+
+    #[test]
+    fn engine_acc_and_prp() {
+        let p = 4_423;
+        let mut e = TwinEngine::new(p, TestKind::Prp, 1234).unwrap();
+        e.acc_reset().unwrap();
+        e.iterate(10).unwrap();
+        e.acc_mul().unwrap(); // 3 · 3^(2^10)
+        let want = Residue::from_integer(p, &Integer::from(Integer::u_pow_u(3, 1025)));
+        assert_eq!(e.acc_read().unwrap(), want);
+        e.iterate(TestKind::Prp.full_iterations(p) - 10).unwrap();
+        assert!(e.read().unwrap().equals_u64(9));
+        e.inject_fault(5, 3).unwrap();
+        assert!(!e.read().unwrap().equals_u64(9));
+    }
+}

@@ -1,0 +1,469 @@
+//! The transform plan for one exponent, shared by the CPU twin (ntt.rs) and the GPU (gpu/):
+//! transform length n, digit layout (widths ⌈p(j+1)/n⌉ − ⌈pj/n⌉), IBDWT weights
+//! a_j = g^(⌈pj/n⌉·n − pj) with g^n = 2 (inverse weights carry 1/n), twiddle tables, the
+//! segmented-carry parameters, the pass schedule, and the proof that nothing overflows.
+//!
+//! # The no-overflow bound
+//! Digits are balanced: after a carry pass every digit satisfies |d| ≤ 2^(w−1) + slack, where w is
+//! the digit's width. A squaring's cyclic convolution output then obeys
+//! |c_j| ≤ n·m² with m = 2^(w_max−1) + slack, and the plan is accepted only if n·m² ≤ (P−1)/2,
+//! so the field element (centered in (−P/2, P/2]) *is* the integer c_j. A product of two such
+//! values (acc_mul) obeys the same bound.
+//!
+//! # The carry scheme and its slack
+//! The n convolution outputs are cut into segments of K = `seg_len` digits. Pass 1 (one thread per
+//! segment, in parallel) walks its K digits from a zero carry: c = q·2^w + r (q = c >> w,
+//! r ∈ [0, 2^w)), t = r + carry (+ the LL term), digit = t balanced, carry = q + (t − digit)/2^w;
+//! no intermediate exceeds 2^63 because c is split before the carry is added. Its carry out is
+//! bounded by B_walk, the fixed point of B = ⌊c_max/2^w_min⌋ + 3 + ⌊B/2^w_min⌋. Pass 2 (one thread
+//! per segment) takes the carry out of the previous segment (cyclically: the top segment's carry
+//! enters digit 0, since 2^p ≡ 1 mod M_p), normalizes the first F = `fixup_depth` digits, where the
+//! bound of the carry falls as b ← 1 + ⌊b/2^w_min⌋ until it stops falling at b_F, and adds the
+//! carry left (|·| ≤ b_F) to digit F unnormalized. That digit is the only one outside the balanced
+//! range, by at most `slack` = b_F (1 when w_min ≥ 2), which is why m above includes slack.
+//! The plan requires F < K so that fix-ups of different segments never touch the same digit.
+
+use crate::engine::EngineError;
+use crate::field::{Gl, MAX_ROOT_OF_TWO_LOG};
+use crate::residue::{word_count, Residue};
+use rug::integer::Order;
+use rug::Integer;
+
+/// Largest supported transform length: 2^26 (the largest n with an n-th root of 2 in the field).
+pub const MAX_LOG2: u32 = MAX_ROOT_OF_TWO_LOG;
+/// The smallest exponent with a plan (p = 13: four digits of 3–4 bits).
+pub const MIN_EXPONENT: u32 = 13;
+/// Digits per carry segment (fewer when n is smaller).
+const MAX_SEG_LEN: usize = 16;
+/// log2 of the largest chunk the row pass transforms (1024 words: 32 values per thread in
+/// registers, with their twiddles).
+pub const MAX_SHARED_LOG2: u32 = 10;
+/// Stages per line by default: measured fastest on an H200 at every benchmark length
+/// (bench/RESULTS.md; longer lines need so many registers that occupancy drops).
+const DEFAULT_LINE_STAGES: u32 = 6;
+/// log2 of the smallest chunk of the shared-memory kernel (when n is at least that long).
+const MIN_SHARED_LOG2: u32 = 5;
+/// The shared kernel should run on at least 2^this many blocks (132 SMs), so small lengths use
+/// smaller chunks and more global passes rather than leave most of the GPU idle.
+const SHARED_BLOCKS_LOG2: u32 = 7;
+
+/// Transform length odd·2^log2. Only odd = 1 is planned now; the type leaves room for 3·2^k and
+/// 5·2^k (P − 1 has the factors 3 and 5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Length {
+    pub odd: u32,
+    pub log2: u32,
+}
+
+impl Length {
+    pub const fn n(self) -> usize {
+        (self.odd as usize) << self.log2
+    }
+}
+
+/// Everything both engines need to square modulo M_p with an IBDWT of length n.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    p: u32,
+    len: Length,
+    seg_len: usize,
+    fixup_depth: usize,
+    slack: u64,
+    min_width: u32,
+    max_width: u32,
+    /// Weight tables: a_j = g^e = hi[e >> lo_bits]·lo[e & (2^lo_bits − 1)], e = weight_exp(j).
+    pub(crate) weight_hi: Vec<Gl>,
+    pub(crate) weight_lo: Vec<Gl>,
+    /// Inverse weights with 1/n folded into the hi table.
+    pub(crate) inv_weight_hi: Vec<Gl>,
+    pub(crate) inv_weight_lo: Vec<Gl>,
+    lo_bits: u32,
+    /// Most radix-2 stages one line of a GPU pass runs (row pass and column passes).
+    line_stages: u32,
+    /// twiddle[m + i] = ω_{2m}^i for each stage half-size m (power of two < n) and i < m.
+    pub(crate) twiddle: Vec<Gl>,
+    /// inv_twiddle[m + i] = ω_{2m}^(−i).
+    pub(crate) inv_twiddle: Vec<Gl>,
+}
+
+/// What the carry analysis of a candidate layout gives, when it is safe.
+struct CarryBounds {
+    seg_len: usize,
+    fixup_depth: usize,
+    slack: u64,
+}
+
+/// ⌈p·j/n⌉ for a power-of-two n.
+const fn ceil_div_pow2(pj: u64, log2: u32) -> u64 {
+    (pj + (1u64 << log2) - 1) >> log2
+}
+
+fn no_plan(p: u32, why: String) -> EngineError {
+    EngineError::NoPlan { p, why }
+}
+
+/// Check the bound for widths in [w_min, w_max] at length n and derive the carry parameters.
+fn carry_bounds(p: u32, n: usize, w_min: u32, w_max: u32) -> Result<CarryBounds, String> {
+    let half_p = ((crate::field::P - 1) / 2) as u128;
+    let seg_len = n.min(MAX_SEG_LEN);
+    if w_max > 32 || w_min == 0 {
+        return Err(format!("n={n}: digits of {w_min}..{w_max} bits cannot fit"));
+    }
+    for slack in 1u64..=2 {
+        let m = (1u128 << (w_max - 1)) + slack as u128;
+        let c_max = n as u128 * m * m;
+        if c_max > half_p {
+            return Err(format!(
+                "n={n}: n·(2^(w-1)+{slack})^2 = {c_max} exceeds (P-1)/2 with widths up to {w_max} bits"
+            ));
+        }
+        let c_max = c_max as u64;
+        let mut b_walk = 0u64;
+        for _ in 0..64 {
+            b_walk = (c_max >> w_min) + 3 + (b_walk >> w_min);
+        }
+        let (mut b, mut depth) = (b_walk, 0usize);
+        loop {
+            let next = 1 + (b >> w_min);
+            if next >= b {
+                break;
+            }
+            b = next;
+            depth += 1;
+        }
+        if b > slack {
+            continue; // assumed too little slack: redo the bound with more
+        }
+        if depth >= seg_len {
+            return Err(format!("n={n}: carry fix-up needs {depth} digits but segments hold {seg_len}"));
+        }
+        return Ok(CarryBounds { seg_len, fixup_depth: depth, slack });
+    }
+    Err(format!("p={p}, n={n}: digits of {w_min} bits leave the carry slack unbounded"))
+}
+
+impl Plan {
+    /// The smallest power-of-two length that satisfies the bound.
+    pub fn new(p: u32) -> Result<Plan, EngineError> {
+        if p < MIN_EXPONENT {
+            return Err(no_plan(p, format!("exponents below {MIN_EXPONENT} are too small for the carry scheme")));
+        }
+        let mut last = String::from("no length tried");
+        for log2 in 1..=MAX_LOG2 {
+            match Plan::with_log2(p, log2) {
+                Ok(plan) => return Ok(plan),
+                Err(EngineError::NoPlan { why, .. }) => last = why,
+                Err(e) => return Err(e),
+            }
+        }
+        Err(no_plan(p, format!("no length up to 2^{MAX_LOG2} fits ({last})")))
+    }
+
+    /// The plan with length n = 2^log2, if it is safe.
+    pub fn with_log2(p: u32, log2: u32) -> Result<Plan, EngineError> {
+        if log2 == 0 || log2 > MAX_LOG2 {
+            return Err(no_plan(p, format!("length 2^{log2} outside 2^1..2^{MAX_LOG2}")));
+        }
+        let n = 1usize << log2;
+        if (p as usize) < n {
+            return Err(no_plan(p, format!("n={n} is more digits than bits")));
+        }
+        let (w_min, w_max) = ((p as usize / n) as u32, (p as usize).div_ceil(n) as u32);
+        let bounds = carry_bounds(p, n, w_min, w_max).map_err(|why| no_plan(p, why))?;
+        let g = Gl::root_of_two(log2).ok_or_else(|| no_plan(p, "no n-th root of 2".into()))?;
+        let g_inv = g.inverse().ok_or_else(|| no_plan(p, "g = 0".into()))?;
+        let n_inv = Gl::new(n as u64).inverse().ok_or_else(|| no_plan(p, "n = 0 mod P".into()))?;
+        let lo_bits = log2.div_ceil(2);
+        let (lo_len, hi_len) = (1usize << lo_bits, 1usize << (log2 - lo_bits));
+        let powers = |base: Gl, len: usize, first: Gl| -> Vec<Gl> {
+            std::iter::successors(Some(first), |x| Some(x.mul(base))).take(len).collect()
+        };
+        let weight_lo = powers(g, lo_len, Gl::ONE);
+        let weight_hi = powers(g.pow(lo_len as u64), hi_len, Gl::ONE);
+        let inv_weight_lo = powers(g_inv, lo_len, Gl::ONE);
+        let inv_weight_hi = powers(g_inv.pow(lo_len as u64), hi_len, n_inv);
+        let mut twiddle = vec![Gl::ZERO; n];
+        let mut inv_twiddle = vec![Gl::ZERO; n];
+        for s in 0..log2 {
+            let m = 1usize << s;
+            let w = Gl::root_of_unity(s + 1).ok_or_else(|| no_plan(p, "no root of unity".into()))?;
+            let w_inv = w.inverse().ok_or_else(|| no_plan(p, "root = 0".into()))?;
+            twiddle[m..2 * m].copy_from_slice(&powers(w, m, Gl::ONE));
+            inv_twiddle[m..2 * m].copy_from_slice(&powers(w_inv, m, Gl::ONE));
+        }
+        Ok(Plan {
+            p,
+            len: Length { odd: 1, log2 },
+            seg_len: bounds.seg_len,
+            fixup_depth: bounds.fixup_depth,
+            slack: bounds.slack,
+            min_width: w_min,
+            max_width: w_max,
+            weight_hi,
+            weight_lo,
+            inv_weight_hi,
+            inv_weight_lo,
+            lo_bits,
+            line_stages: DEFAULT_LINE_STAGES,
+            twiddle,
+            inv_twiddle,
+        })
+    }
+
+    pub fn exponent(&self) -> u32 {
+        self.p
+    }
+    pub fn length(&self) -> Length {
+        self.len
+    }
+    pub fn n(&self) -> usize {
+        self.len.n()
+    }
+    pub fn log2(&self) -> u32 {
+        self.len.log2
+    }
+    /// The smallest exponent with a plan (p = 13: four digits of 3–4 bits).
+pub const MIN_EXPONENT: u32 = 13;
+/// Digits per carry segment (K).
+    pub fn seg_len(&self) -> usize {
+        self.seg_len
+    }
+    /// Digits each carry fix-up normalizes (F).
+    pub fn fixup_depth(&self) -> usize {
+        self.fixup_depth
+    }
+    /// How far a digit may stand outside the balanced range after the fix-up.
+    pub fn slack(&self) -> u64 {
+        self.slack
+    }
+    /// (smallest, largest) digit width in bits.
+    pub fn widths(&self) -> (u32, u32) {
+        (self.min_width, self.max_width)
+    }
+    /// log2 of the contiguous chunk transformed in shared memory.
+    pub fn shared_log2(&self) -> u32 {
+        let log2 = self.len.log2;
+        log2.saturating_sub(SHARED_BLOCKS_LOG2).clamp(MIN_SHARED_LOG2, self.line_stages).min(log2)
+    }
+    /// The same plan with at most `k` stages per line of a GPU pass (5 ≤ k ≤ 10), for tuning.
+    pub fn with_line_stages(mut self, k: u32) -> Result<Plan, EngineError> {
+        if !(MIN_SHARED_LOG2..=MAX_SHARED_LOG2).contains(&k) {
+            return Err(no_plan(self.p, format!("{k} stages per line is outside {MIN_SHARED_LOG2}..{MAX_SHARED_LOG2}")));
+        }
+        self.line_stages = k;
+        Ok(self)
+    }
+    /// Stage counts of the global-memory passes, outermost (largest stride) first; the forward
+    /// transform runs them in this order, the inverse in reverse.
+    pub fn global_passes(&self) -> Vec<u32> {
+        let stages = self.len.log2 - self.shared_log2();
+        let count = stages.div_ceil(self.line_stages);
+        (0..count).map(|i| stages / count + u32::from(i < stages % count)).collect()
+    }
+    /// Lowest bit of digit j: ⌈p·j/n⌉.
+    pub fn start(&self, j: usize) -> u64 {
+        ceil_div_pow2(self.p as u64 * j as u64, self.len.log2)
+    }
+    /// Width of digit j in bits.
+    pub fn width(&self, j: usize) -> u32 {
+        (self.start(j + 1) - self.start(j)) as u32
+    }
+    /// e_j = ⌈pj/n⌉·n − pj ∈ [0, n): a_j = g^e_j = 2^(e_j/n).
+    pub fn weight_exp(&self, j: usize) -> usize {
+        let n = self.n();
+        (n - (self.p as usize * j) % n) % n
+    }
+    pub fn weight(&self, j: usize) -> Gl {
+        let e = self.weight_exp(j);
+        self.weight_hi[e >> self.lo_bits].mul(self.weight_lo[e & ((1 << self.lo_bits) - 1)])
+    }
+    /// 1/(n·a_j).
+    pub fn inv_weight(&self, j: usize) -> Gl {
+        let e = self.weight_exp(j);
+        self.inv_weight_hi[e >> self.lo_bits].mul(self.inv_weight_lo[e & ((1 << self.lo_bits) - 1)])
+    }
+    pub fn lo_bits(&self) -> u32 {
+        self.lo_bits
+    }
+    pub fn weight_tables(&self) -> [&[Gl]; 4] {
+        [&self.weight_hi, &self.weight_lo, &self.inv_weight_hi, &self.inv_weight_lo]
+    }
+    pub fn twiddles(&self) -> (&[Gl], &[Gl]) {
+        (&self.twiddle, &self.inv_twiddle)
+    }
+
+    /// The digit and value of −2·2^s (the LL subtraction in the shifted domain) as one term
+    /// −2^(b − start_j) in digit j, b = (s + 1) mod p.
+    pub fn minus_two_at(&self, s: u32) -> (usize, i64) {
+        let b = (s as u64 + 1) % self.p as u64;
+        // start is increasing; find the last j with start(j) ≤ b.
+        let (mut lo, mut hi) = (0usize, self.n());
+        while hi - lo > 1 {
+            let mid = (lo + hi) / 2;
+            if self.start(mid) <= b {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        (lo, -(1i64 << (b - self.start(lo))))
+    }
+
+    /// Balanced digits of r·2^shift (|d| ≤ 2^(w−1)).
+    pub fn residue_to_digits(&self, r: &Residue, shift: u32) -> Vec<i64> {
+        let x = r.mul_pow2(shift);
+        let words = x.words();
+        let mut d: Vec<i64> = (0..self.n())
+            .map(|j| get_bits(words, self.start(j), self.width(j)) as i64)
+            .collect();
+        let mut carry = 0i64;
+        loop {
+            for (j, dj) in d.iter_mut().enumerate() {
+                let w = self.width(j);
+                let t = *dj + carry;
+                (*dj, carry) = if t >= 1 << (w - 1) { (t - (1 << w), 1) } else { (t, 0) };
+            }
+            if carry == 0 {
+                return d;
+            }
+        }
+    }
+
+    /// The residue x with x·2^shift ≡ Σ d_j·2^start_j (mod M_p), for any digits.
+    pub fn digits_to_residue(&self, digits: &[i64], shift: u32) -> Result<Residue, EngineError> {
+        if digits.len() != self.n() {
+            return Err(EngineError::Other(format!("{} digits for a plan of {}", digits.len(), self.n())));
+        }
+        let mut d: Vec<i128> = digits.iter().map(|&x| x as i128).collect();
+        let mut carry = 0i128;
+        // Round 1 brings every digit into [0, 2^w); later rounds only absorb a carry of ±1 that
+        // wrapped from the top, which stops within two more rounds.
+        for _ in 0..4 {
+            for (j, dj) in d.iter_mut().enumerate() {
+                let w = self.width(j);
+                let t = *dj + carry;
+                *dj = t & ((1 << w) - 1);
+                carry = t >> w;
+            }
+            if carry == 0 {
+                let mut words = vec![0u64; word_count(self.p)];
+                for (j, &dj) in d.iter().enumerate() {
+                    put_bits(&mut words, self.start(j), dj as u64);
+                }
+                let x = Residue::from_integer(self.p, &Integer::from_digits(&words, Order::Lsf));
+                return Ok(x.div_pow2(shift));
+            }
+        }
+        Err(EngineError::Other("carry did not settle while reading digits".into()))
+    }
+}
+
+/// Bits [pos, pos + w) of a little-endian word array (w ≤ 63; bits past the end read as 0).
+fn get_bits(words: &[u64], pos: u64, w: u32) -> u64 {
+    let (i, off) = ((pos / 64) as usize, (pos % 64) as u32);
+    let lo = words.get(i).copied().unwrap_or(0) >> off;
+    let hi = if off == 0 { 0 } else { words.get(i + 1).copied().unwrap_or(0) << (64 - off) };
+    (lo | hi) & ((1u64 << w) - 1)
+}
+
+/// OR v into the bits starting at pos (bits past the end are dropped: they are zero for
+/// digits of a value below 2^p).
+fn put_bits(words: &mut [u64], pos: u64, v: u64) {
+    let (i, off) = ((pos / 64) as usize, (pos % 64) as u32);
+    if let Some(w) = words.get_mut(i) {
+        *w |= v << off;
+    }
+    if off != 0 {
+        if let Some(w) = words.get_mut(i + 1) {
+            *w |= v >> (64 - off);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quickcheck::{quickcheck, TestResult};
+
+    #[test]
+    fn known_lengths() {
+        // The benchmark exponents and the lengths the bound admits for them.
+        for (p, log2) in [
+            (1_257_787u32, 16u32),
+            (3_021_377, 18),
+            (20_996_011, 20),
+            (82_589_933, 22),
+            (136_279_841, 23),
+        ] {
+            let plan = Plan::new(p).unwrap();
+            assert_eq!(plan.log2(), log2, "p={p}");
+            assert!(plan.fixup_depth() < plan.seg_len());
+            assert_eq!(plan.slack(), 1);
+        }
+        assert!(matches!(Plan::with_log2(82_589_933, 21), Err(EngineError::NoPlan { .. })));
+        assert!(matches!(Plan::with_log2(1000, 27), Err(EngineError::NoPlan { .. })));
+        assert!(matches!(Plan::with_log2(3, 2), Err(EngineError::NoPlan { .. })));
+    }
+
+    #[test]
+    fn largest_length_refused_above() {
+        // 2^26 holds digits of at most 20 bits, so ~1.34e9 bits; beyond that no plan exists.
+        assert!(matches!(Plan::new(2_000_000_011), Err(EngineError::NoPlan { .. })));
+    }
+
+    #[test]
+    fn widths_weights_twiddles() {
+        let plan = Plan::with_log2(1_257_787, 16).unwrap();
+        let n = plan.n();
+        let g = Gl::root_of_two(16).unwrap();
+        let n_inv = Gl::new(n as u64).inverse().unwrap();
+        let mut total = 0u64;
+        for j in 0..n {
+            let w = plan.width(j);
+            assert!(w == 19 || w == 20);
+            total += w as u64;
+            let e = plan.weight_exp(j);
+            assert_eq!((plan.start(j) * n as u64 - 1_257_787 * j as u64) as usize, e);
+            assert_eq!(plan.weight(j), g.pow(e as u64));
+            assert_eq!(plan.weight(j).mul(plan.inv_weight(j)), n_inv);
+        }
+        assert_eq!(total, 1_257_787);
+        let (tw, itw) = plan.twiddles();
+        for m in [2usize, 1024, n / 2] {
+            assert_eq!(tw[m + 1].pow(2 * m as u64), Gl::ONE);
+            assert_eq!(tw[m + 1].pow(m as u64), Gl::ONE.neg());
+            assert_eq!(tw[m + 1].mul(itw[m + 1]), Gl::ONE);
+        }
+        assert_eq!(plan.shared_log2(), 6);
+        assert_eq!(plan.global_passes(), vec![5, 5]);
+        assert_eq!(Plan::new(82_589_933).unwrap().global_passes(), vec![6, 5, 5]);
+    }
+
+    quickcheck! {
+        fn digits_round_trip(seed: Vec<u64>, p: u32, shift: u32) -> TestResult {
+            let p = 100 + p % 20_000;
+            if !crate::exponent::is_prime(p as u64) { return TestResult::discard(); }
+            let plan = Plan::new(p).unwrap();
+            let mut x = Integer::from_digits(&seed, Order::Lsf);
+            x.keep_bits_mut(p);
+            let r = Residue::from_integer(p, &x);
+            let s = shift % p;
+            let d = plan.residue_to_digits(&r, s);
+            let balanced = d.iter().enumerate().all(|(j, &v)| v.unsigned_abs() <= 1 << (plan.width(j) - 1));
+            TestResult::from_bool(balanced && plan.digits_to_residue(&d, s).unwrap() == r)
+        }
+
+        fn minus_two_lands_on_its_bit(p: u32, s: u32) -> TestResult {
+            let p = 100 + p % 50_000;
+            if !crate::exponent::is_prime(p as u64) { return TestResult::discard(); }
+            let plan = Plan::new(p).unwrap();
+            let s = s % p;
+            let (j, v) = plan.minus_two_at(s);
+            let mut d = vec![0i64; plan.n()];
+            d[j] = v;
+            // Σ d·2^start = −2·2^s ⇒ unshifted by s it is −2.
+            let want = Residue::from_integer(p, &Integer::from(-2));
+            TestResult::from_bool(plan.digits_to_residue(&d, s).unwrap() == want)
+        }
+    }
+}
