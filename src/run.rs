@@ -335,7 +335,7 @@ impl Driver<'_> {
         }
         if planned {
             let prev = self.save_prev.take().map(|(_, r)| r);
-            self.settle_spots(true)?;
+            self.settle_spots(self.opts.spot == SpotMode::Full)?;
             if self.k != k {
                 return Ok(None);
             }
@@ -387,7 +387,9 @@ impl Driver<'_> {
                     return Ok(None);
                 }
                 if ll_save {
-                    self.settle_spots(true)?;
+                    // Spot checks in flight are settled later (a failure rolls back in memory
+                    // to the start of its window); only full coverage waits for them here.
+                    self.settle_spots(self.opts.spot == SpotMode::Full)?;
                     if self.k != k {
                         return Ok(None); // a spot check rolled back
                     }

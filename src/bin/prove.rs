@@ -115,11 +115,16 @@ fn parse_shift(text: &str, p: u32) -> Result<u32> {
     Ok(s as u32)
 }
 
-fn summary(c: &mersenne_cert::cert::CheckLog) -> String {
+/// The check counters, and the share of the iterations that GMP spot checks recomputed.
+fn summary(c: &mersenne_cert::cert::CheckLog, iterations: u64) -> String {
     if c.summary.is_empty() {
         return "none ran".into();
     }
-    c.summary.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ")
+    let mut parts: Vec<String> = c.summary.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    if let Some(&spot) = c.summary.get("spot_iterations") {
+        parts.push(format!("spot coverage {:.1}%", 100.0 * spot as f64 / iterations.max(1) as f64));
+    }
+    parts.join(", ")
 }
 
 fn main() {
@@ -264,7 +269,7 @@ fn real_main() -> Result<()> {
         rec.shift,
         rec.seconds,
         rec.seconds * 1e3 / rec.iterations_here.max(1) as f64,
-        summary(&rec.checks),
+        summary(&rec.checks, rec.iterations_here),
         cert_ref.as_ref().map(|(p, _)| format!("; certificate {p}")).unwrap_or_default()
     );
     Ok(())

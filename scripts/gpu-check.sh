@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# GPU correctness check: the one command anyone with an NVIDIA GPU runs (CI has no GPU).
+#
+#   scripts/gpu-check.sh            # binaries from target/release (cargo build --release first)
+#   BIN=dir scripts/gpu-check.sh    # binaries prove, verify, gpu-selftest from another folder
+#   FULL=1 scripts/gpu-check.sh     # also every row of ll_res64_10000_more.txt (up to 149M)
+#
+# Steps (issue 3, then the GPU side of issue 4):
+#   1 kernels    every kernel equals the CPU twin, n = 2^5 .. 2^24
+#   2 squaring   one squaring / multiplication mod M_p equals GMP's, 200 random prime exponents
+#   3 known      prove --engine gpu: every known Mersenne prime exponent up to 1,398,269 is prime,
+#                the next prime exponent after each is composite
+#   4 residues   LL res64 after 10000 iterations equals the external table (shift 0 and random)
+#   5 cert       prove 9689 (LL and PRP) --engine gpu --cert, then verify --engine cpu (GMP replay)
+#   6 faults     injected bit flips on the GPU: PRP caught by Gerbicz, LL caught by spot checks,
+#                right result, the certificate logs it and verifies
+#   7 resume     SIGINT during a GPU run saves (exit 130); the rerun resumes and is right
+#   8 e2e        wall time of prove 9689 / 86243 --engine gpu (kernels from the disk cache)
+# Prints a table and exits 1 on any mismatch, 2 when no GPU is usable.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+BIN=${BIN:-target/release}
+FULL=${FULL:-0}
+JOBS=${JOBS:-4}
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+# Keys and saved states of this check stay out of the user's directories.
+export XDG_CONFIG_HOME="$WORK/config" XDG_DATA_HOME="$WORK/data"
+for b in prove verify gpu-selftest; do
+  [ -x "$BIN/$b" ] || { echo "gpu-check: $BIN/$b missing (cargo build --release, or set BIN)"; exit 2; }
+done
+
+ROWS=()
+FAILED=0
+record() { # step, what, ok|FAIL, detail
+  ROWS+=("$(printf '%-2s %-10s %-4s %s' "$1" "$2" "$3" "$4")")
+  [ "$3" = ok ] || FAILED=1
+  echo "== step $1 $2: $3 $4"
+}
+field() { sed -n "s/.*\"$1\":\"\{0,1\}\([^\",}]*\).*/\1/p" <<<"$2" | head -1; }
+is_prime() { [ "$(factor "$1" | wc -w)" -eq 2 ]; }
+next_prime() { local q=$(($1 + 1)); until is_prime $q; do q=$((q + 1)); done; echo $q; }
+now() { date +%s.%N; }
+secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
+
+echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || echo unknown)"
+echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)  date: $(date -u +%FT%TZ)"
+if ! "$BIN/gpu-selftest" --seed 1 kernels --from 5 --to 5 >/dev/null 2>&1; then
+  "$BIN/gpu-selftest" --seed 1 kernels --from 5 --to 5
+  echo "gpu-check: no usable GPU"; exit 2
+fi
+
+# 1, 2: kernels and single squarings.
+t=$(now); out=$("$BIN/gpu-selftest" --seed 11 kernels --from 5 --to 24 2>&1); rc=$?; echo "$out"
+record 1 kernels "$([ $rc -eq 0 ] && echo ok || echo FAIL)" "$(grep -c ' OK' <<<"$out") lengths OK ($(secs "$t" "$(now)") s)"
+t=$(now); out=$("$BIN/gpu-selftest" --seed 12 squaring --count 200 --min 1000 --max 140000000 2>&1); rc=$?; echo "$out"
+record 2 squaring "$([ $rc -eq 0 ] && echo ok || echo FAIL)" "$(grep '^squaring:' <<<"$out") ($(secs "$t" "$(now)") s)"
+
+# 3: full LL tests of the known primes (the GPU plans start at p = 13) and their neighbours.
+known=$(grep -v '^#' fixtures/known_mersenne_exponents.txt | tr -s ' \n' '\n' | awk '$1 >= 13 && $1 <= 1398269')
+ll_one() { # p, expected status
+  local out
+  out=$("$BIN/prove" "$1" --engine gpu --spot sample --spot-threads 2 --state-dir "$WORK/state" 2>"$WORK/ll-$1.err")
+  echo "$1 $2 $(field status "$out") $(field res64 "$out")" >"$WORK/ll-$1.res"
+}
+t=$(now)
+declare -A want=()
+for p in $known; do
+  want[$p]=P
+  q=$(next_prime "$p")
+  while grep -qx "$q" <<<"$known"; do q=$(next_prime "$q"); done
+  want[$q]=C
+done
+for p in "${!want[@]}"; do
+  while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n; done
+  ll_one "$p" "${want[$p]}" &
+done
+wait
+n=${#want[@]}
+right=$(cat "$WORK"/ll-*.res | awk '$2 == $3' | wc -l)
+bad=$(cat "$WORK"/ll-*.res | awk '$2 != $3' | sort -n)
+[ -n "$bad" ] && echo "mismatches (p expected got res64):" && echo "$bad"
+record 3 known "$([ "$right" -eq "$n" ] && [ "$n" -gt 0 ] && echo ok || echo FAIL)" \
+  "$right/$n LL tests right ($(grep -c . <<<"$known") primes 13..1398269 and the next prime after each, $(secs "$t" "$(now)") s)"
+
+# 4: LL residues after 10000 iterations against the external tables.
+t=$(now)
+out=$("$BIN/gpu-selftest" --seed 14 residues fixtures/ll_res64_10000.txt 2>&1); rc=$?
+if [ "$FULL" = 1 ]; then more=(); else more=(--max-exponent 20000000); fi
+out2=$("$BIN/gpu-selftest" --seed 15 residues fixtures/ll_res64_10000_more.txt "${more[@]}" 2>&1); rc2=$?
+echo "$out"; echo "$out2"
+rows=$(printf '%s\n%s\n' "$out" "$out2" | grep -cE ' (ok|MISMATCH)$'); okrows=$(printf '%s\n%s\n' "$out" "$out2" | grep -cE ' ok$')
+record 4 residues "$([ $rc -eq 0 ] && [ $rc2 -eq 0 ] && echo ok || echo FAIL)" "$okrows/$rows rows ($(secs "$t" "$(now)") s)"
+
+# 5: a GPU certificate replayed by GMP.
+cert_pair() { # name, prove args...
+  local name=$1; shift
+  local out vout
+  out=$("$BIN/prove" "$@" --engine gpu --cert "$WORK/$name.cbor" --state-dir "$WORK/state" 2>"$WORK/$name.err") || { echo "prove failed: $(tail -1 "$WORK/$name.err")"; return 1; }
+  vout=$("$BIN/verify" "$WORK/$name.cbor" --engine cpu 2>&1) || { echo "verify failed: $(tail -2 <<<"$vout")"; return 1; }
+  echo "$(field status "$out") res64 $(field res64 "$out"); verify: $(tail -1 <<<"$vout")"
+}
+for spec in "ll9689 9689" "prp9689 9689 --prp"; do
+  name=${spec%% *}; args=${spec#* }
+  # shellcheck disable=SC2086
+  d=$(cert_pair "$name" $args); rc=$?
+  record 5 "cert $name" "$([ $rc -eq 0 ] && echo ok || echo FAIL)" "$d"
+done
+
+# 6: faults injected in device memory.
+p=100003  # M100003 is composite
+ref=$("$BIN/prove" $p --prp --engine cpu --spot off --state-dir "$WORK/state" 2>/dev/null)
+out=$("$BIN/prove" $p --prp --engine gpu --spot off --gerbicz-block 100 --inject-fault 30000 --inject-fault 70000:5:17 \
+  --cert "$WORK/fprp.cbor" --state-dir "$WORK/state" 2>"$WORK/fprp.err")
+errs=$(sed -n 's/.*"errors":{\([^}]*\)}.*/\1/p' <<<"$out")
+vout=$("$BIN/verify" "$WORK/fprp.cbor" --engine cpu 2>&1); vrc=$?
+ok=ok
+[ -n "$(field res64 "$ref")" ] && [ "$(field res64 "$out")" = "$(field res64 "$ref")" ] || ok=FAIL
+grep -q '"gerbicz_failures":2' <<<"$out" || ok=FAIL
+[ $vrc -eq 0 ] || ok=FAIL
+record 6 "fault PRP" $ok "M$p res64 gpu $(field res64 "$out") cpu $(field res64 "$ref"); $errs; verify rc $vrc"
+p=44497
+out=$("$BIN/prove" $p --engine gpu --spot full --inject-fault 20000 --inject-fault 30000:3:40 \
+  --cert "$WORK/fll.cbor" --state-dir "$WORK/state" 2>"$WORK/fll.err")
+errs=$(sed -n 's/.*"errors":{\([^}]*\)}.*/\1/p' <<<"$out")
+vout=$("$BIN/verify" "$WORK/fll.cbor" --engine cpu 2>&1); vrc=$?
+ok=ok
+[ "$(field status "$out")" = P ] || ok=FAIL
+grep -q '"spot_failures":2' <<<"$out" || ok=FAIL
+[ $vrc -eq 0 ] || ok=FAIL
+record 6 "fault LL" $ok "M$p status $(field status "$out"); $errs; verify rc $vrc"
+
+# 7: interrupt and resume on the GPU.
+p=1257787
+timeout --preserve-status -s INT 6 "$BIN/prove" $p --engine gpu --save-every 1 --state-dir "$WORK/state" >/dev/null 2>"$WORK/int.err"; irc=$?
+out=$("$BIN/prove" $p --engine gpu --state-dir "$WORK/state" 2>"$WORK/res.err")
+ok=ok
+[ $irc -eq 130 ] || ok=FAIL
+grep -q 'resumed from a saved state' "$WORK/res.err" || ok=FAIL
+[ "$(field status "$out")" = P ] || ok=FAIL
+record 7 resume $ok "SIGINT exit $irc; $(grep -o 'resumed from a saved state at iteration [0-9]*' "$WORK/res.err"); status $(field status "$out")"
+
+# 8: end-to-end wall time with the kernels already in the disk cache (step 3 filled it).
+for p in 9689 86243; do
+  t=$(now)
+  out=$("$BIN/prove" $p --engine gpu --cert "$WORK/e2e-$p.cbor" --state-dir "$WORK/state" 2>/dev/null); rc=$?
+  record 8 "e2e $p" "$([ $rc -eq 0 ] && [ "$(field status "$out")" = P ] && echo ok || echo FAIL)" "prove $p --engine gpu --cert: $(secs "$t" "$(now)") s wall"
+done
+
+echo
+echo "step what       ok   detail"
+printf '%s\n' "${ROWS[@]}"
+[ $FAILED -eq 0 ] && echo "gpu-check: ALL PASSED" || echo "gpu-check: FAILED"
+exit $FAILED
