@@ -4,10 +4,10 @@
 //! structure check [`CertBody::validate`]; the arithmetic itself is checked by the replay.
 
 use super::time::parse_rfc3339_utc;
+use super::outcome::Outcome;
 use super::{check_canonical, decode_exact, encode, CertError};
 use crate::exponent::{validate_exponent, TestKind};
 use crate::residue::{byte_count, Residue};
-use rug::Integer;
 use serde::{Deserialize, Serialize};
 use serde_bytes::ByteBuf;
 use std::collections::BTreeMap;
@@ -67,20 +67,6 @@ pub struct Checkpoint {
     pub residue: Option<ByteBuf>,
 }
 
-/// The result, as GIMPS reports it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Outcome {
-    /// "P" (prime / probable prime), "C" (composite) or "partial" (fewer than the full iterations).
-    pub status: String,
-    /// Lowest 64 bits of the reported residue, 16 upper-case hex digits.
-    pub res64: String,
-    /// Lowest 2048 bits of the reported residue, 512 upper-case hex digits.
-    pub res2048: String,
-    /// PRP residue type (prime95 numbering, 1 or 3); absent for LL and for partial runs.
-    pub residue_type: Option<u8>,
-}
-
 /// The error checks done during the run.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -120,52 +106,6 @@ mod kind_name {
             _ => Err(D::Error::custom(format!("unknown test kind {name:?} (expected \"LL\" or \"PRP-3\")"))),
         }
     }
-}
-
-impl Outcome {
-    /// The outcome of a run of `kind` on M_p that ended after `iterations` squarings in `last`
-    /// (unshifted). A full LL test reports s_{p−2}: "P" iff it is 0. A full PRP test reports
-    /// the type-1 residue 3^(M_p−1) = x_p/9: "P" iff it is 1. A partial run (fewer iterations)
-    /// reports the state itself with status "partial" and no residue type.
-    pub fn from_final(kind: TestKind, iterations: u64, last: &Residue) -> Result<Outcome, CertError> {
-        let p = last.exponent();
-        if iterations < kind.full_iterations(p) {
-            return Ok(Outcome {
-                status: "partial".into(),
-                res64: last.res64_hex(),
-                res2048: last.res2048_hex(),
-                residue_type: None,
-            });
-        }
-        let (prime, reported, residue_type) = match kind {
-            // M_2 = 3 is prime; the recurrence only proves odd exponents.
-            TestKind::Ll => (p == 2 || last.is_zero(), last.clone(), None),
-            TestKind::Prp => {
-                let r = divide_by_9(last).ok_or_else(|| {
-                    CertError::invalid("exponent", "PRP base 3 needs p odd (3 divides M_2)")
-                })?;
-                (r.equals_u64(1), r, Some(1))
-            }
-        };
-        Ok(Outcome {
-            status: if prime { "P" } else { "C" }.into(),
-            res64: reported.res64_hex(),
-            res2048: reported.res2048_hex(),
-            residue_type,
-        })
-    }
-}
-
-/// x / 9 mod M_p by exact division: (x + k·M_p)/9 for the k in [0, 9) that makes it divisible.
-/// None when 3 divides M_p (p = 2).
-fn divide_by_9(x: &Residue) -> Option<Residue> {
-    let p = x.exponent();
-    let m = (Integer::from(1) << p) - 1u32;
-    let (xm, mm) = (x.to_integer().mod_u(9), m.mod_u(9));
-    let k = (0..9u32).find(|k| (xm + k * mm) % 9 == 0)?;
-    let mut y = x.to_integer() + m * k;
-    y.div_exact_u_mut(9);
-    Some(Residue::from_integer(p, &y))
 }
 
 fn is_upper_hex(s: &str, len: usize) -> bool {
@@ -378,111 +318,9 @@ impl CertBody {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
-    use crate::residue::reduce_mersenne;
-
-    /// s_k (LL: s_0 = 4, s ← s² − 2) or x_k (PRP: x_0 = 3, x ← x²) mod M_p at each k in `at`
-    /// (increasing), computed directly with GMP.
-    pub(crate) fn states(kind: TestKind, p: u32, at: &[u64]) -> Vec<Residue> {
-        let mut s = Integer::from(kind.start_value());
-        let mut k = 0u64;
-        let mut out = Vec::new();
-        for &target in at {
-            while k < target {
-                s.square_mut();
-                if kind == TestKind::Ll {
-                    s -= 2;
-                }
-                reduce_mersenne(&mut s, p);
-                k += 1;
-            }
-            out.push(Residue::from_integer(p, &s));
-        }
-        out
-    }
-
-    /// A valid body for `iterations` squarings of M_p with a checkpoint every `every` iterations
-    /// and at the end; every other checkpoint and the last carry the full residue. The outcome
-    /// is computed here independently of [`Outcome::from_final`] (GMP modular inverse of 9).
-    pub(crate) fn sample(kind: TestKind, p: u32, iterations: u64, every: u64) -> CertBody {
-        let mut at: Vec<u64> = (1..=iterations / every).map(|i| i * every).collect();
-        if at.last() != Some(&iterations) {
-            at.push(iterations);
-        }
-        let residues = states(kind, p, &at);
-        let n = at.len();
-        let checkpoints = at
-            .iter()
-            .zip(&residues)
-            .enumerate()
-            .map(|(i, (&iteration, r))| Checkpoint {
-                iteration,
-                hash: r.hash(),
-                residue: (i % 2 == 1 || i + 1 == n).then(|| ByteBuf::from(r.to_bytes())),
-            })
-            .collect();
-        let last = residues.last().expect("at least one checkpoint");
-        let m = (Integer::from(1) << p) - 1u32;
-        let result = if iterations < kind.full_iterations(p) {
-            Outcome {
-                status: "partial".into(),
-                res64: last.res64_hex(),
-                res2048: last.res2048_hex(),
-                residue_type: None,
-            }
-        } else if kind == TestKind::Ll {
-            let status = if last.is_zero() { "P" } else { "C" };
-            Outcome {
-                status: status.into(),
-                res64: last.res64_hex(),
-                res2048: last.res2048_hex(),
-                residue_type: None,
-            }
-        } else {
-            let inv9 = Integer::from(9).invert(&m).expect("9 is invertible mod M_p for odd p");
-            let r = Residue::from_integer(p, &(last.to_integer() * inv9));
-            let status = if r.equals_u64(1) { "P" } else { "C" };
-            Outcome {
-                status: status.into(),
-                res64: r.res64_hex(),
-                res2048: r.res2048_hex(),
-                residue_type: Some(1),
-            }
-        };
-        CertBody {
-            exponent: p,
-            kind,
-            shift: p / 3,
-            iterations,
-            program: Program { name: "mersenne-cert".into(), version: "0.1.0".into() },
-            engine: "cpu-gmp".into(),
-            fft_length: None,
-            host: "test host".into(),
-            started: "2026-11-22T02:33:55Z".into(),
-            finished: "2026-11-22T02:34:10.25Z".into(),
-            checkpoints,
-            result,
-            checks: CheckLog {
-                events: vec![
-                    CheckEvent {
-                        iteration: 0,
-                        check: "load".into(),
-                        outcome: "ok".into(),
-                        detail: "start".into(),
-                    },
-                    CheckEvent {
-                        iteration: every,
-                        check: "spot".into(),
-                        outcome: "ok".into(),
-                        detail: String::new(),
-                    },
-                ],
-                summary: [("spot_checks".to_string(), 1u64)].into_iter().collect(),
-            },
-            proof: None,
-        }
-    }
+    use crate::cert::samples::{sample, states};
 
     fn error_of(body: &CertBody) -> String {
         match body.validate() {

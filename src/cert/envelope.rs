@@ -76,7 +76,7 @@ pub fn certificate_hash(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cert::body::tests::sample;
+    use crate::cert::samples::sample;
     use crate::cert::{CheckEvent, CheckLog, Checkpoint, Outcome, Program};
     use crate::exponent::TestKind;
     use quickcheck::{quickcheck, Arbitrary, Gen};

@@ -4,6 +4,7 @@
 //! - [`body`]: the certified content ([`CertBody`]), its CBOR form and the structure check
 //!   [`CertBody::validate`].
 //! - [`envelope`]: the signed, versioned wrapper: [`seal`], [`open`], [`certificate_hash`].
+//! - [`outcome`]: the stated result ([`Outcome`]) derived from the final residue.
 //! - [`keys`]: the signing-key file: [`load_or_create`], [`default_key_path`],
 //!   [`parse_public_key_hex`].
 //!
@@ -14,9 +15,13 @@
 pub mod body;
 pub mod envelope;
 pub mod keys;
+pub mod outcome;
+#[cfg(test)]
+pub(crate) mod samples;
 mod time;
 
-pub use body::{CertBody, CheckEvent, CheckLog, Checkpoint, Outcome, Program, CHECK_NAMES, CHECK_OUTCOMES};
+pub use body::{CertBody, CheckEvent, CheckLog, Checkpoint, Program, CHECK_NAMES, CHECK_OUTCOMES};
+pub use outcome::Outcome;
 pub use envelope::{certificate_hash, open, seal, FORMAT, VERSION};
 pub use keys::{default_key_path, load_or_create, parse_public_key_hex};
 pub use time::rfc3339_utc;

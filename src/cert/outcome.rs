@@ -1,0 +1,68 @@
+//! The result a certificate states: status, res64, res2048 and the PRP residue type, derived
+//! from the final residue exactly as GIMPS programs report it ([`Outcome::from_final`]).
+
+use super::CertError;
+use crate::exponent::TestKind;
+use crate::residue::Residue;
+use rug::Integer;
+use serde::{Deserialize, Serialize};
+
+/// The result, as GIMPS reports it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Outcome {
+    /// "P" (prime / probable prime), "C" (composite) or "partial" (fewer than the full iterations).
+    pub status: String,
+    /// Lowest 64 bits of the reported residue, 16 upper-case hex digits.
+    pub res64: String,
+    /// Lowest 2048 bits of the reported residue, 512 upper-case hex digits.
+    pub res2048: String,
+    /// PRP residue type (prime95 numbering, 1 or 3); absent for LL and for partial runs.
+    pub residue_type: Option<u8>,
+}
+
+impl Outcome {
+    /// The outcome of a run of `kind` on M_p that ended after `iterations` squarings in `last`
+    /// (unshifted). A full LL test reports s_{p−2}: "P" iff it is 0. A full PRP test reports
+    /// the type-1 residue 3^(M_p−1) = x_p/9: "P" iff it is 1. A partial run (fewer iterations)
+    /// reports the state itself with status "partial" and no residue type.
+    pub fn from_final(kind: TestKind, iterations: u64, last: &Residue) -> Result<Outcome, CertError> {
+        let p = last.exponent();
+        if iterations < kind.full_iterations(p) {
+            return Ok(Outcome {
+                status: "partial".into(),
+                res64: last.res64_hex(),
+                res2048: last.res2048_hex(),
+                residue_type: None,
+            });
+        }
+        let (prime, reported, residue_type) = match kind {
+            // M_2 = 3 is prime; the recurrence only proves odd exponents.
+            TestKind::Ll => (p == 2 || last.is_zero(), last.clone(), None),
+            TestKind::Prp => {
+                let r = divide_by_9(last).ok_or_else(|| {
+                    CertError::invalid("exponent", "PRP base 3 needs p odd (3 divides M_2)")
+                })?;
+                (r.equals_u64(1), r, Some(1))
+            }
+        };
+        Ok(Outcome {
+            status: if prime { "P" } else { "C" }.into(),
+            res64: reported.res64_hex(),
+            res2048: reported.res2048_hex(),
+            residue_type,
+        })
+    }
+}
+
+/// x / 9 mod M_p by exact division: (x + k·M_p)/9 for the k in [0, 9) that makes it divisible.
+/// None when 3 divides M_p (p = 2).
+fn divide_by_9(x: &Residue) -> Option<Residue> {
+    let p = x.exponent();
+    let m = (Integer::from(1) << p) - 1u32;
+    let (xm, mm) = (x.to_integer().mod_u(9), m.mod_u(9));
+    let k = (0..9u32).find(|k| (xm + k * mm) % 9 == 0)?;
+    let mut y = x.to_integer() + m * k;
+    y.div_exact_u_mut(9);
+    Some(Residue::from_integer(p, &y))
+}
