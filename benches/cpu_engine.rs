@@ -4,6 +4,10 @@
 //! "bare square+fold" is the least a GMP loop can do (mpz square, then x = hi + lo once or
 //! twice, −2); "bare square+%" is the naive loop with a division. The engine must stay within
 //! 1.2× of the first.
+//!
+//! A second table prices the Gerbicz check of a full PRP test from the PRP engine's measured
+//! squaring and accumulator-multiplication times: one multiplication per block of L squarings,
+//! plus L squarings per check (every L² iterations, after the start, and at the end).
 
 use mersenne_cert::cpu_ref::GmpEngine;
 use mersenne_cert::engine::Engine;
@@ -44,6 +48,7 @@ fn main() {
     let ps = if ps.is_empty() { vec![9689, 86243, 1257787] } else { ps };
     println!("| p | iterations | bare square+fold µs | bare square+% µs | GmpEngine µs | engine / bare |");
     println!("|---:|---:|---:|---:|---:|---:|");
+    let mut gerbicz = Vec::new();
     for p in ps {
         let n = iters_for(p);
         let m = (Integer::from(1) << p) - 1u32;
@@ -72,5 +77,27 @@ fn main() {
         let t = best_of(n, &mut [&mut fold, &mut rem, &mut eng]);
         let (fold, rem, eng) = (t[0], t[1], t[2]);
         println!("| {p} | {n} | {fold:.2} | {rem:.2} | {eng:.2} | {:.3} |", eng / fold);
+        gerbicz.push((p, n, start));
+    }
+    println!();
+    println!("| p | PRP squaring µs | acc_mul µs | Gerbicz overhead of a full PRP test, L = {L} |");
+    println!("|---:|---:|---:|---:|");
+    for (p, n, start) in gerbicz {
+        let mut e = GmpEngine::new(p, TestKind::Prp, p / 3);
+        e.load(&start).unwrap();
+        e.acc_reset().unwrap();
+        let (sq, mul) = {
+            let mut square = || e.iterate(1).unwrap();
+            let t_sq = best_of(n, &mut [&mut square])[0];
+            let mut acc = || e.acc_mul().unwrap();
+            (t_sq, best_of(n, &mut [&mut acc])[0])
+        };
+        let p64 = p as u64;
+        let checks = p64 / (L * L) + 2;
+        let extra_us = p64.div_ceil(L) as f64 * mul + (checks * L) as f64 * sq;
+        println!("| {p} | {sq:.2} | {mul:.2} | {:.2}% |", 100.0 * extra_us / (p64 as f64 * sq));
     }
 }
+
+/// The Gerbicz block length priced (the default).
+const L: u64 = mersenne_cert::check::gerbicz::DEFAULT_BLOCK;
