@@ -2,8 +2,9 @@
 // src/ntt.rs carry_walk + carry_fixup are the CPU twin). The last inverse pass unweighs into
 // shared memory and walks each segment of 2^seg_log consecutive digits from a zero carry
 // (walk_segment), storing the digits and the segment's carry out in carries[]. The next
-// iteration's first forward pass applies those carries as it loads the digits (fixed_digit):
-// the carry out of segment r - 1 (cyclically) is the carry into segment r. Between launches a
+// iteration's first forward pass stages its digits in shared memory the same way and applies
+// those carries (fixup_segment): the carry out of segment r - 1 (cyclically) is the carry into
+// segment r. Between launches a
 // residue is thus "digits + pending carries"; the host applies them before it reads one.
 
 __device__ __forceinline__ i64 balance(i64 t, u32 w, i64* up) {
@@ -13,23 +14,15 @@ __device__ __forceinline__ i64 balance(i64 t, u32 w, i64* up) {
     return d;
 }
 
-// Digit j, at position pos of its segment, after the fix-up of that segment with its incoming
-// carry: the first fixup_depth digits balanced, the carry left added to the next one. Each
-// thread redoes the short carry chain of the digits before its own (they are in L1).
-__device__ __forceinline__ i64 fixed_digit(const u64* x, const i64* carries, const Layout& L, u64 j, u32 pos) {
-    const i64 d = (i64)x[j];
-    if (pos > L.fixup_depth) return d;
-    const u64 start = j - pos;
-    const u64 segs_mask = ((1ull << L.log_n) >> L.seg_log) - 1;
-    i64 cin = carries[((start >> L.seg_log) - 1) & segs_mask];
-    for (u32 i = 0; i < pos; i++) {
+// Fix-up of one segment (digits d[0], d[1], ... in shared memory) with incoming carry cin; j0 is
+// the global index of d[0].
+__device__ __forceinline__ void fixup_segment(i64* d, i64 cin, const Layout& L, u64 j0) {
+    for (u32 k = 0; k < L.fixup_depth; k++) {
         i64 up;
-        balance((i64)x[start + i] + cin, digit_width(L, start + i), &up);
+        d[k] = balance(d[k] + cin, digit_width(L, j0 + k), &up);
         cin = up;
     }
-    if (pos == L.fixup_depth) return d + cin;
-    i64 up;
-    return balance(d + cin, digit_width(L, j), &up);
+    d[L.fixup_depth] += cin;
 }
 
 // Walk the 2^seg_log convolution outputs d[0..] of the segment starting at digit j into

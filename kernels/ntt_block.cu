@@ -12,15 +12,16 @@
 //
 // op FORWARD: forward stages only; INVERSE: inverse stages only; SQUARE / MULTIPLY: forward
 // stages, pointwise square (or product with `other`, already forward-transformed), inverse stages.
-// flags WEIGH: apply the pending carries to the digits on load (fixed_digit), then weigh them;
+// flags WEIGH: apply the pending carries to the digits on load (fixup_segment), then weigh them;
 // UNWEIGH: unweigh into signed outputs on store and walk them into digits and carries
 // (walk_segment); both only in the outermost pass, whose runs of adjacent columns are the carry
 // segments (or in a row pass that holds the whole residue). ADVANCE: block 0 doubles the shift
 // count mod p first; LL: the walk subtracts 2·2^s (s the shift, as advanced). ADVANCE and LL
 // meet in one launch only when it has one block, which then sees its own update.
 //
-// Launched with programmatic dependent launch, a kernel lets the next one start at once and
-// waits (griddepcontrol.wait) for the previous one before touching memory.
+// Launched with programmatic dependent launch, a kernel waits (griddepcontrol.wait) for the
+// previous one before touching memory, and lets the next one launch once every block is half
+// way (after its exchange), so at most one kernel waits ahead of the running one.
 
 #define OP_FORWARD 0
 #define OP_INVERSE 1
@@ -140,6 +141,45 @@ __device__ __forceinline__ void dit(u64* v, const u64* table, const Lines<R1, R2
     DitStages<R1, R2, Q, 0>::run(v, table, ln, q0, koff, kmul);
 }
 
+// Programmatic dependent launch: the next kernel may launch once every block got here.
+__device__ __forceinline__ void launch_next() {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;");
+#endif
+}
+
+// Load the digits of this thread's values k = g + h*2^R2 through shared memory, apply the
+// pending carry to every carry segment of the block, and weigh them into v.
+template <int R1, int R2>
+__device__ __forceinline__ void load_digits(const u64* x, const i64* carries, const Layout& L,
+                                            const Lines<R1, R2>& ln, u64* v) {
+    extern __shared__ u64 sm[];
+    i64* d = (i64*)sm;
+    const u64 segs_mask = ((1ull << L.log_n) >> L.seg_log) - 1;
+    // Carry into local segment r: the carry out of the segment before it.
+    auto carry_in = [&](u32 r) { return carries[((ln.seg_start(r) >> L.seg_log) - 1) & segs_mask]; };
+    const u32 r0 = threadIdx.x;
+    i64 cin = r0 < ln.segments() ? carry_in(r0) : 0;
+#pragma unroll
+    for (u32 h = 0; h < (1u << R1); h++) {
+        const u32 k = ln.g + (h << R2);
+        d[ln.walk_slot(k)] = (i64)x[ln.at(k)];
+    }
+    __syncthreads();
+    for (u32 r = r0; r < ln.segments(); r += blockDim.x) {
+        if (r != r0) cin = carry_in(r);
+        fixup_segment(d + r * (ln.seg_len() + 1), cin, L, ln.seg_start(r));
+    }
+    __syncthreads();
+#pragma unroll
+    for (u32 h = 0; h < (1u << R1); h++) {
+        const u32 k = ln.g + (h << R2);
+        const u64 j = ln.at(k);
+        v[h] = weigh_digit(L, (u64)d[ln.walk_slot(k)], j);
+    }
+    __syncthreads();  // the exchange reuses the shared memory
+}
+
 // Unweigh v (the values k = g + h*2^R2 of this thread) into signed outputs, walk every carry
 // segment of the block through shared memory, store the digits and the segments' carries out.
 template <int R1, int R2>
@@ -174,22 +214,22 @@ __device__ __forceinline__ void ntt_block(u64* x, const u64* other, i64* carries
     constexpr u32 H1 = 1u << R1, H2 = 1u << R2;
     const Lines<R1, R2> ln(s_log, c_log);
 #if __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.launch_dependents;");
     asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
     if ((flags & FLAG_ADVANCE) && blockIdx.x == 0 && threadIdx.x == 0) shift[0] = (u32)((2ull * shift[0]) % L.p);
     if (op != OP_INVERSE) {
         u64 v[H1];
+        if (flags & FLAG_WEIGH) {
+            load_digits(x, carries, L, ln, v);
+        } else {
 #pragma unroll
-        for (u32 h = 0; h < H1; h++) {
-            const u32 k = ln.g + (h << R2);
-            const u64 j = ln.at(k);
-            v[h] = (flags & FLAG_WEIGH) ? weigh_digit(L, (u64)fixed_digit(x, carries, L, j, ln.pos_of(k)), j) : x[j];
+            for (u32 h = 0; h < H1; h++) v[h] = x[ln.at(ln.g + (h << R2))];
         }
         dif<R1, R2, R1>(v, L.tw, ln, R2, ln.g, H2);
 #pragma unroll
         for (u32 h = 0; h < H1; h++) sm[ln.slot(ln.g + (h << R2))] = v[h];
         __syncthreads();
+        launch_next();
         for (u32 h = ln.g; h < H1; h += H2) {
             u64 u[H2];
 #pragma unroll
@@ -221,6 +261,7 @@ __device__ __forceinline__ void ntt_block(u64* x, const u64* other, i64* carries
 #pragma unroll
             for (u32 l = 0; l < H2; l++) sm[ln.slot((h << R2) + l)] = u[l];
         }
+        launch_next();
     }
     __syncthreads();
     u64 v[H1];
