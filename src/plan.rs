@@ -40,9 +40,16 @@ pub const MIN_EXPONENT: u32 = 13;
 /// log2 of the largest chunk the row pass transforms (1024 words: 32 values per thread in
 /// registers, with their twiddles).
 pub const MAX_SHARED_LOG2: u32 = 10;
-/// Stages per line by default: measured fastest on an H200 at every benchmark length
-/// (bench/RESULTS.md; longer lines need so many registers that occupancy drops).
-const DEFAULT_LINE_STAGES: u32 = 6;
+/// Stages per line by default, by log2 n: the fastest measured on an H200 (bench/RESULTS.md,
+/// 2026-11-23). Short lines (few values per thread, more threads) win at small n, where a pass
+/// is latency-bound; 7 stages (fewer passes) at 2^20; 6 elsewhere.
+fn default_line_stages(log2: u32) -> u32 {
+    match log2 {
+        0..=16 => 5,
+        20..=21 => 7,
+        _ => 6,
+    }
+}
 /// log2 of the smallest chunk of the shared-memory kernel (when n is at least that long).
 const MIN_SHARED_LOG2: u32 = 5;
 /// The shared kernel should run on at least 2^this many blocks (132 SMs), so small lengths use
@@ -217,7 +224,7 @@ impl Plan {
             inv_weight_hi,
             inv_weight_lo,
             lo_bits,
-            line_stages: DEFAULT_LINE_STAGES,
+            line_stages: default_line_stages(log2),
             twiddle,
             inv_twiddle,
         }
@@ -476,14 +483,14 @@ mod tests {
             assert_eq!(tw[m + 1].pow(m as u64), Gl::ONE.neg());
             assert_eq!(tw[m + 1].mul(itw[m + 1]), Gl::ONE);
         }
-        assert_eq!(plan.shared_log2(), 6);
-        assert_eq!(plan.global_passes(), vec![5, 5]);
+        assert_eq!(plan.shared_log2(), 5);
+        assert_eq!(plan.global_passes(), vec![4, 4, 3]);
         assert_eq!(Plan::new(82_589_933).unwrap().global_passes(), vec![6, 5, 5]);
     }
 
     #[test]
     fn segments_are_the_runs_of_the_outer_pass() {
-        let plan = Plan::new(1_257_787).unwrap();
+        let plan = Plan::new(1_257_787).unwrap().with_line_stages(6).unwrap();
         let passes = plan.column_passes();
         assert_eq!(passes[0], ColumnPass { stages: 5, s_log: 11, c_log: 4 });
         assert_eq!(passes[1], ColumnPass { stages: 5, s_log: 6, c_log: 4 });
