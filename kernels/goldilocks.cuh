@@ -20,8 +20,7 @@ struct Layout {
     u32 p;
     u32 log_n;
     u32 lo_bits;
-    u32 shared_log;
-    u32 seg_len;
+    u32 seg_log;       // log2 of the digits per carry segment
     u32 fixup_depth;
 };
 

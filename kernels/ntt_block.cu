@@ -12,12 +12,26 @@
 //
 // op FORWARD: forward stages only; INVERSE: inverse stages only; SQUARE / MULTIPLY: forward
 // stages, pointwise square (or product with `other`, already forward-transformed), inverse stages.
-// flags bit 0: weigh digits on load; bit 1: unweigh into signed outputs on store.
+// flags WEIGH: apply the pending carries to the digits on load (fixup_segment), then weigh them;
+// UNWEIGH: unweigh into signed outputs on store and walk them into digits and carries
+// (walk_segment); both only in the outermost pass, whose runs of adjacent columns are the carry
+// segments (or in a row pass that holds the whole residue). ADVANCE: block 0 doubles the shift
+// count mod p first; LL: the walk subtracts 2·2^s (s the shift, as advanced). ADVANCE and LL
+// meet in one launch only when it has one block, which then sees its own update.
+//
+// Launched with programmatic dependent launch, a kernel waits (griddepcontrol.wait) for the
+// previous one before touching memory, and lets the next one launch once every block is half
+// way (after its exchange), so at most one kernel waits ahead of the running one.
 
 #define OP_FORWARD 0
 #define OP_INVERSE 1
 #define OP_SQUARE 2
 #define OP_MULTIPLY 3
+
+#define FLAG_WEIGH 1
+#define FLAG_UNWEIGH 2
+#define FLAG_ADVANCE 4
+#define FLAG_LL 8
 
 template <int R1, int R2>
 struct Lines {
@@ -52,6 +66,15 @@ struct Lines {
         const u32 padded = k + (k >> R2);
         return rows ? c * ((1u << (R1 + R2)) + (1u << R1)) + padded : (padded << c_log) + c;
     }
+    // Carry segments: a run of adjacent columns at one k (columns), or a whole line (rows).
+    // Local segment of value k, position of value k in it, its slot in the walk layout (rows of
+    // segment length + 1 words), the global index of local segment r's first digit.
+    __device__ __forceinline__ u32 seg_of(u32 k) const { return rows ? c : k; }
+    __device__ __forceinline__ u32 pos_of(u32 k) const { return rows ? k : c; }
+    __device__ __forceinline__ u32 segments() const { return rows ? 1u << c_log : 1u << (R1 + R2); }
+    __device__ __forceinline__ u32 seg_len() const { return rows ? 1u << (R1 + R2) : 1u << c_log; }
+    __device__ __forceinline__ u32 walk_slot(u32 k) const { return seg_of(k) * (seg_len() + 1) + pos_of(k); }
+    __device__ __forceinline__ u64 seg_start(u32 r) const { return rows ? base + r * cstride : base + r * s; }
     // Twiddle of stage q (half-size s*2^q) for the pair whose lower value has k mod 2^q = kl.
     __device__ __forceinline__ u64 tw(const u64* table, u32 q, u32 kl) const {
         return table[(s << q) + tw0 + (u64)kl * s];
@@ -118,23 +141,95 @@ __device__ __forceinline__ void dit(u64* v, const u64* table, const Lines<R1, R2
     DitStages<R1, R2, Q, 0>::run(v, table, ln, q0, koff, kmul);
 }
 
+// Programmatic dependent launch: the next kernel may launch once every block got here.
+__device__ __forceinline__ void launch_next() {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;");
+#endif
+}
+
+// Load the digits of this thread's values k = g + h*2^R2 through shared memory, apply the
+// pending carry to every carry segment of the block, and weigh them into v.
 template <int R1, int R2>
-__device__ __forceinline__ void ntt_block(u64* x, const u64* other, const Layout& L, u32 s_log, u32 c_log,
-                                          u32 op, u32 flags) {
+__device__ __forceinline__ void load_digits(const u64* x, const i64* carries, const Layout& L,
+                                            const Lines<R1, R2>& ln, u64* v) {
+    extern __shared__ u64 sm[];
+    i64* d = (i64*)sm;
+    const u64 segs_mask = ((1ull << L.log_n) >> L.seg_log) - 1;
+    // Carry into local segment r: the carry out of the segment before it.
+    auto carry_in = [&](u32 r) { return carries[((ln.seg_start(r) >> L.seg_log) - 1) & segs_mask]; };
+    const u32 r0 = threadIdx.x;
+    i64 cin = r0 < ln.segments() ? carry_in(r0) : 0;
+#pragma unroll
+    for (u32 h = 0; h < (1u << R1); h++) {
+        const u32 k = ln.g + (h << R2);
+        d[ln.walk_slot(k)] = (i64)x[ln.at(k)];
+    }
+    __syncthreads();
+    for (u32 r = r0; r < ln.segments(); r += blockDim.x) {
+        if (r != r0) cin = carry_in(r);
+        fixup_segment(d + r * (ln.seg_len() + 1), cin, L, ln.seg_start(r));
+    }
+    __syncthreads();
+#pragma unroll
+    for (u32 h = 0; h < (1u << R1); h++) {
+        const u32 k = ln.g + (h << R2);
+        const u64 j = ln.at(k);
+        v[h] = weigh_digit(L, (u64)d[ln.walk_slot(k)], j);
+    }
+    __syncthreads();  // the exchange reuses the shared memory
+}
+
+// Unweigh v (the values k = g + h*2^R2 of this thread) into signed outputs, walk every carry
+// segment of the block through shared memory, store the digits and the segments' carries out.
+template <int R1, int R2>
+__device__ __forceinline__ void store_digits(u64* x, i64* carries, const u32* shift, const Layout& L,
+                                             const Lines<R1, R2>& ln, const u64* v, u32 flags) {
+    extern __shared__ u64 sm[];
+    i64* d = (i64*)sm;
+    __syncthreads();  // every thread has read its values of the exchange
+#pragma unroll
+    for (u32 h = 0; h < (1u << R1); h++) {
+        const u32 k = ln.g + (h << R2);
+        d[ln.walk_slot(k)] = (i64)unweigh_value(L, v[h], ln.at(k));
+    }
+    __syncthreads();
+    const u64 bit = (flags & FLAG_LL) ? ((u64)shift[0] + 1) % L.p : ~0ull;
+    for (u32 r = threadIdx.x; r < ln.segments(); r += blockDim.x) {
+        const u64 j0 = ln.seg_start(r);
+        carries[j0 >> L.seg_log] = walk_segment(d + r * (ln.seg_len() + 1), L, j0, bit);
+    }
+    __syncthreads();
+#pragma unroll
+    for (u32 h = 0; h < (1u << R1); h++) {
+        const u32 k = ln.g + (h << R2);
+        x[ln.at(k)] = (u64)d[ln.walk_slot(k)];
+    }
+}
+
+template <int R1, int R2>
+__device__ __forceinline__ void ntt_block(u64* x, const u64* other, i64* carries, u32* shift, const Layout& L,
+                                          u32 s_log, u32 c_log, u32 op, u32 flags) {
     extern __shared__ u64 sm[];
     constexpr u32 H1 = 1u << R1, H2 = 1u << R2;
     const Lines<R1, R2> ln(s_log, c_log);
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+    if ((flags & FLAG_ADVANCE) && blockIdx.x == 0 && threadIdx.x == 0) shift[0] = (u32)((2ull * shift[0]) % L.p);
     if (op != OP_INVERSE) {
         u64 v[H1];
+        if (flags & FLAG_WEIGH) {
+            load_digits(x, carries, L, ln, v);
+        } else {
 #pragma unroll
-        for (u32 h = 0; h < H1; h++) {
-            const u64 j = ln.at(ln.g + (h << R2));
-            v[h] = (flags & 1) ? weigh_digit(L, x[j], j) : x[j];
+            for (u32 h = 0; h < H1; h++) v[h] = x[ln.at(ln.g + (h << R2))];
         }
         dif<R1, R2, R1>(v, L.tw, ln, R2, ln.g, H2);
 #pragma unroll
         for (u32 h = 0; h < H1; h++) sm[ln.slot(ln.g + (h << R2))] = v[h];
         __syncthreads();
+        launch_next();
         for (u32 h = ln.g; h < H1; h += H2) {
             u64 u[H2];
 #pragma unroll
@@ -166,24 +261,26 @@ __device__ __forceinline__ void ntt_block(u64* x, const u64* other, const Layout
 #pragma unroll
             for (u32 l = 0; l < H2; l++) sm[ln.slot((h << R2) + l)] = u[l];
         }
+        launch_next();
     }
     __syncthreads();
     u64 v[H1];
 #pragma unroll
     for (u32 h = 0; h < H1; h++) v[h] = sm[ln.slot(ln.g + (h << R2))];
     dit<R1, R2, R1>(v, L.itw, ln, R2, ln.g, H2);
-#pragma unroll
-    for (u32 h = 0; h < H1; h++) {
-        const u64 j = ln.at(ln.g + (h << R2));
-        x[j] = (flags & 2) ? unweigh_value(L, v[h], j) : v[h];
+    if (flags & FLAG_UNWEIGH) {
+        store_digits(x, carries, shift, L, ln, v, flags);
+        return;
     }
+#pragma unroll
+    for (u32 h = 0; h < H1; h++) x[ln.at(ln.g + (h << R2))] = v[h];
 }
 
 // ntt_r<R>: R1 = ceil(R/2), R2 = floor(R/2).
 #define NTT_KERNEL(R)                                                                                  \
-    extern "C" __global__ void ntt_r##R(u64* x, const u64* other, Layout L, u32 s_log, u32 c_log, u32 op, \
-                                        u32 flags) {                                                   \
-        ntt_block<(R + 1) / 2, R / 2>(x, other, L, s_log, c_log, op, flags);                           \
+    extern "C" __global__ void ntt_r##R(u64* x, const u64* other, i64* carries, u32* shift, Layout L, u32 s_log, \
+                                        u32 c_log, u32 op, u32 flags) {                                \
+        ntt_block<(R + 1) / 2, R / 2>(x, other, carries, shift, L, s_log, c_log, op, flags);           \
     }
 
 NTT_KERNEL(1)

@@ -1,8 +1,10 @@
 //! The CPU twin of the GPU engine: the same plan, the same transform (forward radix-2 DIF,
 //! natural → bit-reversed, pointwise square or multiply, inverse radix-2 DIT, bit-reversed →
 //! natural: no bit-reversal pass), the same weighting and the same segmented carry with fix-up
-//! and the same "−2·2^s" term. Each stage is a public function so that the GPU self-test can
-//! compare every kernel with it; [`TwinEngine`] strings them into a slow [`Engine`].
+//! and the same "−2·2^s" term. The GPU walks the carries at the end of a squaring and applies
+//! the fix-up at the start of the next one (or on the host before a read); the twin does both
+//! at once, which gives the same digits. Each stage is a public function so that the GPU
+//! self-test can compare every kernel with it; [`TwinEngine`] strings them into a slow [`Engine`].
 
 use crate::engine::{Engine, EngineError, Shift};
 use crate::exponent::TestKind;

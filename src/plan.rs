@@ -11,17 +11,21 @@
 //! values (acc_mul) obeys the same bound.
 //!
 //! # The carry scheme and its slack
-//! The n convolution outputs are cut into segments of K = `seg_len` digits. Pass 1 (one thread per
-//! segment, in parallel) walks its K digits from a zero carry: c = q·2^w + r (q = c >> w,
-//! r ∈ [0, 2^w)), t = r + carry (+ the LL term), digit = t balanced, carry = q + (t − digit)/2^w;
-//! no intermediate exceeds 2^63 because c is split before the carry is added. Its carry out is
-//! bounded by B_walk, the fixed point of B = ⌊c_max/2^w_min⌋ + 3 + ⌊B/2^w_min⌋. Pass 2 (one thread
-//! per segment) takes the carry out of the previous segment (cyclically: the top segment's carry
-//! enters digit 0, since 2^p ≡ 1 mod M_p), normalizes the first F = `fixup_depth` digits, where the
-//! bound of the carry falls as b ← 1 + ⌊b/2^w_min⌋ until it stops falling at b_F, and adds the
-//! carry left (|·| ≤ b_F) to digit F unnormalized. That digit is the only one outside the balanced
-//! range, by at most `slack` = b_F (1 when w_min ≥ 2), which is why m above includes slack.
-//! The plan requires F < K so that fix-ups of different segments never touch the same digit.
+//! The n convolution outputs are cut into segments of K = `seg_len` consecutive digits: the runs
+//! of 2^c_log adjacent columns that one GPU block of the outermost column pass holds (the whole
+//! residue when there is no column pass). Pass 1, the walk (one thread per segment, in parallel,
+//! fused into the last inverse pass on the GPU) walks its K digits from a zero carry:
+//! c = q·2^w + r (q = c >> w, r ∈ [0, 2^w)), t = r + carry (+ the LL term), digit = t balanced,
+//! carry = q + (t − digit)/2^w; no intermediate exceeds 2^63 because c is split before the carry
+//! is added. Its carry out is bounded by B_walk, the fixed point of
+//! B = ⌊c_max/2^w_min⌋ + 3 + ⌊B/2^w_min⌋. Pass 2, the fix-up (fused into the next first forward
+//! pass on the GPU, or done by the host before a read) takes the carry out of the previous
+//! segment (cyclically: the top segment's carry enters digit 0, since 2^p ≡ 1 mod M_p),
+//! normalizes the first F = `fixup_depth` digits, where the bound of the carry falls as
+//! b ← 1 + ⌊b/2^w_min⌋ until it stops falling at b_F, and adds the carry left (|·| ≤ b_F) to
+//! digit F unnormalized. That digit is the only one outside the balanced range, by at most
+//! `slack` = b_F (1 when w_min ≥ 2), which is why m above includes slack. The plan requires
+//! F < K so that fix-ups of different segments never touch the same digit.
 
 use crate::engine::EngineError;
 use crate::field::{Gl, MAX_ROOT_OF_TWO_LOG};
@@ -33,19 +37,41 @@ use rug::Integer;
 pub const MAX_LOG2: u32 = MAX_ROOT_OF_TWO_LOG;
 /// The smallest exponent with a plan (p = 13: four digits of 3–4 bits).
 pub const MIN_EXPONENT: u32 = 13;
-/// Digits per carry segment (fewer when n is smaller).
-const MAX_SEG_LEN: usize = 16;
 /// log2 of the largest chunk the row pass transforms (1024 words: 32 values per thread in
 /// registers, with their twiddles).
 pub const MAX_SHARED_LOG2: u32 = 10;
-/// Stages per line by default: measured fastest on an H200 at every benchmark length
-/// (bench/RESULTS.md; longer lines need so many registers that occupancy drops).
-const DEFAULT_LINE_STAGES: u32 = 6;
+/// Stages per line by default, by log2 n: the fastest measured on an H200 (bench/RESULTS.md,
+/// 2026-11-23, 5/6/7 stages at every length 2^16..2^23). Short lines (few values per thread,
+/// more threads) win where a pass is latency-bound (n ≤ 2^17) and, narrowly, at 2^23; 7 stages
+/// (fewer passes) at 2^20 and 2^22; 6 elsewhere.
+fn default_line_stages(log2: u32) -> u32 {
+    match log2 {
+        0..=17 | 23.. => 5,
+        20 | 22 => 7,
+        _ => 6,
+    }
+}
 /// log2 of the smallest chunk of the shared-memory kernel (when n is at least that long).
 const MIN_SHARED_LOG2: u32 = 5;
 /// The shared kernel should run on at least 2^this many blocks (132 SMs), so small lengths use
-/// smaller chunks and more global passes rather than leave most of the GPU idle.
-const SHARED_BLOCKS_LOG2: u32 = 7;
+/// smaller chunks and more global passes rather than leave most of the GPU idle; column passes
+/// aim for the same.
+pub(crate) const SHARED_BLOCKS_LOG2: u32 = 7;
+/// log2 of the values one block of a column pass holds (32 KiB of shared memory, plus padding).
+pub(crate) const BLOCK_WORDS_LOG2: u32 = 12;
+/// At most 2^5 adjacent columns per block of a column pass; at least 2^2 (32-byte runs, one
+/// memory sector).
+const COLUMNS_LOG2: (u32, u32) = (2, 5);
+
+/// One column pass: `stages` radix-2 stages down to half-size 2^s_log, over lines of values
+/// base + c + k·2^s_log; a GPU block takes 2^c_log adjacent columns. In the outermost pass the
+/// 2^c_log columns of one k are 2^c_log consecutive digits: that run is a carry segment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ColumnPass {
+    pub stages: u32,
+    pub s_log: u32,
+    pub c_log: u32,
+}
 
 /// Transform length odd·2^log2. Only odd = 1 is planned now; the type leaves room for 3·2^k and
 /// 5·2^k (P − 1 has the factors 3 and 5).
@@ -88,7 +114,6 @@ pub struct Plan {
 
 /// What the carry analysis of a candidate layout gives, when it is safe.
 struct CarryBounds {
-    seg_len: usize,
     fixup_depth: usize,
     slack: u64,
 }
@@ -105,7 +130,6 @@ fn no_plan(p: u32, why: String) -> EngineError {
 /// Check the bound for widths in [w_min, w_max] at length n and derive the carry parameters.
 fn carry_bounds(p: u32, n: usize, w_min: u32, w_max: u32) -> Result<CarryBounds, String> {
     let half_p = ((crate::field::P - 1) / 2) as u128;
-    let seg_len = n.min(MAX_SEG_LEN);
     if w_max > 32 || w_min == 0 {
         return Err(format!("n={n}: digits of {w_min}..{w_max} bits cannot fit"));
     }
@@ -134,10 +158,7 @@ fn carry_bounds(p: u32, n: usize, w_min: u32, w_max: u32) -> Result<CarryBounds,
         if b > slack {
             continue; // assumed too little slack: redo the bound with more
         }
-        if depth >= seg_len {
-            return Err(format!("n={n}: carry fix-up needs {depth} digits but segments hold {seg_len}"));
-        }
-        return Ok(CarryBounds { seg_len, fixup_depth: depth, slack });
+        return Ok(CarryBounds { fixup_depth: depth, slack });
     }
     Err(format!("p={p}, n={n}: digits of {w_min} bits leave the carry slack unbounded"))
 }
@@ -191,10 +212,10 @@ impl Plan {
             twiddle[m..2 * m].copy_from_slice(&powers(w, m, Gl::ONE));
             inv_twiddle[m..2 * m].copy_from_slice(&powers(w_inv, m, Gl::ONE));
         }
-        Ok(Plan {
+        Plan {
             p,
             len: Length { odd: 1, log2 },
-            seg_len: bounds.seg_len,
+            seg_len: 0,
             fixup_depth: bounds.fixup_depth,
             slack: bounds.slack,
             min_width: w_min,
@@ -204,10 +225,22 @@ impl Plan {
             inv_weight_hi,
             inv_weight_lo,
             lo_bits,
-            line_stages: DEFAULT_LINE_STAGES,
+            line_stages: default_line_stages(log2),
             twiddle,
             inv_twiddle,
-        })
+        }
+        .with_segments()
+    }
+
+    /// Fix the carry segments to the runs of the outermost column pass (the whole residue when
+    /// there is none), or refuse the plan when the fix-up would not fit in one segment.
+    fn with_segments(mut self) -> Result<Plan, EngineError> {
+        self.seg_len = self.column_passes().first().map_or(self.n(), |c| 1 << c.c_log);
+        if self.fixup_depth >= self.seg_len {
+            let why = format!("n={}: carry fix-up needs {} digits but segments hold {}", self.n(), self.fixup_depth, self.seg_len);
+            return Err(no_plan(self.p, why));
+        }
+        Ok(self)
     }
 
     pub fn exponent(&self) -> u32 {
@@ -222,9 +255,8 @@ impl Plan {
     pub fn log2(&self) -> u32 {
         self.len.log2
     }
-    /// The smallest exponent with a plan (p = 13: four digits of 3–4 bits).
-pub const MIN_EXPONENT: u32 = 13;
-/// Digits per carry segment (K).
+    /// Digits per carry segment (K): the run of consecutive digits that one block of the
+    /// outermost column pass holds (or n with no column pass).
     pub fn seg_len(&self) -> usize {
         self.seg_len
     }
@@ -251,7 +283,7 @@ pub const MIN_EXPONENT: u32 = 13;
             return Err(no_plan(self.p, format!("{k} stages per line is outside {MIN_SHARED_LOG2}..{MAX_SHARED_LOG2}")));
         }
         self.line_stages = k;
-        Ok(self)
+        self.with_segments()
     }
     /// Stage counts of the global-memory passes, outermost (largest stride) first; the forward
     /// transform runs them in this order, the inverse in reverse.
@@ -259,6 +291,24 @@ pub const MIN_EXPONENT: u32 = 13;
         let stages = self.len.log2 - self.shared_log2();
         let count = stages.div_ceil(self.line_stages);
         (0..count).map(|i| stages / count + u32::from(i < stages % count)).collect()
+    }
+    /// The shapes of the global passes, outermost first. Blocks take enough adjacent columns
+    /// for about 2^SHARED_BLOCKS_LOG2 blocks, within COLUMNS_LOG2, and in the outermost pass at
+    /// least fixup_depth + 1 (a carry segment must hold its fix-up).
+    pub fn column_passes(&self) -> Vec<ColumnPass> {
+        let log2 = self.len.log2;
+        let mut top = log2; // log2 of the block-row the next pass splits
+        let fix_log = usize::BITS - self.fixup_depth.leading_zeros();
+        self.global_passes()
+            .into_iter()
+            .enumerate()
+            .map(|(i, stages)| {
+                top -= stages;
+                let wanted = (log2 - stages).saturating_sub(SHARED_BLOCKS_LOG2).clamp(COLUMNS_LOG2.0, COLUMNS_LOG2.1);
+                let wanted = if i == 0 { wanted.max(fix_log) } else { wanted };
+                ColumnPass { stages, s_log: top, c_log: wanted.min(BLOCK_WORDS_LOG2 - stages).min(top) }
+            })
+            .collect()
     }
     /// Lowest bit of digit j: ⌈p·j/n⌉.
     pub fn start(&self, j: usize) -> u64 {
@@ -434,9 +484,43 @@ mod tests {
             assert_eq!(tw[m + 1].pow(m as u64), Gl::ONE.neg());
             assert_eq!(tw[m + 1].mul(itw[m + 1]), Gl::ONE);
         }
-        assert_eq!(plan.shared_log2(), 6);
-        assert_eq!(plan.global_passes(), vec![5, 5]);
-        assert_eq!(Plan::new(82_589_933).unwrap().global_passes(), vec![6, 5, 5]);
+        assert_eq!(plan.shared_log2(), 5);
+        assert_eq!(plan.global_passes(), vec![4, 4, 3]);
+        assert_eq!(Plan::new(82_589_933).unwrap().global_passes(), vec![5, 5, 5]);
+    }
+
+    #[test]
+    fn segments_are_the_runs_of_the_outer_pass() {
+        let plan = Plan::new(1_257_787).unwrap().with_line_stages(6).unwrap();
+        let passes = plan.column_passes();
+        assert_eq!(passes[0], ColumnPass { stages: 5, s_log: 11, c_log: 4 });
+        assert_eq!(passes[1], ColumnPass { stages: 5, s_log: 6, c_log: 4 });
+        assert_eq!(plan.seg_len(), 16);
+        assert_eq!(Plan::new(82_589_933).unwrap().seg_len(), 32);
+        // No column pass: the whole residue is one segment.
+        let tiny = Plan::new(127).unwrap();
+        assert!(tiny.column_passes().is_empty());
+        assert_eq!(tiny.seg_len(), tiny.n());
+    }
+
+    quickcheck! {
+        fn segments_hold_their_fixup(p: u32, extra: u8, stages: u8) -> TestResult {
+            let p = 13 + p % 3_000_000;
+            if !crate::exponent::is_prime(p as u64) { return TestResult::discard(); }
+            let Ok(plan) = Plan::new(p) else { return TestResult::discard() };
+            // Longer lengths than the smallest (smaller digits, deeper fix-ups) and other line lengths.
+            let longer = Plan::with_log2(p, plan.log2() + u32::from(extra % 4)).ok();
+            let tuned = longer.and_then(|q| q.with_line_stages(5 + u32::from(stages % 6)).ok());
+            let ok = |q: &Plan| {
+                let passes = q.column_passes();
+                let stages: u32 = passes.iter().map(|c| c.stages).sum();
+                q.fixup_depth() < q.seg_len()
+                    && stages + q.shared_log2() == q.log2()
+                    && passes.first().map_or(q.seg_len() == q.n(), |c| q.seg_len() == 1 << c.c_log && c.s_log + c.stages == q.log2())
+                    && passes.iter().all(|c| c.c_log <= c.s_log)
+            };
+            TestResult::from_bool(ok(&plan) && tuned.as_ref().is_none_or(ok))
+        }
     }
 
     quickcheck! {

@@ -1,8 +1,9 @@
-//! Kernel-level checks for `gpu-selftest`: each kernel runs on random input and its output is
-//! compared word for word with the CPU twin's stage function (src/ntt.rs) on the same input.
+//! Kernel-level checks for `gpu-selftest`: each kernel runs on random input (digits with random
+//! pending carries, or field elements) and its output (values, carries, shift count) is compared
+//! word for word with the CPU twin's stage functions (src/ntt.rs) on the same input.
 
 use super::module::{cuda_err, Device};
-use super::pipeline::{addr, Op, Pipeline};
+use super::pipeline::{addr, Op, Pipeline, Res, ADVANCE, LL, UNWEIGH, WEIGH};
 use crate::engine::EngineError;
 use crate::field::{Gl, P};
 use crate::ntt;
@@ -14,6 +15,13 @@ use cudarc::driver::CudaSlice;
 pub struct KernelVerdict {
     pub kernel: &'static str,
     pub ok: bool,
+}
+
+/// A kernel's input and output buffers.
+struct Io {
+    x: CudaSlice<u64>,
+    carries: CudaSlice<i64>,
+    shift: CudaSlice<u32>,
 }
 
 /// An opened GPU for repeated kernel checks.
@@ -57,6 +65,20 @@ impl KernelChecker {
         Ok(v)
     }
 
+    /// Load a kernel's input: x, the pending carries and the shift count.
+    fn load(&self, io: &mut Io, pending: &[i64], words: &[u64], shift: u32) -> Result<(), EngineError> {
+        self.put(&mut io.x, words)?;
+        self.dev.stream.memcpy_htod(pending, &mut io.carries).map_err(cuda_err("upload"))?;
+        self.dev.stream.memcpy_htod(&[shift], &mut io.shift).map_err(cuda_err("upload"))
+    }
+
+    /// A kernel's output: x, the carries and the shift count.
+    fn fetch(&self, io: &Io) -> Result<(Vec<u64>, Vec<i64>, u32), EngineError> {
+        let c = self.dev.stream.clone_dtoh(&io.carries).map_err(cuda_err("download"))?;
+        let s = self.dev.stream.clone_dtoh(&io.shift).map_err(cuda_err("download"))?;
+        Ok((self.get(&io.x)?, c, s[0]))
+    }
+
     /// Check every kernel at length 2^log2 on random data drawn from `seed`.
     pub fn check_length(&self, log2: u32, seed: u64) -> Result<Vec<KernelVerdict>, EngineError> {
         let n = 1usize << log2;
@@ -71,74 +93,83 @@ impl KernelChecker {
                 (rng.next() % (1 << w)) as i64 - (1 << (w - 1))
             })
             .collect();
+        // Pending carries as large as a walk leaves them (≈ n·2^w), and their fix-up by the twin.
+        let pending: Vec<i64> = (0..pipe.segments()).map(|_| (rng.next() % (1 << 40)) as i64 - (1 << 39)).collect();
+        let mut fixed = digits.clone();
+        ntt::carry_fixup(&plan, &mut fixed, &pending);
         let random_field: Vec<Gl> = (0..n).map(|_| Gl::new(rng.next() % P)).collect();
+        let other: Vec<Gl> = (0..n).map(|_| Gl::new(rng.next() % P)).collect();
+        let s = (rng.next() % p as u64) as u32;
+        let s2 = ((2 * s as u64) % p as u64) as u32;
         let alloc = || self.dev.stream.alloc_zeros::<u64>(n).map_err(cuda_err("alloc"));
-        let (mut x, mut y) = (alloc()?, alloc()?);
-        let (xa, ya) = (addr(&self.dev, &x), addr(&self.dev, &y));
-        let mut shift_buf = self.dev.stream.alloc_zeros::<u32>(1).map_err(cuda_err("alloc"))?;
-        let sa = addr(&self.dev, &shift_buf);
+        let mut y = alloc()?;
+        let mut io = Io {
+            x: alloc()?,
+            carries: self.dev.stream.alloc_zeros::<i64>(pipe.segments()).map_err(cuda_err("alloc"))?,
+            shift: self.dev.stream.alloc_zeros::<u32>(1).map_err(cuda_err("alloc"))?,
+        };
+        let res = Res { x: addr(&self.dev, &io.x), carries: addr(&self.dev, &io.carries) };
+        let (ya, sa) = (addr(&self.dev, &y), addr(&self.dev, &io.shift));
+        self.put(&mut y, &as_words(&other))?;
         let mut out = Vec::new();
         let sl = 1usize << plan.shared_log2();
         let global = pipe.has_global_passes();
+        // What the walk (with the LL term for shift s2 when `ll`) makes of convolution outputs.
+        let walked = |c: &[i64], ll: bool| {
+            let (d, cs) = ntt::carry_walk(&plan, c, ll.then(|| plan.minus_two_at(s2)));
+            (signed_words(&d), cs)
+        };
 
-        // Forward global passes (weights fused) against weight_in + forward stages n/2 .. chunk.
-        let mut twin = ntt::weight_in(&plan, &digits);
+        // Forward global passes (fix-up, weights, shift update) against the twin.
         if global {
+            let mut twin = ntt::weight_in(&plan, &fixed);
             ntt::forward_stages(&plan, &mut twin, n / 2, sl);
-            self.put(&mut x, &signed_words(&digits))?;
-            pipe.forward_global(&self.dev, xa)?;
-            out.push(KernelVerdict { kernel: "forward column passes (weigh)", ok: self.get(&x)? == as_words(&twin) });
+            self.load(&mut io, &pending, &signed_words(&digits), s)?;
+            pipe.forward_global(&self.dev, res, sa, ADVANCE)?;
+            let (got, _, got_s) = self.fetch(&io)?;
+            let ok = got == as_words(&twin) && got_s == s2;
+            out.push(KernelVerdict { kernel: "forward column passes (carry fix-up, weigh, shift)", ok });
         }
-        // Shared kernel, square mode, on random field input (or the digits when it is the only pass).
+        // Row pass on random field input, or on the digits when it is the only pass (then it
+        // also applies the pending carries, doubles the shift and walks the outputs).
         let (input, mut t) = if global {
             (as_words(&random_field), random_field.clone())
         } else {
-            (signed_words(&digits), ntt::weight_in(&plan, &digits))
+            (signed_words(&digits), ntt::weight_in(&plan, &fixed))
         };
         ntt::forward_stages(&plan, &mut t, sl / 2, 1);
         let forward_only = as_words(&t);
-        let mut sq: Vec<Gl> = t.iter().map(|v| v.square()).collect();
-        ntt::inverse_stages(&plan, &mut sq, 1, sl / 2);
-        let sq_words = if global { as_words(&sq) } else { signed_words(&ntt::unweight_out(&plan, &sq)) };
-        self.put(&mut x, &input)?;
-        pipe.rows(&self.dev, xa, xa, Op::Square)?;
-        out.push(KernelVerdict { kernel: "row pass (square)", ok: self.get(&x)? == sq_words });
-        self.put(&mut x, &input)?;
-        pipe.rows(&self.dev, xa, xa, Op::Forward)?;
-        out.push(KernelVerdict { kernel: "row pass (forward)", ok: self.get(&x)? == forward_only });
-        // Multiply mode: other = random field values.
-        let other: Vec<Gl> = (0..n).map(|_| Gl::new(rng.next() % P)).collect();
-        let mut prod: Vec<Gl> = t.iter().zip(&other).map(|(a, b)| a.mul(*b)).collect();
-        ntt::inverse_stages(&plan, &mut prod, 1, sl / 2);
-        let prod_words = if global { as_words(&prod) } else { signed_words(&ntt::unweight_out(&plan, &prod)) };
-        self.put(&mut x, &input)?;
-        self.put(&mut y, &as_words(&other))?;
-        pipe.rows(&self.dev, xa, ya, Op::Multiply)?;
-        out.push(KernelVerdict { kernel: "row pass (multiply)", ok: self.get(&x)? == prod_words });
-        // Inverse global passes (unweighting fused) on random field input.
+        let finish = |mut v: Vec<Gl>, ll: bool| {
+            ntt::inverse_stages(&plan, &mut v, 1, sl / 2);
+            if global {
+                (as_words(&v), pending.clone())
+            } else {
+                walked(&ntt::unweight_out(&plan, &v), ll)
+            }
+        };
+        let (edges, square_flags) = if global { (0, 0) } else { (WEIGH | UNWEIGH, WEIGH | UNWEIGH | ADVANCE | LL) };
+        let want = finish(t.iter().map(|v| v.square()).collect(), true);
+        self.load(&mut io, &pending, &input, s)?;
+        pipe.rows(&self.dev, res, res.x, sa, Op::Square, square_flags)?;
+        let (got, got_c, _) = self.fetch(&io)?;
+        out.push(KernelVerdict { kernel: "row pass (square)", ok: (got, got_c) == want });
+        self.load(&mut io, &pending, &input, s)?;
+        pipe.rows(&self.dev, res, res.x, sa, Op::Forward, edges & WEIGH)?;
+        out.push(KernelVerdict { kernel: "row pass (forward)", ok: self.get(&io.x)? == forward_only });
+        let want = finish(t.iter().zip(&other).map(|(a, b)| a.mul(*b)).collect(), false);
+        self.load(&mut io, &pending, &input, s)?;
+        pipe.rows(&self.dev, res, ya, sa, Op::Multiply, edges)?;
+        let (got, got_c, _) = self.fetch(&io)?;
+        out.push(KernelVerdict { kernel: "row pass (multiply)", ok: (got, got_c) == want });
+        // Inverse global passes (unweighting, carry walk with the LL term) on random field input.
         if global {
             let mut inv = random_field.clone();
             ntt::inverse_stages(&plan, &mut inv, sl, n / 2);
-            let want = signed_words(&ntt::unweight_out(&plan, &inv));
-            self.put(&mut x, &as_words(&random_field))?;
-            pipe.inverse_global(&self.dev, xa)?;
-            out.push(KernelVerdict { kernel: "inverse column passes (unweigh)", ok: self.get(&x)? == want });
-        }
-        // Carries on convolution-sized values with the LL term at a random shift.
-        let (_, w_max) = plan.widths();
-        let lim = ((n as u64) << (2 * w_max - 2)).min(i64::MAX as u64);
-        let c: Vec<i64> = (0..n).map(|_| (rng.next() % lim) as i64 - (lim / 2) as i64).collect();
-        let s = (rng.next() % p as u64) as u32;
-        let s2 = ((2 * s as u64) % p as u64) as u32;
-        let want = ntt::carry(&plan, &c, Some(plan.minus_two_at(s2)));
-        // Twice: the kernel's counters and flags must be back at zero after a launch.
-        for _ in 0..2 {
-            self.put(&mut x, &signed_words(&c))?;
-            self.dev.stream.memcpy_htod(&[s], &mut shift_buf).map_err(cuda_err("upload"))?;
-            pipe.carry(&self.dev, xa, sa, true, true)?;
-            let got_s = self.dev.stream.clone_dtoh(&shift_buf).map_err(cuda_err("download"))?;
-            let ok = self.get(&x)? == signed_words(&want) && got_s == [s2];
-            out.push(KernelVerdict { kernel: "carry (with -2*2^s, shift)", ok });
+            let want = walked(&ntt::unweight_out(&plan, &inv), true);
+            self.load(&mut io, &pending, &as_words(&random_field), s2)?;
+            pipe.inverse_global(&self.dev, res, sa, LL)?;
+            let (got, got_c, _) = self.fetch(&io)?;
+            out.push(KernelVerdict { kernel: "inverse column passes (unweigh, carry walk, -2*2^s)", ok: (got, got_c) == want });
         }
         Ok(out)
     }

@@ -1,9 +1,11 @@
-//! [`GpuEngine`]: the [`Engine`] on an NVIDIA GPU. The state, the accumulator and the shift
-//! count live in device memory; the host tracks the shift too and checks that both agree on
-//! every read. Iterations are launched in batches replayed from a CUDA graph.
+//! [`GpuEngine`]: the [`Engine`] on an NVIDIA GPU. The state, the accumulator (each as digits
+//! plus pending carries, see kernels/carry.cu) and the shift count live in device memory; the
+//! host applies the pending carries (the CPU twin's carry_fixup) when it reads a residue, tracks
+//! the shift too and checks that both agree on every read. Iterations are launched in batches
+//! replayed from a CUDA graph.
 
 use super::module::{cuda_err, Device};
-use super::pipeline::{addr, Pipeline};
+use super::pipeline::{addr, Pipeline, Res};
 use crate::engine::{Engine, EngineError, Shift};
 use crate::exponent::TestKind;
 use crate::plan::Plan;
@@ -16,7 +18,9 @@ const GRAPH_ITERS: u64 = 32;
 /// Device buffers of one engine.
 struct Buffers {
     x: CudaSlice<u64>,
+    x_carries: CudaSlice<i64>,
     acc: CudaSlice<u64>,
+    acc_carries: CudaSlice<i64>,
     tmp: CudaSlice<u64>,
     shift: CudaSlice<u32>,
 }
@@ -53,9 +57,12 @@ impl GpuEngine {
         let n = plan.n();
         let pipe = Pipeline::new(&dev, plan)?;
         let alloc = |len: usize| dev.stream.alloc_zeros::<u64>(len).map_err(cuda_err("alloc"));
+        let carries = || dev.stream.alloc_zeros::<i64>(pipe.segments()).map_err(cuda_err("alloc"));
         let buf = Buffers {
             x: alloc(n)?,
+            x_carries: carries()?,
             acc: alloc(n)?,
+            acc_carries: carries()?,
             tmp: alloc(n)?,
             shift: dev.stream.alloc_zeros::<u32>(1).map_err(cuda_err("alloc"))?,
         };
@@ -71,22 +78,36 @@ impl GpuEngine {
         &self.dev.description
     }
 
-    fn upload(&mut self, which: Which, digits: &[i64]) -> Result<(), EngineError> {
-        let words: Vec<u64> = digits.iter().map(|&d| d as u64).collect();
-        let dst = match which {
-            Which::State => &mut self.buf.x,
-            Which::Acc => &mut self.buf.acc,
-        };
-        self.dev.stream.memcpy_htod(&words, dst).map_err(cuda_err("upload"))
+    fn res(&self, which: Which) -> Res {
+        let d = &self.dev;
+        match which {
+            Which::State => Res { x: addr(d, &self.buf.x), carries: addr(d, &self.buf.x_carries) },
+            Which::Acc => Res { x: addr(d, &self.buf.acc), carries: addr(d, &self.buf.acc_carries) },
+        }
     }
 
+    /// Store digits (no pending carries).
+    fn upload(&mut self, which: Which, digits: &[i64]) -> Result<(), EngineError> {
+        let words: Vec<u64> = digits.iter().map(|&d| d as u64).collect();
+        let (dst, carries) = match which {
+            Which::State => (&mut self.buf.x, &mut self.buf.x_carries),
+            Which::Acc => (&mut self.buf.acc, &mut self.buf.acc_carries),
+        };
+        self.dev.stream.memcpy_htod(&words, dst).map_err(cuda_err("upload"))?;
+        self.dev.stream.memset_zeros(carries).map_err(cuda_err("upload"))
+    }
+
+    /// The digits with the pending carries applied.
     fn download(&self, which: Which) -> Result<Vec<i64>, EngineError> {
-        let src = match which {
-            Which::State => &self.buf.x,
-            Which::Acc => &self.buf.acc,
+        let (src, carries) = match which {
+            Which::State => (&self.buf.x, &self.buf.x_carries),
+            Which::Acc => (&self.buf.acc, &self.buf.acc_carries),
         };
         let words = self.dev.stream.clone_dtoh(src).map_err(cuda_err("download"))?;
-        Ok(words.into_iter().map(|w| w as i64).collect())
+        let carries = self.dev.stream.clone_dtoh(carries).map_err(cuda_err("download"))?;
+        let mut digits: Vec<i64> = words.into_iter().map(|w| w as i64).collect();
+        crate::ntt::carry_fixup(&self.pipe.plan, &mut digits, &carries);
+        Ok(digits)
     }
 
     fn set_device_shift(&mut self) -> Result<(), EngineError> {
@@ -96,7 +117,7 @@ impl GpuEngine {
 
     /// Queue `count` squarings without waiting for them (the host shift advances with them).
     pub(crate) fn launch_iterations(&mut self, count: u64) -> Result<(), EngineError> {
-        let (x, s) = (addr(&self.dev, &self.buf.x), addr(&self.dev, &self.buf.shift));
+        let (x, s) = (self.res(Which::State), addr(&self.dev, &self.buf.shift));
         let ll = self.kind == TestKind::Ll;
         let mut left = count;
         if left >= GRAPH_ITERS && self.graph.is_none() {
@@ -130,7 +151,7 @@ impl GpuEngine {
 
     /// Per-kernel timings of this engine's squaring (see Pipeline::profile).
     pub fn profile(&mut self, reps: usize) -> Result<Vec<(String, f64)>, EngineError> {
-        let (x, s) = (addr(&self.dev, &self.buf.x), addr(&self.dev, &self.buf.shift));
+        let (x, s) = (self.res(Which::State), addr(&self.dev, &self.buf.shift));
         let out = self.pipe.profile(&self.dev, x, s, reps)?;
         self.synchronize()?;
         Ok(out)
@@ -181,17 +202,19 @@ impl Engine for GpuEngine {
         self.pipe.plan.digits_to_residue(&d, self.shift.get())
     }
     fn acc_reset(&mut self) -> Result<(), EngineError> {
-        let n_bytes = self.pipe.plan.n() * 8;
-        let (dst, src) = (addr(&self.dev, &self.buf.acc), addr(&self.dev, &self.buf.x));
-        // SAFETY: both buffers hold n words on this device.
-        unsafe { cudarc::driver::result::memcpy_dtod_async(dst, src, n_bytes, self.dev.stream.cu_stream()) }
-            .map_err(cuda_err("copy"))?;
+        let (dst, src) = (self.res(Which::Acc), self.res(Which::State));
+        let bytes = [(dst.x, src.x, self.pipe.plan.n() * 8), (dst.carries, src.carries, self.pipe.segments() * 8)];
+        for (to, from, len) in bytes {
+            // SAFETY: each pair is two live buffers of that many bytes on this device.
+            unsafe { cudarc::driver::result::memcpy_dtod_async(to, from, len, self.dev.stream.cu_stream()) }
+                .map_err(cuda_err("copy"))?;
+        }
         self.acc_shift = self.shift;
         self.synchronize()
     }
     fn acc_mul(&mut self) -> Result<(), EngineError> {
-        let d = &self.dev;
-        let (acc, x, tmp) = (addr(d, &self.buf.acc), addr(d, &self.buf.x), addr(d, &self.buf.tmp));
+        let (acc, x) = (self.res(Which::Acc), self.res(Which::State));
+        let (d, tmp) = (&self.dev, addr(&self.dev, &self.buf.tmp));
         self.pipe.multiply(d, acc, x, tmp, addr(d, &self.buf.shift))?;
         self.acc_shift = self.acc_shift.plus(self.shift);
         self.synchronize()

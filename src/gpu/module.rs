@@ -14,8 +14,8 @@ use std::sync::Arc;
 /// Kernel sources, in the order they are concatenated into one compilation unit.
 const SOURCES: [&str; 4] = [
     include_str!("../../kernels/goldilocks.cuh"),
-    include_str!("../../kernels/ntt_block.cu"),
     include_str!("../../kernels/carry.cu"),
+    include_str!("../../kernels/ntt_block.cu"),
     include_str!("../../kernels/fault_inject.cu"),
 ];
 
@@ -27,7 +27,6 @@ pub(crate) fn cuda_err(what: &str) -> impl Fn(cudarc::driver::DriverError) -> En
 pub(crate) struct Kernels {
     /// ntt[R − 1]: the ntt_r<R> kernel (R radix-2 stages per line).
     pub ntt: Vec<CudaFunction>,
-    pub carry: CudaFunction,
     pub flip_bit: CudaFunction,
 }
 
@@ -38,6 +37,9 @@ pub(crate) struct Device {
     pub kernels: Kernels,
     pub description: String,
     pub name: String,
+    /// Launch with programmatic dependent launch (sm_90 and later, unless
+    /// MERSENNE_CERT_NO_PDL is set: for measuring what it gains).
+    pub pdl: bool,
 }
 
 fn driver_version() -> i32 {
@@ -140,7 +142,6 @@ fn load_kernels(module: &Arc<CudaModule>) -> Result<Kernels, EngineError> {
     let f = |name: &str| module.load_function(name).map_err(cuda_err(name));
     Ok(Kernels {
         ntt: (1..=MAX_SHARED_LOG2).map(|r| f(&format!("ntt_r{r}"))).collect::<Result<_, _>>()?,
-        carry: f("carry")?,
         flip_bit: f("flip_bit")?,
     })
 }
@@ -169,11 +170,13 @@ impl Device {
             Err(e) => return Err(cuda_err("module")(e)),
         };
         let kernels = load_kernels(&module)?;
+        let pdl = major >= 9 && std::env::var_os("MERSENNE_CERT_NO_PDL").is_none();
         let description = format!(
-            "{name} ({arch}, {mem} MiB, driver {}, kernels {})",
+            "{name} ({arch}, {mem} MiB, driver {}, kernels {}, {})",
             driver_version(),
-            if cached { "from cache" } else { "compiled" }
+            if cached { "from cache" } else { "compiled" },
+            if pdl { "dependent launch" } else { "plain launch" }
         );
-        Ok(Device { ctx, stream, kernels, description, name })
+        Ok(Device { ctx, stream, kernels, description, name, pdl })
     }
 }

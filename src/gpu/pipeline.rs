@@ -1,13 +1,17 @@
 //! The plan on the device and the launch sequence of one squaring or multiplication: forward
-//! column passes over the outer stages (weights fused into the first), the row pass over
-//! contiguous chunks (inner forward stages, pointwise square or multiply, inner inverse stages),
-//! inverse column passes (unweighting fused into the last), then one carry kernel. All of them
-//! are the ntt_r<R> kernels of kernels/ntt_block.cu. Nothing is copied to the host.
+//! column passes over the outer stages (pending carries and weights fused into the first), the
+//! row pass over contiguous chunks (inner forward stages, pointwise square or multiply, inner
+//! inverse stages), inverse column passes (unweighting and the carry walk fused into the last).
+//! All of them are the ntt_r<R> kernels of kernels/ntt_block.cu; a residue on the device is its
+//! digits plus one pending carry per segment (kernels/carry.cu). Kernels go out with
+//! programmatic dependent launch where the GPU has it (sm_90), so each starts while the previous
+//! one drains. Nothing is copied to the host.
 
 use super::module::{cuda_err, Device};
 use crate::engine::EngineError;
-use crate::plan::Plan;
-use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg};
+use crate::plan::{ColumnPass, Plan, BLOCK_WORDS_LOG2, SHARED_BLOCKS_LOG2};
+use cudarc::driver::{sys, CudaFunction, CudaSlice, DevicePtr, DeviceRepr};
+use std::ffi::c_void;
 
 /// The plan as the kernels see it; field for field the `Layout` of kernels/goldilocks.cuh.
 #[repr(C)]
@@ -22,8 +26,7 @@ pub(crate) struct Layout {
     p: u32,
     log_n: u32,
     lo_bits: u32,
-    shared_log: u32,
-    seg_len: u32,
+    seg_log: u32,
     fixup_depth: u32,
 }
 
@@ -39,14 +42,23 @@ pub(crate) enum Op {
     Multiply = 3,
 }
 
-/// Flags of an ntt_r<R> launch.
-const WEIGH: u32 = 1;
-const UNWEIGH: u32 = 2;
+/// Flags of an ntt_r<R> launch (the FLAG_* of kernels/ntt_block.cu).
+pub(crate) const WEIGH: u32 = 1;
+pub(crate) const UNWEIGH: u32 = 2;
+pub(crate) const ADVANCE: u32 = 4;
+pub(crate) const LL: u32 = 8;
 
 /// A raw device address of a buffer that lives as long as the pipeline using it.
 pub(crate) fn addr<T>(dev: &Device, s: &CudaSlice<T>) -> u64 {
     let (ptr, _sync) = s.device_ptr(&dev.stream);
     ptr
+}
+
+/// A residue on the device: n digit words and n / seg_len pending carries (raw addresses).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Res {
+    pub x: u64,
+    pub carries: u64,
 }
 
 /// One ntt_r<R> launch shape: `stages` (R) radix-2 stages down to half-size 2^s_log (0: the
@@ -58,33 +70,29 @@ struct Pass {
     c_log: u32,
 }
 
+/// Grid, block and dynamic shared memory of a launch.
+struct Shape {
+    blocks: u32,
+    threads: u32,
+    shared_bytes: u32,
+}
+
 impl Pass {
-    fn config(&self, n: u64) -> LaunchConfig {
+    fn shape(&self, n: u64) -> Shape {
         let (r1, r2) = (self.stages.div_ceil(2), self.stages / 2);
-        let words = ((1u64 << self.stages) + (1 << r1)) << self.c_log;
-        config(n >> (self.stages + self.c_log), 1 << (self.c_log + r2), words)
+        let (len, lines) = (1u64 << self.stages, 1u64 << self.c_log);
+        // The exchange (padded per group of 2^R2) or the carry walk (rows padded by one word).
+        let words = ((len + (1 << r1)) * lines).max((len + 1) * lines).max(len * (lines + 1));
+        Shape {
+            blocks: (n >> (self.stages + self.c_log)) as u32,
+            threads: 1 << (self.c_log + r2),
+            shared_bytes: (words * 8) as u32,
+        }
     }
 }
 
-/// log2 of the values a block may hold (32 KiB of shared memory, plus padding).
-const BLOCK_WORDS_LOG2: u32 = 12;
-/// At most 2^5 adjacent columns per block; at least 2^2 (32-byte runs, one memory sector).
-const COLUMNS_LOG2: (u32, u32) = (2, 5);
-/// Blocks to aim for per launch (132 SMs).
-const BLOCKS_LOG2: u32 = 7;
-/// At most 2^8 threads per block.
+/// At most 2^8 threads per block of the row pass.
 const THREADS_LOG2: u32 = 8;
-/// Threads per carry block (one segment each); must not exceed CARRY_MAX_BLOCK in carry.cu.
-const CARRY_BLOCK: u64 = 256;
-
-/// Scratch of the carry kernel: each block's published carry, its flag, ticket and done counters.
-struct CarryScratch {
-    blocks: u32,
-    threads: u32,
-    published: CudaSlice<u64>,
-    flags: CudaSlice<u32>,
-    sync: CudaSlice<u32>,
-}
 
 /// Plan tables on the device and the launches that use them.
 pub(crate) struct Pipeline {
@@ -93,11 +101,6 @@ pub(crate) struct Pipeline {
     _tables: Vec<CudaSlice<u64>>,
     passes: Vec<Pass>,
     row: Pass,
-    carry: CarryScratch,
-}
-
-fn config(blocks: u64, threads: u64, shared_words: u64) -> LaunchConfig {
-    LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (threads as u32, 1, 1), shared_mem_bytes: (shared_words * 8) as u32 }
 }
 
 impl Pipeline {
@@ -123,43 +126,26 @@ impl Pipeline {
             p: plan.exponent(),
             log_n: plan.log2(),
             lo_bits: plan.lo_bits(),
-            shared_log: plan.shared_log2(),
-            seg_len: plan.seg_len() as u32,
+            seg_log: plan.seg_len().trailing_zeros(),
             fixup_depth: plan.fixup_depth() as u32,
         };
-        let mut top = plan.log2(); // log2 of the block-row the next pass splits
-        let passes = plan
-            .global_passes()
+        let passes: Vec<Pass> = plan
+            .column_passes()
             .into_iter()
-            .map(|stages| {
-                top -= stages;
-                let columns_log = plan.log2() - stages;
-                let c_log = columns_log
-                    .saturating_sub(BLOCKS_LOG2)
-                    .clamp(COLUMNS_LOG2.0, COLUMNS_LOG2.1)
-                    .min(BLOCK_WORDS_LOG2 - stages)
-                    .min(top);
-                Pass { stages, s_log: top, c_log }
-            })
+            .map(|ColumnPass { stages, s_log, c_log }| Pass { stages, s_log, c_log })
             .collect();
         let r = plan.shared_log2();
         let row_c_log = (plan.log2() - r)
-            .saturating_sub(BLOCKS_LOG2)
+            .saturating_sub(SHARED_BLOCKS_LOG2)
             .min(BLOCK_WORDS_LOG2 - r)
             .min(THREADS_LOG2 - r / 2);
         let row = Pass { stages: r, s_log: 0, c_log: row_c_log };
-        let segs = (plan.n() / plan.seg_len()) as u64;
-        let threads = segs.min(if segs >= 1 << 15 { CARRY_BLOCK } else { 64 });
-        let blocks = segs.div_ceil(threads);
-        let zeros = |len: u64| dev.stream.alloc_zeros::<u32>(len as usize).map_err(cuda_err("alloc"));
-        let carry = CarryScratch {
-            blocks: blocks as u32,
-            threads: threads as u32,
-            published: dev.stream.alloc_zeros::<u64>(blocks as usize).map_err(cuda_err("alloc"))?,
-            flags: zeros(blocks)?,
-            sync: zeros(2)?,
-        };
-        Ok(Pipeline { plan, layout, _tables: tables, passes, row, carry })
+        // The kernels walk runs of the outermost pass (or the one row) as carry segments.
+        let seg_log = passes.first().map_or(r + row_c_log, |c| c.c_log);
+        if seg_log != layout.seg_log || (passes.is_empty() && row.shape(plan.n() as u64).blocks != 1) {
+            return Err(EngineError::Other(format!("carry segments of 2^{} digits do not match the passes", layout.seg_log)));
+        }
+        Ok(Pipeline { plan, layout, _tables: tables, passes, row })
     }
 
     fn n(&self) -> u64 {
@@ -170,73 +156,100 @@ impl Pipeline {
         !self.passes.is_empty()
     }
 
-    fn launch(dev: &Device, f: &CudaFunction, cfg: LaunchConfig, args: &[&dyn Arg]) -> Result<(), EngineError> {
-        let mut b = dev.stream.launch_builder(f);
-        for a in args {
-            a.push(&mut b);
-        }
-        // SAFETY: every kernel's parameter list is matched by its caller below; buffers are
-        // sized from the plan the kernels index with.
-        unsafe { b.launch(cfg) }.map(|_| ()).map_err(cuda_err("launch"))
+    /// Pending carries per residue.
+    pub fn segments(&self) -> usize {
+        self.plan.n() / self.plan.seg_len()
     }
 
-    fn ntt(&self, dev: &Device, pass: &Pass, x: u64, other: u64, op: Op, flags: u32) -> Result<(), EngineError> {
+    fn launch(dev: &Device, f: &CudaFunction, shape: Shape, args: &[&dyn Arg]) -> Result<(), EngineError> {
+        let mut params: Vec<*mut c_void> = args.iter().map(|a| a.param()).collect();
+        // SAFETY: a zeroed attribute is valid plain data; its id and value are set next.
+        let mut attr: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
+        attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        attr.value.programmaticStreamSerializationAllowed = 1;
+        let config = sys::CUlaunchConfig {
+            gridDimX: shape.blocks,
+            gridDimY: 1,
+            gridDimZ: 1,
+            blockDimX: shape.threads,
+            blockDimY: 1,
+            blockDimZ: 1,
+            sharedMemBytes: shape.shared_bytes,
+            hStream: dev.stream.cu_stream(),
+            attrs: &mut attr,
+            numAttrs: u32::from(dev.pdl),
+        };
+        dev.ctx.bind_to_thread().map_err(cuda_err("context"))?;
+        // SAFETY: every kernel's parameter list is matched by its caller below (params point at
+        // live values for the duration of the call); buffers are sized from the plan the
+        // kernels index with.
+        unsafe { sys::cuLaunchKernelEx(&config, f.cu_function(), params.as_mut_ptr(), std::ptr::null_mut()) }
+            .result()
+            .map_err(cuda_err("launch"))
+    }
+
+    fn ntt(&self, dev: &Device, pass: &Pass, x: Res, other: u64, shift: u64, op: Op, flags: u32) -> Result<(), EngineError> {
         let f = &dev.kernels.ntt[pass.stages as usize - 1];
-        let args: [&dyn Arg; 7] = [&x, &other, &self.layout, &pass.s_log, &pass.c_log, &(op as u32), &flags];
-        Self::launch(dev, f, pass.config(self.n()), &args)
+        let args: [&dyn Arg; 9] =
+            [&x.x, &other, &x.carries, &shift, &self.layout, &pass.s_log, &pass.c_log, &(op as u32), &flags];
+        Self::launch(dev, f, pass.shape(self.n()), &args)
     }
 
-    /// Forward column passes over x; the first weighs the digits.
-    pub fn forward_global(&self, dev: &Device, x: u64) -> Result<(), EngineError> {
+    /// Forward column passes over x; the first applies the pending carries and weighs the digits
+    /// (and doubles the shift count at `shift` with ADVANCE in `first`).
+    pub fn forward_global(&self, dev: &Device, x: Res, shift: u64, first: u32) -> Result<(), EngineError> {
         for (k, pass) in self.passes.iter().enumerate() {
-            self.ntt(dev, pass, x, x, Op::Forward, if k == 0 { WEIGH } else { 0 })?;
+            self.ntt(dev, pass, x, x.x, shift, Op::Forward, if k == 0 { WEIGH | first } else { 0 })?;
         }
         Ok(())
     }
 
-    /// Inverse column passes over x; the last unweighs into signed convolution outputs.
-    pub fn inverse_global(&self, dev: &Device, x: u64) -> Result<(), EngineError> {
+    /// Inverse column passes over x; the last unweighs and walks the carries (subtracting the LL
+    /// term with LL in `last`).
+    pub fn inverse_global(&self, dev: &Device, x: Res, shift: u64, last: u32) -> Result<(), EngineError> {
         for (k, pass) in self.passes.iter().enumerate().rev() {
-            self.ntt(dev, pass, x, x, Op::Inverse, if k == 0 { UNWEIGH } else { 0 })?;
+            self.ntt(dev, pass, x, x.x, shift, Op::Inverse, if k == 0 { UNWEIGH | last } else { 0 })?;
         }
         Ok(())
     }
 
-    /// The row pass on every chunk of x (`other` is read by Multiply only); it weighs and
-    /// unweighs itself when there are no column passes.
-    pub fn rows(&self, dev: &Device, x: u64, other: u64, op: Op) -> Result<(), EngineError> {
-        let flags = if self.has_global_passes() { 0 } else { WEIGH | UNWEIGH };
-        self.ntt(dev, &self.row, x, other, op, flags)
+    /// The row pass on every chunk of x (`other` is read by Multiply only) with `flags`.
+    pub fn rows(&self, dev: &Device, x: Res, other: u64, shift: u64, op: Op, flags: u32) -> Result<(), EngineError> {
+        self.ntt(dev, &self.row, x, other, shift, op, flags)
     }
 
-    /// Carry propagation of the convolution outputs at x into balanced digits; `inject` adds the
-    /// LL term for the shift stored at `shift`, `advance` doubles that shift.
-    pub fn carry(&self, dev: &Device, x: u64, shift: u64, inject: bool, advance: bool) -> Result<(), EngineError> {
-        let c = &self.carry;
-        let cfg = config(c.blocks as u64, c.threads as u64, c.threads as u64 * (self.plan.seg_len() as u64 + 1));
-        let (publ, flags, sync) = (addr(dev, &c.published), addr(dev, &c.flags), addr(dev, &c.sync));
-        let args: [&dyn Arg; 8] = [&x, &publ, &flags, &sync, &self.layout, &shift, &u32::from(inject), &u32::from(advance)];
-        Self::launch(dev, &dev.kernels.carry, cfg, &args)
+    /// The whole transform of x: forward (Op::Forward), or forward, pointwise op and inverse
+    /// back to digits and pending carries. `first` and `last` go to the first and last pass.
+    fn transform(&self, dev: &Device, x: Res, other: u64, shift: u64, op: Op, first: u32, last: u32) -> Result<(), EngineError> {
+        if self.passes.is_empty() {
+            let last = if op == Op::Forward { 0 } else { UNWEIGH | last };
+            return self.rows(dev, x, other, shift, op, WEIGH | first | last);
+        }
+        self.forward_global(dev, x, shift, first)?;
+        self.rows(dev, x, other, shift, op, 0)?;
+        if op == Op::Forward {
+            return Ok(());
+        }
+        self.inverse_global(dev, x, shift, last)
     }
 
     /// Microseconds per launch of each kernel of a squaring, each timed alone over `reps`
     /// launches replayed from a CUDA graph (for tuning; the data is whatever x holds).
-    pub fn profile(&self, dev: &Device, x: u64, shift: u64, reps: usize) -> Result<Vec<(String, f64)>, EngineError> {
-        use cudarc::driver::sys;
+    pub fn profile(&self, dev: &Device, x: Res, shift: u64, reps: usize) -> Result<Vec<(String, f64)>, EngineError> {
         type Step<'a> = Box<dyn Fn() -> Result<(), EngineError> + 'a>;
         let mut steps: Vec<(String, Step)> = Vec::new();
+        let edge = |k: usize, flag: u32| if k == 0 { flag } else { 0 };
         for (k, pass) in self.passes.iter().enumerate() {
             let name = format!("fwd column pass {} ({} stages, 2^{} lines/block)", k, pass.stages, pass.c_log);
-            steps.push((name, Box::new(move || self.ntt(dev, pass, x, x, Op::Forward, 0))));
+            steps.push((name, Box::new(move || self.ntt(dev, pass, x, x.x, shift, Op::Forward, edge(k, WEIGH)))));
         }
-        let row = &self.row;
+        let (row, row_flags) = (&self.row, if self.passes.is_empty() { WEIGH | UNWEIGH } else { 0 });
         let name = format!("row pass square ({} stages, 2^{} lines/block)", row.stages, row.c_log);
-        steps.push((name, Box::new(move || self.ntt(dev, row, x, x, Op::Square, 0))));
+        steps.push((name, Box::new(move || self.ntt(dev, row, x, x.x, shift, Op::Square, row_flags))));
         for (k, pass) in self.passes.iter().enumerate() {
             let name = format!("inv column pass {} ({} stages)", k, pass.stages);
-            steps.push((name, Box::new(move || self.ntt(dev, pass, x, x, Op::Inverse, 0))));
+            steps.push((name, Box::new(move || self.ntt(dev, pass, x, x.x, shift, Op::Inverse, edge(k, UNWEIGH)))));
         }
-        steps.push(("carry".into(), Box::new(move || self.carry(dev, x, shift, false, false))));
         let mut out = Vec::new();
         for (name, step) in &steps {
             let s = &dev.stream;
@@ -259,38 +272,32 @@ impl Pipeline {
 
     /// Flip one bit of word `word` of the buffer at x (fault injection).
     pub fn flip_bit(&self, dev: &Device, x: u64, word: u64, bit: u32) -> Result<(), EngineError> {
-        Self::launch(dev, &dev.kernels.flip_bit, config(1, 1, 0), &[&x, &word, &bit])
+        Self::launch(dev, &dev.kernels.flip_bit, Shape { blocks: 1, threads: 1, shared_bytes: 0 }, &[&x, &word, &bit])
     }
 
-    /// One squaring of the digits at x, all on the device.
-    pub fn square(&self, dev: &Device, x: u64, shift: u64, ll: bool) -> Result<(), EngineError> {
-        self.forward_global(dev, x)?;
-        self.rows(dev, x, x, Op::Square)?;
-        self.inverse_global(dev, x)?;
-        self.carry(dev, x, shift, ll, true)
+    /// One squaring of x, all on the device; the shift count at `shift` doubles first, and
+    /// with `ll` the walk subtracts 2·2^s.
+    pub fn square(&self, dev: &Device, x: Res, shift: u64, ll: bool) -> Result<(), EngineError> {
+        self.transform(dev, x, x.x, shift, Op::Square, ADVANCE, if ll { LL } else { 0 })
     }
 
-    /// acc := acc·x; `tmp` receives the transform of x (x itself is left as it was).
-    pub fn multiply(&self, dev: &Device, acc: u64, x: u64, tmp: u64, shift: u64) -> Result<(), EngineError> {
+    /// acc := acc·x; `tmp` (n words) receives the transform of x (x itself is left as it was).
+    pub fn multiply(&self, dev: &Device, acc: Res, x: Res, tmp: u64, shift: u64) -> Result<(), EngineError> {
         // SAFETY: all three are live allocations of n words on this device.
-        unsafe { cudarc::driver::result::memcpy_dtod_async(tmp, x, self.plan.n() * 8, dev.stream.cu_stream()) }
+        unsafe { cudarc::driver::result::memcpy_dtod_async(tmp, x.x, self.plan.n() * 8, dev.stream.cu_stream()) }
             .map_err(cuda_err("copy"))?;
-        self.forward_global(dev, tmp)?;
-        self.rows(dev, tmp, tmp, Op::Forward)?;
-        self.forward_global(dev, acc)?;
-        self.rows(dev, acc, tmp, Op::Multiply)?;
-        self.inverse_global(dev, acc)?;
-        self.carry(dev, acc, shift, false, false)
+        self.transform(dev, Res { x: tmp, carries: x.carries }, tmp, shift, Op::Forward, 0, 0)?;
+        self.transform(dev, acc, tmp, shift, Op::Multiply, 0, 0)
     }
 }
 
-/// A kernel argument (object-safe wrapper over cudarc's PushKernelArg).
+/// A kernel argument: cuLaunchKernelEx takes the address of each argument's value.
 pub(crate) trait Arg {
-    fn push<'a>(&'a self, b: &mut cudarc::driver::LaunchArgs<'a>);
+    fn param(&self) -> *mut c_void;
 }
 
 impl<T: DeviceRepr> Arg for T {
-    fn push<'a>(&'a self, b: &mut cudarc::driver::LaunchArgs<'a>) {
-        b.arg(self);
+    fn param(&self) -> *mut c_void {
+        self as *const T as *mut c_void
     }
 }
