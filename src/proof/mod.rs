@@ -10,6 +10,7 @@ pub mod gimps;
 pub mod outcome;
 pub mod pietrzak;
 pub mod points;
+pub mod session;
 
 use crate::residue::Residue;
 use arith::ProofArith;
