@@ -190,7 +190,7 @@ fn real_main() -> Result<()> {
     };
     let layout = CheckpointLayout::choose(p, total.max(1), args.checkpoint_every, args.residue_budget)?;
     let want_proof = kind == TestKind::Prp && total == full && !args.no_proof;
-    if !want_proof && (args.proof_power.is_some() || args.gimps_proof.is_some()) {
+    if !want_proof && (args.proof_power.is_some() || args.gimps_proof.is_some() || args.corrupt_proof_point.is_some()) {
         bail!("--proof-power and --gimps-proof need a full PRP test with a proof (--prp, without --iterations or --no-proof)");
     }
     if let Some(path) = &args.gimps_proof {
