@@ -197,14 +197,6 @@ impl Driver<'_> {
         self.opts.stop.as_ref().is_some_and(|s| s.load(Ordering::SeqCst)) || self.opts.stop_at.is_some_and(|s| self.k >= s)
     }
 
-    fn is_proof_point(&self, k: u64) -> bool {
-        self.opts.proof.as_ref().is_some_and(|s| s.points().binary_search(&k).is_ok())
-    }
-
-    fn pending_point_bytes(&self) -> usize {
-        self.pending_points.iter().map(|(_, r)| r.words().len() * 8).sum()
-    }
-
     /// After a passed Gerbicz check at k: the pending points (all at or before k) are
     /// verified; write them to the proof store.
     fn flush_points(&mut self, k: u64) -> Result<(), RunError> {
@@ -353,7 +345,7 @@ impl Driver<'_> {
         let (total, end) = (self.opts.total, self.end());
         let stop = self.stop_requested();
         let save_time = self.opts.store.is_some() && self.last_save.elapsed() >= self.opts.save_every;
-        let points_full = self.pending_point_bytes() >= MAX_PENDING_POINT_BYTES;
+        let points_full = self.pending_points.iter().map(|(_, r)| r.words().len() * 8).sum::<usize>() >= MAX_PENDING_POINT_BYTES;
         let g = self.gerbicz.as_mut().expect("PRP run has a Gerbicz state");
         let block = g.block();
         let planned = self.save_prev.as_ref().is_some_and(|(b, _)| *b + block == k);
@@ -410,7 +402,7 @@ impl Driver<'_> {
         let total = self.opts.total;
         let is_cp = k <= total && self.opts.layout.is_checkpoint(k, total);
         let is_spot_target = self.spot_pending.contains_key(&k);
-        let is_point = self.is_proof_point(k);
+        let is_point = self.opts.proof.as_ref().is_some_and(|s| s.points().binary_search(&k).is_ok());
         let ll_save = self.kind == TestKind::Ll && is_cp && (self.save_due() || self.stop_requested());
         if is_cp || is_spot_target || is_point {
             let x = self.engine.read()?;
