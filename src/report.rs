@@ -3,6 +3,7 @@
 
 use crate::cert::{CertBody, Outcome, Program};
 use crate::exponent::TestKind;
+use crate::proof::session::{BuiltProof, FILE_VERSION, HASH_BITS};
 use crate::run::RunRecord;
 use serde_json::{json, Value};
 
@@ -20,6 +21,8 @@ pub struct TestInfo {
     pub host: String,
     pub started: String,
     pub finished: String,
+    /// The PRP proof of the run, when one was built.
+    pub proof: Option<BuiltProof>,
 }
 
 pub fn program() -> Program {
@@ -47,7 +50,7 @@ pub fn cert_body(info: &TestInfo, rec: &RunRecord, outcome: &Outcome) -> CertBod
         checkpoints: rec.checkpoints.clone(),
         result: outcome.clone(),
         checks: rec.checks.clone(),
-        proof: None,
+        proof: info.proof.as_ref().map(|p| serde_bytes::ByteBuf::from(p.bytes.clone())),
     }
 }
 
@@ -72,6 +75,13 @@ pub fn result_line(info: &TestInfo, rec: &RunRecord, outcome: &Outcome, cert: Op
     m.insert("iterations".into(), json!(rec.iterations));
     let errors: serde_json::Map<String, Value> = rec.checks.summary.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
     m.insert("errors".into(), Value::Object(errors));
+    if let Some(p) = &info.proof {
+        // As GIMPS programs report a proof: file version, power, challenge bits, MD5 of the file.
+        m.insert(
+            "proof".into(),
+            json!({"version": FILE_VERSION, "power": p.power(), "hashsize": HASH_BITS, "md5": p.md5_hex()}),
+        );
+    }
     m.insert("engine".into(), json!(info.engine));
     m.insert("program".into(), json!({"name": PROGRAM_NAME, "version": PROGRAM_VERSION}));
     m.insert("timestamp".into(), json!(info.finished));

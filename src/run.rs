@@ -11,6 +11,7 @@ use crate::engine::{Engine, EngineError};
 use crate::exponent::TestKind;
 use crate::layout::{checkpoint, CheckpointLayout};
 use crate::progress::Progress;
+use crate::proof::points::{ProofStore, StoreError};
 use crate::residue::Residue;
 use crate::state::{SavedState, StateError, StateStore};
 use serde_bytes::ByteBuf;
@@ -24,6 +25,9 @@ use thiserror::Error;
 const MAX_ROLLBACKS_AT_ONE_PLACE: u32 = 3;
 /// GMP seconds a spot check aims to take.
 const SPOT_JOB_SECS: f64 = 1.0;
+/// Proof points wait in memory for the Gerbicz check that covers them; past this many bytes
+/// the check is done early (at the next block boundary) so that they can go to disk.
+const MAX_PENDING_POINT_BYTES: usize = 256 << 20;
 
 /// Why a run failed.
 #[derive(Debug, Error)]
@@ -36,6 +40,12 @@ pub enum RunError {
     Consistent { check: String, iteration: u64 },
     #[error("a saved state for this test exists with different parameters ({0}); pass --fresh to discard it or use another --state-dir")]
     Mismatch(String),
+    #[error("the saved state at iteration {iteration} cannot continue its proof ({source}); pass --fresh to redo the test with a proof, or --no-proof to finish it without one")]
+    ProofResume { iteration: u64, source: StoreError },
+    #[error("saving a proof point: {0}")]
+    ProofPoint(StoreError),
+    #[error("a proof needs a full PRP test (p iterations); this run is {kind} for {total} of {full} iterations")]
+    ProofNotFull { kind: &'static str, total: u64, full: u64 },
 }
 
 /// How spot checks are scheduled.
@@ -71,6 +81,10 @@ pub struct RunOptions {
     pub spot_threads: usize,
     pub faults: Vec<Fault>,
     pub stop: Option<Arc<AtomicBool>>,
+    /// Testing: behave as if `stop` was set once this iteration is reached.
+    pub stop_at: Option<u64>,
+    /// PRP: save the residue at each proof point here (only once a Gerbicz check covers it).
+    pub proof: Option<ProofStore>,
 }
 
 impl RunOptions {
@@ -88,6 +102,8 @@ impl RunOptions {
             spot_threads: 0,
             faults: Vec::new(),
             stop: None,
+            stop_at: None,
+            proof: None,
         }
     }
 }
@@ -152,6 +168,8 @@ struct Driver<'a> {
     /// PRP: x at the boundary before a planned save (so the save can be re-verified on load).
     save_prev: Option<(u64, Residue)>,
     final_residue: Option<Residue>,
+    /// Proof points read since the last passed Gerbicz check, not yet verified.
+    pending_points: Vec<(u64, Residue)>,
 }
 
 impl Driver<'_> {
@@ -176,7 +194,18 @@ impl Driver<'_> {
     }
 
     fn stop_requested(&self) -> bool {
-        self.opts.stop.as_ref().is_some_and(|s| s.load(Ordering::SeqCst))
+        self.opts.stop.as_ref().is_some_and(|s| s.load(Ordering::SeqCst)) || self.opts.stop_at.is_some_and(|s| self.k >= s)
+    }
+
+    /// After a passed Gerbicz check at k: the pending points (all at or before k) are
+    /// verified; write them to the proof store.
+    fn flush_points(&mut self, k: u64) -> Result<(), RunError> {
+        let Some(store) = &self.opts.proof else { return Ok(()) };
+        for (i, x) in self.pending_points.drain(..) {
+            debug_assert!(i <= k);
+            store.save(i, &x).map_err(RunError::ProofPoint)?;
+        }
+        Ok(())
     }
 
     fn next_stop(&self) -> u64 {
@@ -190,6 +219,9 @@ impl Driver<'_> {
             next = next.min(g.next_boundary(k));
         }
         if let Some((&t, _)) = self.spot_pending.range(k + 1..).next() {
+            next = next.min(t);
+        }
+        if let Some(t) = self.opts.proof.as_ref().and_then(|s| s.next_point(k)) {
             next = next.min(t);
         }
         for (f, done) in self.opts.faults.iter().zip(&self.faults_done) {
@@ -243,6 +275,8 @@ impl Driver<'_> {
         self.engine_hashes.retain(|&i, _| i <= to);
         self.save_prev = None;
         self.final_residue = None;
+        // Points after the verified state are recomputed (and read again) on the way back.
+        self.pending_points.clear();
         match &mut self.gerbicz {
             Some(g) => g.restart(self.engine)?,
             None => {
@@ -311,10 +345,11 @@ impl Driver<'_> {
         let (total, end) = (self.opts.total, self.end());
         let stop = self.stop_requested();
         let save_time = self.opts.store.is_some() && self.last_save.elapsed() >= self.opts.save_every;
+        let points_full = self.pending_points.iter().map(|(_, r)| r.words().len() * 8).sum::<usize>() >= MAX_PENDING_POINT_BYTES;
         let g = self.gerbicz.as_mut().expect("PRP run has a Gerbicz state");
         let block = g.block();
         let planned = self.save_prev.as_ref().is_some_and(|(b, _)| *b + block == k);
-        if !(g.check_due(k) || k >= end || planned) {
+        if !(g.check_due(k) || k >= end || planned || points_full) {
             g.absorb(self.engine)?;
             // Saves (and stops) happen at verified states before the end: a state saved at or
             // past the end would lack the snapshot of x_total.
@@ -333,6 +368,9 @@ impl Driver<'_> {
             self.rollback("gerbicz", anchor_k, anchor_x)?;
             return Ok(None);
         }
+        // Verified: the points read since the last check go to disk before any state that
+        // claims this iteration does.
+        self.flush_points(k)?;
         if planned {
             let prev = self.save_prev.take().map(|(_, r)| r);
             self.settle_spots(self.opts.spot == SpotMode::Full)?;
@@ -364,9 +402,13 @@ impl Driver<'_> {
         let total = self.opts.total;
         let is_cp = k <= total && self.opts.layout.is_checkpoint(k, total);
         let is_spot_target = self.spot_pending.contains_key(&k);
+        let is_point = self.opts.proof.as_ref().is_some_and(|s| s.points().binary_search(&k).is_ok());
         let ll_save = self.kind == TestKind::Ll && is_cp && (self.save_due() || self.stop_requested());
-        if is_cp || is_spot_target {
+        if is_cp || is_spot_target || is_point {
             let x = self.engine.read()?;
+            if is_point {
+                self.pending_points.push((k, x.clone()));
+            }
             if is_spot_target {
                 self.engine_hashes.insert(k, x.hash());
             }
@@ -476,6 +518,14 @@ pub fn run(engine: &mut dyn Engine, opts: RunOptions, progress: &mut Progress) -
         }
         None => (0, Residue::start(p, kind), Vec::new(), opts.shift, opts.started.clone(), None),
     };
+    if let Some(points) = &opts.proof {
+        let full = kind.full_iterations(p);
+        if kind != TestKind::Prp || opts.total != full || points.exponent() != p {
+            return Err(RunError::ProofNotFull { kind: kind.worktype(), total: opts.total, full });
+        }
+        // The points up to the resumed iteration were saved by the run that saved the state.
+        points.check_through(k).map_err(|source| RunError::ProofResume { iteration: k, source })?;
+    }
     engine.load(&x)?;
     let gerbicz = match kind {
         TestKind::Prp => Some(Gerbicz::anchor(engine, opts.gerbicz_block, k, x.clone())?),
@@ -503,6 +553,7 @@ pub fn run(engine: &mut dyn Engine, opts: RunOptions, progress: &mut Progress) -
         last_save: Instant::now(),
         save_prev: None,
         final_residue: (k == opts.total).then(|| x.clone()),
+        pending_points: Vec::new(),
         opts,
     };
     // Spot checks start at the first iteration too (with full coverage the windows tile the run).
@@ -526,6 +577,9 @@ pub fn run(engine: &mut dyn Engine, opts: RunOptions, progress: &mut Progress) -
         progress.update(d.k.min(d.opts.total));
     }
     progress.finish();
+    if !d.pending_points.is_empty() {
+        return Err(EngineError::Other(format!("internal: {} proof points were never covered by a Gerbicz check", d.pending_points.len())).into());
+    }
     let last = d.final_residue.take().expect("loop ends with the final residue");
     let total = d.opts.total;
     Ok(RunEnd::Done(RunRecord {

@@ -1,54 +1,9 @@
 //! End-to-end tests of the `prove` and `verify` binaries: the user-visible path, bad input,
 //! tampered certificates, partial runs and spot checks.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn bin(name: &str) -> Command {
-    let mut c = Command::new(match name {
-        "prove" => env!("CARGO_BIN_EXE_prove"),
-        _ => env!("CARGO_BIN_EXE_verify"),
-    });
-    c.env("NO_COLOR", "1");
-    c
-}
-
-struct Env {
-    dir: tempfile::TempDir,
-}
-
-impl Env {
-    fn new() -> Self {
-        Env { dir: tempfile::tempdir().unwrap() }
-    }
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
-    }
-    /// `prove` with a key file made for this test (never the user's default key).
-    fn prove(&self, args: &[&str]) -> Output {
-        let key = self.path("key");
-        if !key.exists() {
-            std::fs::write(&key, format!("{}\n", "11".repeat(32))).unwrap();
-        }
-        bin("prove").args(args).arg("--key").arg(&key).args(["--engine", "cpu", "--state-dir"]).arg(self.path("state")).output().unwrap()
-    }
-    fn verify(&self, cert: &Path, extra: &[&str]) -> Output {
-        bin("verify").arg(cert).args(["--engine", "cpu"]).args(extra).output().unwrap()
-    }
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn json(o: &Output) -> serde_json::Value {
-    let s = stdout(o);
-    assert_eq!(s.lines().count(), 1, "exactly one result line: {s}");
-    serde_json::from_str(s.trim()).unwrap()
-}
+use common::{bin, json, stderr, stdout, Env};
 
 #[test]
 fn prove_and_verify_9689() {

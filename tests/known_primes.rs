@@ -34,6 +34,7 @@ fn test(p: u32, kind: TestKind) -> (String, Vec<u8>) {
         host: "test".into(),
         started: report::now_rfc3339(),
         finished: report::now_rfc3339(),
+        proof: None,
     };
     let key = SigningKey::from_bytes(&[7u8; 32]);
     let bytes = cert::seal(&report::cert_body(&info, &rec, &outcome), &key);

@@ -1,12 +1,16 @@
 //! `prove P`: run a Lucas–Lehmer (or `--prp` base-3 PRP) test of 2^P − 1, print one GIMPS-style
 //! JSON result line on stdout, and write a signed certificate (`--cert FILE`).
 
-use anyhow::{bail, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use clap::Parser;
 use mersenne_cert::cert;
 use mersenne_cert::engine::EngineChoice;
 use mersenne_cert::exponent::{parse_exponent, TestKind};
 use mersenne_cert::progress::Progress;
+use mersenne_cert::proof::arith::{CpuArith, ProofArith};
+use mersenne_cert::proof::pietrzak::final_span;
+use mersenne_cert::proof::session::{self, BuiltProof, ProofSetup};
+use mersenne_cert::residue::Residue;
 use mersenne_cert::layout::{CheckpointLayout, DEFAULT_RESIDUE_BUDGET};
 use mersenne_cert::report::{self, TestInfo};
 use mersenne_cert::run::{self, Fault, RunEnd, RunOptions, SpotMode};
@@ -19,6 +23,8 @@ use std::time::Duration;
 
 /// Exit status after an interruption that saved the state (128 + SIGINT).
 const EXIT_INTERRUPTED: i32 = 130;
+/// Default disk budget for the proof points of a run: 32 GiB.
+const DEFAULT_PROOF_DISK_BUDGET: u64 = 32 << 30;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum Spot {
@@ -81,9 +87,28 @@ struct Args {
     /// Gerbicz block length L for PRP (checks at least every L^2 iterations).
     #[arg(long, value_name = "L", default_value_t = mersenne_cert::check::gerbicz::DEFAULT_BLOCK)]
     gerbicz_block: u64,
+    /// PRP proof power K (default: what GIMPS programs choose for P); a verifier then needs
+    /// about P/2^K squarings. Lowered, with a note, to fit --proof-disk-budget.
+    #[arg(long, value_name = "K", conflicts_with = "no_proof")]
+    proof_power: Option<u32>,
+    /// Disk the proof points may take during the run (2^K residues of P/8 bytes).
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_PROOF_DISK_BUDGET)]
+    proof_disk_budget: u64,
+    /// Do not build a PRP proof (a full --prp test builds one by default).
+    #[arg(long)]
+    no_proof: bool,
+    /// Also write the proof to FILE as a GIMPS "PRP PROOF" VERSION=2 file.
+    #[arg(long, value_name = "FILE", conflicts_with = "no_proof")]
+    gimps_proof: Option<PathBuf>,
     /// Testing: flip a bit of the engine's state after iteration ITER (docs/testing.md).
     #[arg(long, value_name = "ITER[:WORD:BIT]", hide = true)]
     inject_fault: Vec<String>,
+    /// Testing: stop as after Ctrl-C once iteration ITER is reached (docs/testing.md).
+    #[arg(long, value_name = "ITER", hide = true)]
+    stop_after: Option<u64>,
+    /// Testing: replace saved proof point INDEX by a wrong value before the proof is built.
+    #[arg(long, value_name = "INDEX", hide = true)]
+    corrupt_proof_point: Option<usize>,
 }
 
 fn parse_fault(text: &str) -> Result<Fault> {
@@ -127,6 +152,25 @@ fn summary(c: &mersenne_cert::cert::CheckLog, iterations: u64) -> String {
     parts.join(", ")
 }
 
+/// Testing: overwrite proof point `index` with a well-formed but wrong value (its checksum is
+/// right, so only the proof's own verification can catch it).
+fn corrupt_point(setup: &ProofSetup, index: usize) -> Result<()> {
+    let store = &setup.store;
+    let x = store.load(index)?;
+    let iteration = store.points()[index];
+    store.save(iteration, &CpuArith.mul(&x, &Residue::from_u64(store.exponent(), 2)))?;
+    eprintln!("testing: replaced proof point {index} (iteration {iteration}) by a wrong value");
+    Ok(())
+}
+
+/// Build the run's proof from its saved points and check it before anything is published.
+fn build_proof(setup: &ProofSetup, engine: &mut dyn mersenne_cert::engine::Engine, last: &Residue, args: &Args) -> Result<BuiltProof> {
+    if let Some(i) = args.corrupt_proof_point {
+        corrupt_point(setup, i)?;
+    }
+    Ok(session::finish(&setup.store, engine, last)?)
+}
+
 fn main() {
     if let Err(e) = real_main() {
         eprintln!("prove: error: {e:#}");
@@ -150,6 +194,13 @@ fn real_main() -> Result<()> {
         Some(n) => n,
     };
     let layout = CheckpointLayout::choose(p, total.max(1), args.checkpoint_every, args.residue_budget)?;
+    let want_proof = kind == TestKind::Prp && total == full && !args.no_proof;
+    if !want_proof && (args.proof_power.is_some() || args.gimps_proof.is_some() || args.corrupt_proof_point.is_some()) {
+        bail!("--proof-power and --gimps-proof need a full PRP test with a proof (--prp, without --iterations or --no-proof)");
+    }
+    if let Some(path) = &args.gimps_proof {
+        fsutil::probe_writable(path).with_context(|| format!("cannot write the proof file {}", path.display()))?;
+    }
 
     // Fail fast on everything that does not need the computation.
     let key = match &args.cert {
@@ -177,6 +228,16 @@ fn real_main() -> Result<()> {
         store.clear()?;
         StateStore::open(&root, p, kind)?;
     }
+    let proof = match want_proof {
+        true => {
+            let s = session::setup(store.dir(), p, args.proof_power, args.proof_disk_budget).context("proof")?;
+            if let Some(note) = &s.choice.note {
+                eprintln!("note: {note}");
+            }
+            Some(s)
+        }
+        false => None,
+    };
 
     let (mut engine, fallback) = select::open_engine(args.engine, p, kind, shift)?;
     if let Some(why) = fallback {
@@ -211,6 +272,8 @@ fn real_main() -> Result<()> {
         spot_threads: args.spot_threads.unwrap_or(cores.saturating_sub(1)).max(1),
         faults,
         stop: Some(stop),
+        stop_at: args.stop_after,
+        proof: proof.as_ref().map(|s| s.store.clone()),
     };
     let mut progress = Progress::new(&format!("M{p} {}", kind.worktype()), total, 0);
     let rec = match run::run(engine.as_mut(), opts, &mut progress)? {
@@ -228,6 +291,22 @@ fn real_main() -> Result<()> {
         eprintln!("resumed from a saved state at iteration {k}");
     }
     let outcome = cert::Outcome::from_final(kind, total, &rec.last)?;
+    let verdict = match (outcome.status.as_str(), kind) {
+        ("P", TestKind::Ll) => "is prime",
+        ("P", TestKind::Prp) => "is a probable prime",
+        ("C", _) => "is composite",
+        _ => "partial",
+    };
+    let built = match &proof {
+        Some(setup) => Some(build_proof(setup, engine.as_mut(), &rec.last, &args).map_err(|e| {
+            anyhow!(
+                "{e:#}; the proof is not published and no certificate is written. The test itself finished: M{p} {verdict} \
+                 (res64 {}); run again with --no-proof to publish it without a proof, or with --fresh to redo it with one",
+                outcome.res64
+            )
+        })?),
+        None => None,
+    };
     let info = TestInfo {
         p,
         kind,
@@ -237,6 +316,7 @@ fn real_main() -> Result<()> {
         host: host::describe(),
         started: rec.started.clone(),
         finished: report::now_rfc3339(),
+        proof: built,
     };
 
     let mut cert_ref = None;
@@ -246,6 +326,9 @@ fn real_main() -> Result<()> {
         fsutil::write_atomic(path, &bytes, 0o644).with_context(|| format!("cannot write the certificate to {}", path.display()))?;
         cert_ref = Some((path.display().to_string(), cert::certificate_hash(&bytes)));
     }
+    if let (Some(path), Some(b)) = (&args.gimps_proof, &info.proof) {
+        fsutil::write_atomic(path, &b.bytes, 0o644).with_context(|| format!("cannot write the proof file {}", path.display()))?;
+    }
     let line = report::result_line(&info, &rec, &outcome, cert_ref.as_ref().map(|(a, b)| (a.as_str(), b.as_str())));
     println!("{line}");
     if let Some(path) = &args.json {
@@ -253,14 +336,20 @@ fn real_main() -> Result<()> {
         let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).with_context(|| format!("cannot append to {}", path.display()))?;
         writeln!(f, "{line}")?;
     }
-    // The result is out: the saved states of this test are no longer needed.
+    // The result is out: the saved states of this test, and its proof points, are no longer needed.
     store.clear()?;
-    let verdict = match (outcome.status.as_str(), kind) {
-        ("P", TestKind::Ll) => "is prime",
-        ("P", TestKind::Prp) => "is a probable prime",
-        ("C", _) => "is composite",
-        _ => "partial",
-    };
+    if let Some(b) = &info.proof {
+        eprintln!(
+            "proof: power {}, {} bytes, built and checked in {:.2} s on the {}; a verifier needs {} squarings (2^-{} of the test){}",
+            b.power(),
+            b.bytes.len(),
+            b.seconds,
+            if b.on_engine { "engine" } else { "CPU" },
+            final_span(p, b.power()),
+            b.power(),
+            args.gimps_proof.as_ref().map(|f| format!("; GIMPS proof file {}", f.display())).unwrap_or_default()
+        );
+    }
     eprintln!(
         "M{p} {verdict} ({} {} iterations, res64 {}, shift {}, {:.2} s, {:.4} ms/iter; checks: {}){}",
         kind.worktype(),

@@ -128,7 +128,7 @@ pub struct ReplayReport {
     pub engine: String,
 }
 
-fn random_u64() -> u64 {
+pub(crate) fn random_u64() -> u64 {
     let mut b = [0u8; 8];
     // Without OS randomness the replay still works; it only loses the shift's independence.
     let _ = getrandom::getrandom(&mut b);

@@ -5,10 +5,12 @@
 //! ([`Proof::to_gimps_bytes`]), so there is one format.
 
 pub mod arith;
+pub mod engine_arith;
 pub mod gimps;
 pub mod outcome;
 pub mod pietrzak;
 pub mod points;
+pub mod session;
 
 use crate::residue::Residue;
 use arith::ProofArith;
@@ -39,6 +41,8 @@ pub enum ProofError {
          but B reduces to res64 {b_res64:016X}"
     )]
     Rejected { squarings: u64, a_res64: u64, b_res64: u64 },
+    #[error("proof arithmetic on the engine failed: {0}")]
+    Engine(#[from] crate::engine::EngineError),
     #[error("proof arithmetic broke its contract: {0}")]
     Arith(String),
     #[error("the freshly built proof failed its own verification, not publishing it: {0}")]

@@ -93,7 +93,7 @@ pub fn choose_power(p: u32, requested: Option<u32>, budget_bytes: u64) -> Result
 }
 
 /// The proof points of one run, saved in a directory.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct ProofStore {
     dir: PathBuf,
     p: u32,

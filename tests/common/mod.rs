@@ -1,7 +1,9 @@
-//! Shared helpers for the integration tests: fixture tables and small runs on the CPU engine.
+//! Shared helpers for the integration tests: fixture tables, small runs on the CPU engine, and
+//! running the `prove` and `verify` binaries.
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
 
 pub fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures").join(name)
@@ -28,4 +30,52 @@ pub fn res64_table(name: &str) -> Vec<(u32, u64, u64, bool)> {
             (f[0].parse().unwrap(), f[1].parse().unwrap(), u64::from_str_radix(f[2], 16).unwrap(), f[3] == "yes")
         })
         .collect()
+}
+
+// ---- The binaries.
+
+pub fn bin(name: &str) -> Command {
+    let mut c = Command::new(match name {
+        "prove" => env!("CARGO_BIN_EXE_prove"),
+        _ => env!("CARGO_BIN_EXE_verify"),
+    });
+    c.env("NO_COLOR", "1");
+    c
+}
+
+pub struct Env {
+    pub dir: tempfile::TempDir,
+}
+
+impl Env {
+    pub fn new() -> Self {
+        Env { dir: tempfile::tempdir().unwrap() }
+    }
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+    /// `prove` with a key file made for this test (never the user's default key).
+    pub fn prove(&self, args: &[&str]) -> Output {
+        let key = self.path("key");
+        if !key.exists() {
+            std::fs::write(&key, format!("{}\n", "11".repeat(32))).unwrap();
+        }
+        bin("prove").args(args).arg("--key").arg(&key).args(["--engine", "cpu", "--state-dir"]).arg(self.path("state")).output().unwrap()
+    }
+    pub fn verify(&self, cert: &Path, extra: &[&str]) -> Output {
+        bin("verify").arg(cert).args(["--engine", "cpu"]).args(extra).output().unwrap()
+    }
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+pub fn json(o: &Output) -> serde_json::Value {
+    let s = stdout(o);
+    assert_eq!(s.lines().count(), 1, "exactly one result line: {s}");
+    serde_json::from_str(s.trim()).unwrap()
 }

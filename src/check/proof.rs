@@ -1,0 +1,187 @@
+//! The verifier's proof check. A PRP certificate may embed a Pietrzak proof (the GIMPS "PRP
+//! PROOF" VERSION=2 bytes); verifying it costs about p/2^power squarings instead of the test's
+//! p, and shows that the proof's B is 3^(2^p) mod M_p. The certificate's final residue and its
+//! result (status, res64, res2048 in the residue type it names) must then follow from B. A GIMPS
+//! proof file can be checked on its own the same way.
+//!
+//! The squarings run on the GPU when one is allowed and usable ([`EngineArith`] on a fresh PRP
+//! engine with a random shift), else on the CPU.
+//!
+//! [`EngineArith`]: crate::proof::engine_arith::EngineArith
+
+use super::replay::{final_residue, random_u64, ReplayError};
+use crate::cert::CertBody;
+use crate::engine::{EngineChoice, EngineError};
+use crate::exponent::TestKind;
+use crate::proof::engine_arith::{runs_on_engine, with_arith};
+use crate::proof::{Proof, ProofError, ProofReport};
+use crate::select::{open_engine, resolve};
+use std::time::Instant;
+use thiserror::Error;
+
+/// Why a proof does not vouch for a result; each names the failing check.
+#[derive(Debug, Error)]
+pub enum ProofCheckError {
+    #[error("the certificate is {kind} for {iterations} of {full} iterations; a proof belongs only to a full PRP test")]
+    NotFullPrp { kind: &'static str, iterations: u64, full: u64 },
+    #[error("the embedded proof is not a well-formed GIMPS proof: {0}")]
+    Decode(ProofError),
+    #[error("the proof is for M{proof}, the certificate for M{cert}")]
+    WrongExponent { proof: u32, cert: u32 },
+    #[error("the certificate's final residue (res64 {cert:016X}) is not the proof's B (res64 {b:016X})")]
+    FinalResidue { cert: u64, b: u64 },
+    #[error("result.{field} does not follow from the proof's B: the certificate says {stated}, B gives {derived}")]
+    Result { field: &'static str, stated: String, derived: String },
+    #[error("B is 9·ζ for a root of unity ζ of small order: a disguised probable-prime result, which must not be read as composite")]
+    DisguisedPositive,
+    #[error("proof verification failed: {0}")]
+    Verify(ProofError),
+    #[error("{0}")]
+    Certificate(#[from] ReplayError),
+    #[error("proof engine: {0}")]
+    Engine(#[from] EngineError),
+}
+
+/// A verified proof: what it showed, on which arithmetic, how long it took.
+#[derive(Debug, Clone)]
+pub struct ProofCheck {
+    pub report: ProofReport,
+    pub arith: String,
+    pub seconds: f64,
+}
+
+/// Verify a proof (start value 3) on the engine `choice` allows; a B that is a disguised
+/// positive is refused.
+pub fn verify_proof(proof: &Proof, choice: EngineChoice) -> Result<ProofCheck, ProofCheckError> {
+    let p = proof.p();
+    let start = Instant::now();
+    let (mut engine, _) = open_engine(resolve(choice), p, TestKind::Prp, (random_u64() % p as u64) as u32)?;
+    let arith = match runs_on_engine(engine.as_ref()) {
+        true => engine.describe(),
+        false => format!("cpu: GMP (rug), {} threads", rayon::current_num_threads()),
+    };
+    let report = with_arith(engine.as_mut(), |a| proof.verify(a, 3)).map_err(|e| match e {
+        ProofError::Engine(e) => ProofCheckError::Engine(e),
+        e => ProofCheckError::Verify(e),
+    })?;
+    if report.outcome.disguised_positive {
+        return Err(ProofCheckError::DisguisedPositive);
+    }
+    Ok(ProofCheck { report, arith, seconds: start.elapsed().as_secs_f64() })
+}
+
+fn same(field: &'static str, stated: &str, derived: &str) -> Result<(), ProofCheckError> {
+    if stated != derived {
+        return Err(ProofCheckError::Result { field, stated: stated.into(), derived: derived.into() });
+    }
+    Ok(())
+}
+
+/// Check a certificate's embedded proof: the certificate must be a full PRP test of the
+/// proof's exponent, its final residue x_p must be B, its result must be what B gives in the
+/// residue type it names (type 1: B/9, P iff 1; type 3: B, P iff 9), and the proof must verify.
+/// The cheap checks come first. Assumes the body passed [`CertBody::validate`] and has a proof.
+pub fn check_certificate(body: &CertBody, choice: EngineChoice) -> Result<ProofCheck, ProofCheckError> {
+    let p = body.exponent;
+    let full = body.kind.full_iterations(p);
+    if body.kind != TestKind::Prp || body.iterations != full {
+        return Err(ProofCheckError::NotFullPrp { kind: body.kind.worktype(), iterations: body.iterations, full });
+    }
+    let bytes: &[u8] = body.proof.as_deref().map_or(&[], |b| b.as_slice());
+    let proof = Proof::from_gimps_bytes(bytes).map_err(ProofCheckError::Decode)?;
+    if proof.p() != p {
+        return Err(ProofCheckError::WrongExponent { proof: proof.p(), cert: p });
+    }
+    let last = final_residue(body)?;
+    if &last != proof.b() {
+        return Err(ProofCheckError::FinalResidue { cert: last.res64(), b: proof.b().res64() });
+    }
+    let outcome = proof.outcome();
+    let (reported, prime) = match body.result.residue_type {
+        Some(1) => (&outcome.type1, outcome.probable_prime),
+        Some(3) => (proof.b(), outcome.probable_prime),
+        t => {
+            return Err(ProofCheckError::Result { field: "residue_type", stated: format!("{t:?}"), derived: "1 or 3".into() });
+        }
+    };
+    let r = &body.result;
+    same("status", &r.status, if prime { "P" } else { "C" })?;
+    same("res64", &r.res64, &reported.res64_hex())?;
+    same("res2048", &r.res2048, &reported.res2048_hex())?;
+    verify_proof(&proof, choice)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cert::samples::sample;
+    use crate::proof::arith::{CpuArith, ProofArith};
+    use crate::proof::pietrzak;
+    use crate::residue::Residue;
+    use serde_bytes::ByteBuf;
+
+    /// A full PRP body of M_p with an honest proof of power `power`.
+    fn body_with_proof(p: u32, power: u32) -> (CertBody, Proof) {
+        let pts = pietrzak::proof_points(p, power).unwrap();
+        let (mut x, mut at, mut saved) = (Residue::from_u64(p, 3), 0, Vec::new());
+        for &k in &pts {
+            x = CpuArith.square_n(&x, k - at);
+            at = k;
+            saved.push(x.clone());
+        }
+        let proof = pietrzak::build(p, power, |i| Ok(saved[i].clone()), &mut CpuArith).unwrap();
+        let mut body = sample(TestKind::Prp, p, p as u64, 40);
+        body.proof = Some(ByteBuf::from(proof.to_gimps_bytes()));
+        body.validate().unwrap();
+        assert_eq!(&final_residue(&body).unwrap(), proof.b());
+        (body, proof)
+    }
+
+    #[test]
+    fn honest_proof_passes_and_every_mismatch_is_named() {
+        let (body, proof) = body_with_proof(607, 3);
+        let ok = check_certificate(&body, EngineChoice::Cpu).unwrap();
+        assert_eq!((ok.report.power, ok.report.squarings), (3, 76));
+        assert!(ok.report.outcome.probable_prime);
+
+        let mut b = body.clone();
+        b.result.res64 = "0000000000000002".into();
+        assert!(matches!(check_certificate(&b, EngineChoice::Cpu), Err(ProofCheckError::Result { field: "res64", .. })));
+        let mut b = body.clone();
+        b.result.status = "C".into();
+        assert!(matches!(check_certificate(&b, EngineChoice::Cpu), Err(ProofCheckError::Result { field: "status", .. })));
+        let mut b = body.clone();
+        b.iterations -= 1;
+        assert!(matches!(check_certificate(&b, EngineChoice::Cpu), Err(ProofCheckError::NotFullPrp { .. })));
+        let mut b = body.clone();
+        b.proof = Some(ByteBuf::from(b"PRP PROOF\nVERSION=9\n".to_vec()));
+        assert!(matches!(check_certificate(&b, EngineChoice::Cpu), Err(ProofCheckError::Decode(_))));
+        // Another B: the final residue no longer matches.
+        let other = Proof::new(Residue::from_u64(607, 10), proof.middles().to_vec()).unwrap();
+        let mut b = body.clone();
+        b.proof = Some(ByteBuf::from(other.to_gimps_bytes()));
+        assert!(matches!(check_certificate(&b, EngineChoice::Cpu), Err(ProofCheckError::FinalResidue { .. })));
+        // Another exponent.
+        let (other, _) = body_with_proof(521, 2);
+        let mut b = body.clone();
+        b.proof = other.proof;
+        assert!(matches!(check_certificate(&b, EngineChoice::Cpu), Err(ProofCheckError::WrongExponent { proof: 521, cert: 607 })));
+    }
+
+    #[test]
+    fn tampered_middle_bytes_fail_verification() {
+        let (body, _) = body_with_proof(607, 3);
+        let bytes = body.proof.clone().unwrap().into_vec();
+        let header = bytes.len() - 4 * 76;
+        for pos in [header + 76, header + 2 * 76 + 40, bytes.len() - 1] {
+            for mask in [0x01u8, 0x80] {
+                let mut t = bytes.clone();
+                t[pos] ^= mask;
+                let mut b = body.clone();
+                b.proof = Some(ByteBuf::from(t));
+                let e = check_certificate(&b, EngineChoice::Cpu).unwrap_err();
+                assert!(matches!(e, ProofCheckError::Verify(_) | ProofCheckError::Decode(_)), "pos {pos}: {e}");
+            }
+        }
+    }
+}

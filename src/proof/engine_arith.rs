@@ -1,0 +1,230 @@
+//! [`EngineArith`]: the proof arithmetic on a squaring [`Engine`], so that on a GPU the
+//! middles' exponentiations (building) and the final squarings (verifying) run on the device.
+//!
+//! Only the engine interface is used, each call with its documented meaning: `load`/`read`
+//! move unshifted residues in and out, `iterate` squares the state (x ← x² on a PRP engine),
+//! `acc_reset` copies the state into the accumulator and `acc_mul` multiplies the state into
+//! it. The engine keeps track of the shift counts of both values itself, so the values that
+//! come back are unshifted whatever shift it runs at. `acc_load` is not needed.
+//!
+//! * a^(2^n): load a, iterate n, read.
+//! * a·b: load a, acc := a, load b, acc := acc·b, read the accumulator.
+//! * a^e·b: load b, acc := b, load a, then for each set bit i of e (from the lowest) square
+//!   the state up to a^(2^i) and multiply it into the accumulator: ⌊log2 e⌋ squarings and
+//!   popcount(e) multiplications (right-to-left binary exponentiation).
+//!
+//! [`ProofArith`] cannot fail, an engine can: the first engine error is kept (later calls do
+//! nothing and return 0) and [`with_arith`] returns it instead of whatever the proof code made
+//! of the dummy values.
+
+use super::arith::{CpuArith, ProofArith};
+use super::ProofError;
+use crate::engine::{Engine, EngineError};
+use crate::exponent::TestKind;
+use crate::residue::Residue;
+
+/// [`ProofArith`] on an engine for a PRP test (see the module doc).
+pub struct EngineArith<'a> {
+    engine: &'a mut dyn Engine,
+    error: Option<EngineError>,
+}
+
+impl<'a> EngineArith<'a> {
+    /// Wrap a PRP engine (its `iterate` must square); an LL engine is refused.
+    pub fn new(engine: &'a mut dyn Engine) -> Result<Self, ProofError> {
+        if engine.kind() != TestKind::Prp {
+            return Err(EngineError::Other("proof arithmetic needs a PRP engine (x -> x^2); this one runs LL".into()).into());
+        }
+        Ok(EngineArith { engine, error: None })
+    }
+
+    /// The first engine error, if any call failed (and clears it).
+    pub fn take_error(&mut self) -> Option<EngineError> {
+        self.error.take()
+    }
+
+    /// Run `f` on the engine unless an earlier call failed; on failure keep the error and
+    /// return 0.
+    fn guarded(&mut self, p: u32, f: impl FnOnce(&mut dyn Engine) -> Result<Residue, EngineError>) -> Residue {
+        if self.error.is_none() {
+            match f(&mut *self.engine) {
+                Ok(r) => return r,
+                Err(e) => self.error = Some(e),
+            }
+        }
+        Residue::from_u64(p, 0)
+    }
+}
+
+/// a^e · b (b = None: a^e) with e ≥ 1, right to left; the result ends in the accumulator.
+fn exp_mul_on(engine: &mut dyn Engine, a: &Residue, e: u64, b: Option<&Residue>) -> Result<Residue, EngineError> {
+    let mut started = false;
+    if let Some(b) = b {
+        engine.load(b)?;
+        engine.acc_reset()?;
+        started = true;
+    }
+    engine.load(a)?;
+    let mut at = 0u32;
+    let mut rest = e;
+    while rest != 0 {
+        let bit = rest.trailing_zeros();
+        rest &= rest - 1;
+        if bit > at {
+            engine.iterate((bit - at) as u64)?;
+            at = bit;
+        }
+        if started {
+            engine.acc_mul()?;
+        } else {
+            engine.acc_reset()?;
+            started = true;
+        }
+    }
+    engine.acc_read()
+}
+
+impl ProofArith for EngineArith<'_> {
+    fn mul(&mut self, a: &Residue, b: &Residue) -> Residue {
+        self.guarded(a.exponent(), |e| {
+            e.load(a)?;
+            e.acc_reset()?;
+            e.load(b)?;
+            e.acc_mul()?;
+            e.acc_read()
+        })
+    }
+
+    fn exp(&mut self, a: &Residue, e: u64) -> Residue {
+        if e == 0 {
+            return Residue::from_u64(a.exponent(), 1);
+        }
+        self.guarded(a.exponent(), |eng| exp_mul_on(eng, a, e, None))
+    }
+
+    fn square_n(&mut self, a: &Residue, n: u64) -> Residue {
+        self.guarded(a.exponent(), |e| {
+            e.load(a)?;
+            e.iterate(n)?;
+            e.read()
+        })
+    }
+
+    fn exp_mul(&mut self, a: &Residue, e: u64, b: &Residue) -> Residue {
+        if e == 0 {
+            return self.guarded(a.exponent(), |eng| {
+                eng.load(b)?;
+                eng.read()
+            });
+        }
+        self.guarded(a.exponent(), |eng| exp_mul_on(eng, a, e, Some(b)))
+    }
+}
+
+/// Does the proof arithmetic run on this engine? On a transform engine (a GPU) yes; a GMP
+/// engine gains nothing over [`CpuArith`], which also runs independent jobs in parallel.
+pub fn runs_on_engine(engine: &dyn Engine) -> bool {
+    engine.fft_length().is_some()
+}
+
+/// Run `f` with the arithmetic that suits `engine` ([`EngineArith`] on a GPU, [`CpuArith`]
+/// otherwise); an engine failure is reported as [`ProofError::Engine`].
+pub fn with_arith<T>(
+    engine: &mut dyn Engine,
+    f: impl FnOnce(&mut dyn ProofArith) -> Result<T, ProofError>,
+) -> Result<T, ProofError> {
+    if !runs_on_engine(engine) {
+        return f(&mut CpuArith);
+    }
+    let mut arith = EngineArith::new(engine)?;
+    let out = f(&mut arith);
+    match arith.take_error() {
+        Some(e) => Err(ProofError::Engine(e)),
+        None => out,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cpu_ref::GmpEngine;
+    use crate::proof::arith::ExpMul;
+    use crate::proof::pietrzak;
+    use rug::Integer;
+
+    /// A pseudo-random residue (splitmix64 words).
+    fn value(p: u32, seed: u64) -> Residue {
+        let mut s = seed;
+        let words: Vec<u64> = (0..(p as usize).div_ceil(64))
+            .map(|_| {
+                s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
+                let z = (s ^ (s >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+                let z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+                z ^ (z >> 31)
+            })
+            .collect();
+        Residue::from_integer(p, &Integer::from_digits(&words, rug::integer::Order::Lsf))
+    }
+
+    #[test]
+    fn matches_cpu_arith_at_any_shift() {
+        for (p, shift) in [(521u32, 0u32), (521, 77), (1279, 1000), (4423, 4422)] {
+            let mut gmp = GmpEngine::new(p, TestKind::Prp, shift);
+            let mut ea = EngineArith::new(&mut gmp).unwrap();
+            let mut cpu = CpuArith;
+            let (a, b) = (value(p, 3), value(p, 5));
+            assert_eq!(ea.mul(&a, &b), cpu.mul(&a, &b), "p={p}");
+            assert_eq!(ea.square_n(&a, 37), cpu.square_n(&a, 37));
+            assert_eq!(ea.square_n(&a, 0), a);
+            for e in [0u64, 1, 2, 3, 8, 0x8000_0000_0000_0000, 0xdead_beef_cafe_f00d, u64::MAX] {
+                assert_eq!(ea.exp(&a, e), cpu.exp(&a, e), "p={p} e={e:#x}");
+                assert_eq!(ea.exp_mul(&a, e, &b), cpu.exp_mul(&a, e, &b), "p={p} e={e:#x}");
+            }
+            let jobs = [ExpMul { base: &a, exp: 12345, factor: &b }, ExpMul { base: &b, exp: 777, factor: &a }];
+            assert_eq!(ea.exp_mul_batch(&jobs), cpu.exp_mul_batch(&jobs));
+            assert!(ea.take_error().is_none());
+        }
+    }
+
+    #[test]
+    fn builds_and_verifies_the_same_proof_as_the_cpu() {
+        let (p, power) = (1279u32, 4u32);
+        let points = pietrzak::proof_points(p, power).unwrap();
+        let mut x = Residue::from_u64(p, 3);
+        let mut at = 0;
+        let mut saved = Vec::new();
+        for &k in &points {
+            x = CpuArith.square_n(&x, k - at);
+            at = k;
+            saved.push(x.clone());
+        }
+        let cpu = pietrzak::build(p, power, |i| Ok(saved[i].clone()), &mut CpuArith).unwrap();
+        let mut gmp = GmpEngine::new(p, TestKind::Prp, 999);
+        let mut ea = EngineArith::new(&mut gmp).unwrap();
+        let ours = pietrzak::build(p, power, |i| Ok(saved[i].clone()), &mut ea).unwrap();
+        assert_eq!(ours, cpu);
+        let report = ours.verify(&mut ea, 3).unwrap();
+        assert!(report.outcome.probable_prime);
+        assert!(ea.take_error().is_none());
+        // A wrong middle is rejected on the engine too.
+        let mut middles = cpu.middles().to_vec();
+        middles[1] = CpuArith.mul(&middles[1], &Residue::from_u64(p, 2));
+        let bad = crate::proof::Proof::new(cpu.b().clone(), middles).unwrap();
+        assert!(matches!(bad.verify(&mut ea, 3), Err(ProofError::Rejected { .. })));
+    }
+
+    #[test]
+    fn engine_errors_are_kept_and_reported() {
+        let mut ll = GmpEngine::new(521, TestKind::Ll, 0);
+        assert!(matches!(EngineArith::new(&mut ll), Err(ProofError::Engine(_))));
+        let mut gmp = GmpEngine::new(521, TestKind::Prp, 0);
+        let mut ea = EngineArith::new(&mut gmp).unwrap();
+        let wrong = Residue::from_u64(607, 3);
+        assert!(ea.square_n(&wrong, 3).is_zero());
+        assert!(ea.mul(&Residue::from_u64(521, 3), &Residue::from_u64(521, 3)).is_zero(), "calls after an error do nothing");
+        assert!(matches!(ea.take_error(), Some(EngineError::WrongExponent { want: 521, got: 607 })));
+        // with_arith on a GMP engine uses CpuArith; the closure's result comes back.
+        let r = with_arith(&mut gmp, |a| Ok(a.square_n(&Residue::from_u64(521, 3), 2))).unwrap();
+        assert!(r.equals_u64(81));
+    }
+}
