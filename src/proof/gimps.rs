@@ -124,12 +124,9 @@ pub fn read_file(path: &Path) -> Result<Proof, ProofError> {
     decode(&bytes)
 }
 
-/// Write a proof file (whole file at once, through a temporary file renamed into place).
+/// Write a proof file atomically (temporary file, fsync, rename, fsync of the directory).
 pub fn write_file(proof: &Proof, path: &Path) -> Result<(), ProofError> {
-    let io = |source| ProofError::Io { path: path.to_path_buf(), source };
-    let tmp = path.with_extension("proof.tmp");
-    std::fs::write(&tmp, encode(proof)).map_err(io)?;
-    std::fs::rename(&tmp, path).map_err(io)
+    crate::fsutil::write_atomic(path, &encode(proof), 0o644).map_err(|source| ProofError::Io { path: path.to_path_buf(), source })
 }
 
 #[cfg(test)]

@@ -14,8 +14,7 @@
 
 use super::pietrzak::{self, ScheduleError, MAX_POWER};
 use crate::residue::{byte_count, Residue};
-use std::fs::{self, File};
-use std::io::Write;
+use std::fs;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
@@ -158,17 +157,7 @@ impl ProofStore {
             return Err(StoreError::NotAPoint { p: self.p, power: self.power, iteration });
         }
         let path = self.path(iteration);
-        let tmp = self.dir.join(format!("{iteration}.point.tmp"));
-        let io = |path: &Path| {
-            let path = path.to_path_buf();
-            move |source| StoreError::Io { path, source }
-        };
-        let mut f = File::create(&tmp).map_err(io(&tmp))?;
-        f.write_all(&self.encode(iteration, r)).map_err(io(&tmp))?;
-        f.sync_all().map_err(io(&tmp))?;
-        drop(f);
-        fs::rename(&tmp, &path).map_err(io(&path))?;
-        File::open(&self.dir).and_then(|d| d.sync_all()).map_err(io(&self.dir))
+        crate::fsutil::write_atomic(&path, &self.encode(iteration, r), 0o644).map_err(|source| StoreError::Io { path, source })
     }
 
     /// Load point `index` (0-based into [`ProofStore::points`]), checking its hash and header.
@@ -204,14 +193,24 @@ impl ProofStore {
         (0..n).try_for_each(|i| self.load(i).map(drop))
     }
 
-    /// Delete every saved point (and temporary file) of this store, then the directory if empty.
+    /// Delete every saved point (and temporary file left by an interrupted write) of this
+    /// store, then the directory if empty.
     pub fn remove_all(&self) -> Result<(), StoreError> {
-        for &k in &self.points {
-            for path in [self.path(k), self.dir.join(format!("{k}.point.tmp"))] {
+        let entries = match fs::read_dir(&self.dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(source) => return Err(StoreError::Io { path: self.dir.clone(), source }),
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            let ours = name.split_once(".point").is_some_and(|(k, rest)| {
+                k.parse::<u64>().is_ok_and(|k| self.points.binary_search(&k).is_ok()) && (rest.is_empty() || rest.starts_with(".tmp"))
+            });
+            if ours {
+                let path = entry.path();
                 match fs::remove_file(&path) {
-                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                        return Err(StoreError::Io { path, source: e });
-                    }
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(StoreError::Io { path, source: e }),
                     _ => {}
                 }
             }
@@ -283,6 +282,8 @@ mod tests {
             fs::write(store.path(pts[0]), b).unwrap();
             assert!(matches!(store.load(0), Err(StoreError::Corrupt { index: 0, .. })), "pos {pos}");
         }
+        // A temporary file left by an interrupted write goes too.
+        fs::write(store.dir().join(format!("{}.point.tmp4242", pts[1])), b"torn").unwrap();
         store.remove_all().unwrap();
         assert!(!store.dir().exists());
     }
