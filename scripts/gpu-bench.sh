@@ -8,17 +8,13 @@
 #   BIN=dir ITERS=10000 scripts/gpu-bench.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
-BIN=${BIN:-target/release}
+. scripts/gpu-common.sh
 ITERS=${ITERS:-10000}
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
-export XDG_CONFIG_HOME="$WORK/config" XDG_DATA_HOME="$WORK/data"
 EXPONENTS="1257787 3021377 20996011 82589933 136279841"
 # issue 5's targets, µs/iter on an H200
 target() { case $1 in 1257787) echo 15 ;; 3021377) echo 25 ;; 20996011) echo 35 ;; 82589933) echo 110 ;; 136279841) echo 200 ;; esac; }
 
-echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || echo unknown)"
-echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)  date: $(date -u +%FT%TZ)  iterations: $ITERS"
+header "iterations: $ITERS"
 
 # 1. The bare squaring loop (CUDA events, after warm-up).
 raw=$("$BIN/gpu-selftest" bench --iters "$ITERS" $EXPONENTS) || { echo "$raw"; exit 2; }

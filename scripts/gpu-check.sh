@@ -21,15 +21,11 @@
 # Prints a table and exits 1 on any mismatch, 2 when no GPU is usable.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-BIN=${BIN:-target/release}
+. scripts/gpu-common.sh
 FULL=${FULL:-0}
 JOBS=${JOBS:-4}
 STEPS=" ${STEPS:-1 2 3 4 5 6 7 8} "
 want_step() { [[ "$STEPS" == *" $1 "* ]]; }
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
-# Keys and saved states of this check stay out of the user's directories.
-export XDG_CONFIG_HOME="$WORK/config" XDG_DATA_HOME="$WORK/data"
 for b in prove verify gpu-selftest; do
   [ -x "$BIN/$b" ] || { echo "gpu-check: $BIN/$b missing (cargo build --release, or set BIN)"; exit 2; }
 done
@@ -44,11 +40,8 @@ record() { # step, what, ok|FAIL, detail
 field() { sed -n "s/.*\"$1\":\"\{0,1\}\([^\",}]*\).*/\1/p" <<<"$2" | head -1; }
 is_prime() { [ "$(factor "$1" | wc -w)" -eq 2 ]; }
 next_prime() { local q=$(($1 + 1)); until is_prime $q; do q=$((q + 1)); done; echo $q; }
-now() { date +%s.%N; }
-secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
 
-echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || echo unknown)"
-echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)  date: $(date -u +%FT%TZ)"
+header
 if ! "$BIN/gpu-selftest" --seed 1 kernels --from 5 --to 5 >/dev/null 2>&1; then
   "$BIN/gpu-selftest" --seed 1 kernels --from 5 --to 5
   echo "gpu-check: no usable GPU"; exit 2

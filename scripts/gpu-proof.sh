@@ -8,17 +8,11 @@
 #   BIN=dir POWERS="8 10" scripts/gpu-proof.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
-BIN=${BIN:-target/release}
+. scripts/gpu-common.sh
 EXPONENTS=${EXPONENTS:-1257787}
 POWERS=${POWERS:-8 10}
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
-export XDG_CONFIG_HOME="$WORK/config" XDG_DATA_HOME="$WORK/data"
-now() { date +%s.%N; }
-secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
 
-echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || echo unknown)"
-echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)  date: $(date -u +%FT%TZ)"
+header
 ROWS=()
 FAILED=0
 for p in $EXPONENTS; do
