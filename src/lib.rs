@@ -23,6 +23,7 @@ pub mod progress;
 pub mod proof;
 pub mod report;
 pub mod residue;
+mod resume;
 pub mod run;
 pub mod select;
 pub mod state;

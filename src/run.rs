@@ -5,7 +5,7 @@
 
 use crate::cert::{CheckEvent, CheckLog, Checkpoint};
 use crate::check::gerbicz::Gerbicz;
-use crate::check::jacobi::ll_jacobi_ok;
+use crate::check::jacobi::{ll_jacobi_ok, Background};
 use crate::check::spot::{SpotJob, SpotPool};
 use crate::engine::{Engine, EngineError};
 use crate::exponent::TestKind;
@@ -133,11 +133,11 @@ pub enum RunEnd {
     Interrupted { iteration: u64 },
 }
 
-fn log(checks: &mut CheckLog, iteration: u64, check: &str, outcome: &str, detail: String) {
+pub(crate) fn log(checks: &mut CheckLog, iteration: u64, check: &str, outcome: &str, detail: String) {
     checks.events.push(CheckEvent { iteration, check: check.into(), outcome: outcome.into(), detail });
 }
 
-fn bump(checks: &mut CheckLog, key: &str, by: u64) {
+pub(crate) fn bump(checks: &mut CheckLog, key: &str, by: u64) {
     *checks.summary.entry(key.into()).or_insert(0) += by;
 }
 
@@ -155,6 +155,8 @@ struct Driver<'a> {
     gerbicz: Option<Gerbicz>,
     /// LL: the last trusted state (start, Jacobi-checked save, or spot-checked start).
     trusted: (u64, Residue),
+    /// LL: a state to save once its Jacobi check, running in the background, passes.
+    jacobi: Option<(SavedState, Residue, Background)>,
     /// Rollbacks per target iteration.
     rollbacks: BTreeMap<u64, u32>,
     spot: Option<SpotPool>,
@@ -232,9 +234,9 @@ impl Driver<'_> {
         next
     }
 
-    fn save(&mut self, x: &Residue, previous: Option<Residue>) -> Result<(), RunError> {
-        let Some(store) = &self.opts.store else { return Ok(()) };
-        let s = SavedState {
+    /// The resumable state at the current iteration, holding x (and, PRP, the x a block before).
+    fn state_now(&self, x: &Residue, previous: Option<Residue>) -> SavedState {
+        SavedState {
             version: 1,
             exponent: self.p(),
             kind: self.kind,
@@ -249,10 +251,44 @@ impl Driver<'_> {
             previous: previous.map(|r| ByteBuf::from(r.to_bytes())),
             chain: self.chain.clone(),
             checks: self.checks.clone(),
-        };
-        store.save(&s)?;
+        }
+    }
+
+    fn write_state(&mut self, s: &SavedState) -> Result<(), RunError> {
+        let Some(store) = &self.opts.store else { return Ok(()) };
+        store.save(s)?;
         self.last_save = Instant::now();
         Ok(())
+    }
+
+    fn save(&mut self, x: &Residue, previous: Option<Residue>) -> Result<(), RunError> {
+        let s = self.state_now(x, previous);
+        self.write_state(&s)
+    }
+
+    /// LL: take the verdict of the background Jacobi check, if it is in (or `wait`): on a pass
+    /// its state becomes the trusted one and goes to disk; on a failure the run rolls back to
+    /// the trusted state. Returns whether it rolled back.
+    fn settle_jacobi(&mut self, wait: bool) -> Result<bool, RunError> {
+        if !self.jacobi.as_ref().is_some_and(|(_, _, job)| wait || job.is_finished()) {
+            return Ok(false);
+        }
+        let (state, x, job) = self.jacobi.take().expect("checked above");
+        bump(&mut self.checks, "jacobi_checks", 1);
+        if job.passed() {
+            self.write_state(&state)?;
+            self.trusted = (state.iteration, x);
+            return Ok(false);
+        }
+        self.jacobi_failed(state.iteration)?;
+        Ok(true)
+    }
+
+    fn jacobi_failed(&mut self, k: u64) -> Result<(), RunError> {
+        bump(&mut self.checks, "jacobi_failures", 1);
+        log(&mut self.checks, k, "jacobi", "fail", "(s-2 | M_p) != -1".into());
+        let (to, tx) = self.trusted.clone();
+        self.rollback("jacobi", to, tx)
     }
 
     /// Roll back to iteration `to` holding `x`: the chain after it is dropped, the spot checks
@@ -275,6 +311,7 @@ impl Driver<'_> {
         self.engine_hashes.retain(|&i, _| i <= to);
         self.save_prev = None;
         self.final_residue = None;
+        self.jacobi = None; // its thread finishes unheard
         // Points after the verified state are recomputed (and read again) on the way back.
         self.pending_points.clear();
         match &mut self.gerbicz {
@@ -403,7 +440,10 @@ impl Driver<'_> {
         let is_cp = k <= total && self.opts.layout.is_checkpoint(k, total);
         let is_spot_target = self.spot_pending.contains_key(&k);
         let is_point = self.opts.proof.as_ref().is_some_and(|s| s.points().binary_search(&k).is_ok());
-        let ll_save = self.kind == TestKind::Ll && is_cp && (self.save_due() || self.stop_requested());
+        let ll = self.kind == TestKind::Ll;
+        if ll && self.settle_jacobi(false)? {
+            return Ok(None);
+        }
         if is_cp || is_spot_target || is_point {
             let x = self.engine.read()?;
             if is_point {
@@ -419,16 +459,18 @@ impl Driver<'_> {
                 }
                 self.maybe_spot(&x)?;
             }
-            if ll_save || (self.kind == TestKind::Ll && k == total) {
-                bump(&mut self.checks, "jacobi_checks", 1);
-                if !ll_jacobi_ok(&x) {
-                    bump(&mut self.checks, "jacobi_failures", 1);
-                    log(&mut self.checks, k, "jacobi", "fail", "(s-2 | M_p) != -1".into());
-                    let (to, tx) = self.trusted.clone();
-                    self.rollback("jacobi", to, tx)?;
+            let stop = self.stop_requested();
+            if ll && is_cp && (stop || k == total) {
+                // The last state before exiting is checked here and now.
+                if self.settle_jacobi(true)? {
                     return Ok(None);
                 }
-                if ll_save {
+                bump(&mut self.checks, "jacobi_checks", 1);
+                if !ll_jacobi_ok(&x) {
+                    self.jacobi_failed(k)?;
+                    return Ok(None);
+                }
+                if stop {
                     // Spot checks in flight are settled later (a failure rolls back in memory
                     // to the start of its window); only full coverage waits for them here.
                     self.settle_spots(self.opts.spot == SpotMode::Full)?;
@@ -437,10 +479,12 @@ impl Driver<'_> {
                     }
                     self.save(&x, None)?;
                     self.trusted = (k, x);
-                    if self.stop_requested() {
-                        return Ok(Some(RunEnd::Interrupted { iteration: k }));
-                    }
+                    return Ok(Some(RunEnd::Interrupted { iteration: k }));
                 }
+            } else if ll && is_cp && self.save_due() && self.jacobi.is_none() {
+                let state = self.state_now(&x, None);
+                let job = Background::start(&x);
+                self.jacobi = Some((state, x, job));
             }
         }
         if self.gerbicz.as_ref().is_some_and(|g| g.is_boundary(k)) {
@@ -456,56 +500,13 @@ impl Driver<'_> {
     }
 }
 
-/// Resume from the newest usable saved state, verifying it; None when there is none.
-fn resume(engine: &mut dyn Engine, opts: &RunOptions, checks: &mut CheckLog) -> Result<Option<SavedState>, RunError> {
-    let Some(store) = &opts.store else { return Ok(None) };
-    for cand in store.candidates() {
-        let s = match cand {
-            Ok(s) => s,
-            Err(e) => {
-                log(checks, 0, "load", "fail", e.to_string());
-                eprintln!("warning: {e}; trying an older save");
-                continue;
-            }
-        };
-        let theirs = (s.total, s.every, s.full_every, s.gerbicz_block);
-        let ours = (opts.total, opts.layout.every, opts.layout.full_every, opts.gerbicz_block);
-        if theirs != ours {
-            return Err(RunError::Mismatch(format!(
-                "saved: {} iterations, checkpoint every {}, gerbicz block {}; asked: {} iterations, checkpoint every {}, gerbicz block {}",
-                s.total, s.every, s.gerbicz_block, opts.total, opts.layout.every, opts.gerbicz_block
-            )));
-        }
-        let x = s.residue().map_err(|why| StateError::Corrupt { path: store.dir().into(), why })?;
-        let ok = match (engine.kind(), s.previous().ok().flatten()) {
-            (TestKind::Ll, _) => {
-                bump(checks, "jacobi_checks", 1);
-                s.iteration == 0 || ll_jacobi_ok(&x)
-            }
-            (TestKind::Prp, Some(prev)) => {
-                engine.load(&prev)?;
-                engine.iterate(s.gerbicz_block)?;
-                engine.read()? == x
-            }
-            (TestKind::Prp, None) => s.iteration == 0,
-        };
-        if !ok {
-            log(checks, s.iteration, "load", "fail", "saved residue failed its check on load".into());
-            eprintln!("warning: the save at iteration {} failed its check on load; trying an older save", s.iteration);
-            continue;
-        }
-        return Ok(Some(s));
-    }
-    Ok(None)
-}
-
 /// Run the test described by `opts` on `engine` (resuming from `opts.store` when a saved state
 /// exists), with the error checks on.
 pub fn run(engine: &mut dyn Engine, opts: RunOptions, progress: &mut Progress) -> Result<RunEnd, RunError> {
     let p = engine.exponent();
     let kind = engine.kind();
     let mut checks = CheckLog::default();
-    let saved = resume(engine, &opts, &mut checks)?;
+    let saved = crate::resume::resume(engine, &opts, &mut checks)?;
     let (k, x, chain, shift, started, resumed_from) = match saved {
         Some(s) => {
             let x = s.residue().map_err(|why| StateError::Corrupt { path: "state".into(), why })?;
@@ -544,6 +545,7 @@ pub fn run(engine: &mut dyn Engine, opts: RunOptions, progress: &mut Progress) -
         started,
         gerbicz,
         trusted: (k, x.clone()),
+        jacobi: None,
         rollbacks: BTreeMap::new(),
         spot,
         spot_pending: BTreeMap::new(),

@@ -146,6 +146,24 @@ fn ctrl_c_saves_and_exits_130_then_resumes() {
 }
 
 #[test]
+fn ll_fault_is_caught_by_the_background_jacobi_check() {
+    // Spot checks off: only the Jacobi check, run on its own thread at each save, can see this
+    // flip (chosen because it turns (s − 2 | M_p) to +1; a flip does so about half the time).
+    let dir = tempfile::tempdir().unwrap();
+    let (want, _) = reference(dir.path(), false);
+    let cert = dir.path().join("jacobi.cbor");
+    let k = key(dir.path());
+    let args = ["--shift", "123", "--spot", "off", "--save-every", "0", "--inject-fault", "8000:0:3", "--key", &k, "--cert", cert.to_str().unwrap()];
+    let r = result(&prove(&dir.path().join("state"), &args).output().unwrap());
+    assert_eq!(r["res64"], want.as_str());
+    let log = checks(&cert);
+    assert!(log.summary.get("jacobi_failures").copied().unwrap_or(0) >= 1, "{:?}", log.summary);
+    // Caught during the run (at a save), not only by the final check at iteration p − 2.
+    assert!(log.events.iter().any(|e| e.check == "jacobi" && e.outcome == "fail" && e.iteration < 20009), "{:?}", log.events);
+    assert!(verify(&cert));
+}
+
+#[test]
 fn unwritable_state_dir_is_a_clear_error() {
     let o = Command::new(env!("CARGO_BIN_EXE_prove")).args([P, "--engine", "cpu", "--state-dir", "/proc/nope"]).output().unwrap();
     assert!(!o.status.success());

@@ -1,7 +1,9 @@
 //! Jacobi check for LL: every s_k with k ≥ 1 satisfies (s_k − 2 | M_p) = −1, because
 //! s_k − 2 = (ω^(2^(k−1)) − ω^(−2^(k−1)))² · … is a non-residue times a square (CONVENTIONS.md).
 //! A corrupted residue passes with probability ~1/2, so it bounds lost work but certifies
-//! nothing; it runs on each saved checkpoint and on load.
+//! nothing; it runs on each saved checkpoint and on load. At large p GMP needs seconds to
+//! minutes for one symbol (~22 s at 82,589,933 on one core), so during a run it goes to its own
+//! CPU thread ([`Background`]) while the engine keeps iterating.
 
 use crate::residue::Residue;
 use rug::Integer;
@@ -15,6 +17,26 @@ pub fn ll_jacobi_ok(s: &Residue) -> bool {
         x += &m;
     }
     x.jacobi(&m) == -1
+}
+
+/// A Jacobi check of an LL residue running on its own thread.
+#[derive(Debug)]
+pub struct Background(std::thread::JoinHandle<bool>);
+
+impl Background {
+    pub fn start(s: &Residue) -> Background {
+        let s = s.clone();
+        Background(std::thread::spawn(move || ll_jacobi_ok(&s)))
+    }
+
+    pub fn is_finished(&self) -> bool {
+        self.0.is_finished()
+    }
+
+    /// Wait for the verdict (a thread that died counts as a failed check).
+    pub fn passed(self) -> bool {
+        self.0.join().unwrap_or(false)
+    }
 }
 
 #[cfg(test)]
@@ -40,5 +62,17 @@ mod tests {
         }
         // About half of the corrupted residues must be caught.
         assert!(caught > 60, "{caught}");
+    }
+
+    #[test]
+    fn background_gives_the_same_verdict() {
+        let p = 4423;
+        let mut e = GmpEngine::new(p, TestKind::Ll, 0);
+        e.load(&Residue::from_u64(p, 4)).unwrap();
+        e.iterate(100).unwrap();
+        let s = e.read().unwrap();
+        let bad = Residue::from_integer(p, &(s.to_integer() + 1u32));
+        assert!(Background::start(&s).passed());
+        assert_eq!(Background::start(&bad).passed(), ll_jacobi_ok(&bad));
     }
 }
