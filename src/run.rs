@@ -156,7 +156,7 @@ struct Driver<'a> {
     /// LL: the last trusted state (start, Jacobi-checked save, or spot-checked start).
     trusted: (u64, Residue),
     /// LL: a state to save once its Jacobi check, running in the background, passes.
-    jacobi: Option<(SavedState, Residue, Background)>,
+    jacobi: Option<(SavedState, Background)>,
     /// Rollbacks per target iteration.
     rollbacks: BTreeMap<u64, u32>,
     spot: Option<SpotPool>,
@@ -270,12 +270,12 @@ impl Driver<'_> {
     /// becomes the trusted one and goes to disk; on a failure the run rolls back to the trusted
     /// state. Returns whether it rolled back.
     fn settle_jacobi(&mut self) -> Result<bool, RunError> {
-        if !self.jacobi.as_ref().is_some_and(|(_, _, job)| job.is_finished()) {
+        if !self.jacobi.as_ref().is_some_and(|(_, job)| job.is_finished()) {
             return Ok(false);
         }
-        let (state, x, job) = self.jacobi.take().expect("checked above");
+        let (state, job) = self.jacobi.take().expect("checked above");
         bump(&mut self.checks, "jacobi_checks", 1);
-        if job.passed() {
+        if let Some((true, x)) = job.verdict() {
             self.write_state(&state)?;
             self.trusted = (state.iteration, x);
             return Ok(false);
@@ -483,8 +483,7 @@ impl Driver<'_> {
                 }
             } else if ll && is_cp && self.save_due() && self.jacobi.is_none() {
                 let state = self.state_now(&x, None);
-                let job = Background::start(&x);
-                self.jacobi = Some((state, x, job));
+                self.jacobi = Some((state, Background::start(x)));
             }
         }
         if self.gerbicz.as_ref().is_some_and(|g| g.is_boundary(k)) {

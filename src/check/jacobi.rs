@@ -19,23 +19,22 @@ pub fn ll_jacobi_ok(s: &Residue) -> bool {
     x.jacobi(&m) == -1
 }
 
-/// A Jacobi check of an LL residue running on its own thread.
+/// A Jacobi check of an LL residue running on its own thread, which holds the residue.
 #[derive(Debug)]
-pub struct Background(std::thread::JoinHandle<bool>);
+pub struct Background(std::thread::JoinHandle<(bool, Residue)>);
 
 impl Background {
-    pub fn start(s: &Residue) -> Background {
-        let s = s.clone();
-        Background(std::thread::spawn(move || ll_jacobi_ok(&s)))
+    pub fn start(s: Residue) -> Background {
+        Background(std::thread::spawn(move || (ll_jacobi_ok(&s), s)))
     }
 
     pub fn is_finished(&self) -> bool {
         self.0.is_finished()
     }
 
-    /// Wait for the verdict (a thread that died counts as a failed check).
-    pub fn passed(self) -> bool {
-        self.0.join().unwrap_or(false)
+    /// Wait for the verdict and the residue back; None when the thread died (a failed check).
+    pub fn verdict(self) -> Option<(bool, Residue)> {
+        self.0.join().ok()
     }
 }
 
@@ -72,7 +71,7 @@ mod tests {
         e.iterate(100).unwrap();
         let s = e.read().unwrap();
         let bad = Residue::from_integer(p, &(s.to_integer() + 1u32));
-        assert!(Background::start(&s).passed());
-        assert_eq!(Background::start(&bad).passed(), ll_jacobi_ok(&bad));
+        assert_eq!(Background::start(s.clone()).verdict(), Some((true, s)));
+        assert_eq!(Background::start(bad.clone()).verdict(), Some((ll_jacobi_ok(&bad), bad)));
     }
 }
