@@ -11,13 +11,31 @@ use std::ffi::CString;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-/// Kernel sources, in the order they are concatenated into one compilation unit.
-const SOURCES: [&str; 4] = [
-    include_str!("../../kernels/goldilocks.cuh"),
-    include_str!("../../kernels/carry.cu"),
-    include_str!("../../kernels/ntt_block.cu"),
-    include_str!("../../kernels/fault_inject.cu"),
+/// Kernel sources (file name in kernels/, text), in the order they are concatenated into one
+/// compilation unit.
+const SOURCES: [(&str, &str); 4] = [
+    ("goldilocks.cuh", include_str!("../../kernels/goldilocks.cuh")),
+    ("carry.cu", include_str!("../../kernels/carry.cu")),
+    ("ntt_block.cu", include_str!("../../kernels/ntt_block.cu")),
+    ("fault_inject.cu", include_str!("../../kernels/fault_inject.cu")),
 ];
+
+/// The compilation unit: the built-in sources, or, for kernel development, the files of the same
+/// names in the folder MERSENNE_CERT_KERNEL_DIR (so that variants can be timed on a GPU machine
+/// without rebuilding the binaries; the disk cache is keyed by the text, so they never mix).
+fn source() -> Result<String, EngineError> {
+    let Some(dir) = std::env::var_os("MERSENNE_CERT_KERNEL_DIR") else {
+        return Ok(SOURCES.iter().map(|(_, text)| *text).collect());
+    };
+    let dir = PathBuf::from(dir);
+    SOURCES
+        .iter()
+        .map(|(name, _)| {
+            let path = dir.join(name);
+            std::fs::read_to_string(&path).map_err(|e| EngineError::Other(format!("kernel source {}: {e}", path.display())))
+        })
+        .collect()
+}
 
 pub(crate) fn cuda_err(what: &str) -> impl Fn(cudarc::driver::DriverError) -> EngineError + '_ {
     move |e| EngineError::Cuda(format!("{what}: {e:?}"))
@@ -115,8 +133,7 @@ fn cache_path(key: &str) -> Option<PathBuf> {
 }
 
 /// The cubin for this device: from the disk cache when present, else compiled and stored.
-fn cubin_for(arch: &str, name: &str) -> Result<(Vec<u8>, bool), EngineError> {
-    let source = SOURCES.concat();
+fn cubin_for(source: &str, arch: &str, name: &str) -> Result<(Vec<u8>, bool), EngineError> {
     let (nv_major, nv_minor) = nvrtc_version();
     let key_text = format!("{source}\n{arch}\n{name}\n{}\n{nv_major}.{nv_minor}", driver_version());
     let key = blake3::hash(key_text.as_bytes()).to_hex()[..32].to_string();
@@ -124,7 +141,7 @@ fn cubin_for(arch: &str, name: &str) -> Result<(Vec<u8>, bool), EngineError> {
     if let Some(bytes) = path.as_ref().and_then(|p| std::fs::read(p).ok()) {
         return Ok((bytes, true));
     }
-    let cubin = compile(&source, arch)?;
+    let cubin = compile(source, arch)?;
     if let Some(p) = path {
         // A cache that cannot be written only costs the next start a compilation.
         let tmp = p.with_extension(format!("tmp{}", std::process::id()));
@@ -160,12 +177,13 @@ impl Device {
         let (major, minor) = ctx.compute_capability().map_err(cuda_err("compute capability"))?;
         let arch = format!("sm_{major}{minor}");
         let mem = ctx.total_mem().map_err(cuda_err("memory size"))? >> 20;
-        let (cubin, cached) = cubin_for(&arch, &name)?;
+        let source = source()?;
+        let (cubin, cached) = cubin_for(&source, &arch, &name)?;
         let module = match ctx.load_module(Ptx::from_binary(cubin)) {
             Ok(m) => m,
             Err(_) if cached => {
                 // A damaged cache entry: compile afresh.
-                ctx.load_module(Ptx::from_binary(compile(&SOURCES.concat(), &arch)?)).map_err(cuda_err("module"))?
+                ctx.load_module(Ptx::from_binary(compile(&source, &arch)?)).map_err(cuda_err("module"))?
             }
             Err(e) => return Err(cuda_err("module")(e)),
         };
