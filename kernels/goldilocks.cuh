@@ -24,29 +24,42 @@ struct Layout {
     u32 fixup_depth;
 };
 
+// The field operations take and return canonical values (< P), except that gl_mul accepts any
+// 64-bit inputs. Carries and borrows come from PTX carry chains (add.cc/addc, sub.cc/subc) rather
+// than 64-bit comparisons: the kernels are bound by the integer ALU pipe (bench/RESULTS.md).
+
+// a + (b + EPS) carries out of 64 bits iff a + b >= P, and is then a + b - P; otherwise the sum
+// is that minus EPS. (b + EPS cannot overflow: b < P.)
 __device__ __forceinline__ u64 gl_add(u64 a, u64 b) {
-    u64 s = a + b;
-    if (s < a) s += GL_EPS;  // carry: 2^64 = EPS mod P
-    return s >= GL_P ? s - GL_P : s;
+    u64 x;
+    u32 c;
+    asm("add.cc.u64 %0, %2, %3;\n\taddc.u32 %1, 0, 0;" : "=l"(x), "=r"(c) : "l"(a), "l"(b + GL_EPS));
+    return x - (u64)(c - 1u);  // c = 0: subtract EPS (the u32 0xFFFFFFFF, zero-extended)
 }
 
+// a - b, and on a borrow + P - 2^64 = - EPS (cannot underflow again: a - b + 2^64 > EPS).
 __device__ __forceinline__ u64 gl_sub(u64 a, u64 b) {
-    u64 d = a - b;
-    return a < b ? d - GL_EPS : d;  // borrow: d + P - 2^64 = d - EPS
+    u64 d;
+    u32 borrow;
+    asm("sub.cc.u64 %0, %2, %3;\n\tsubc.u32 %1, 0, 0;" : "=l"(d), "=r"(borrow) : "l"(a), "l"(b));
+    return d - (u64)borrow;  // borrow: 0xFFFFFFFF = EPS, zero-extended
 }
 
-// 128-bit product folded with 2^96 = -1 and 2^64 = 2^32 - 1.
+// 128-bit product lo + 2^64 hi, hi = 2^32 hh + hl, folded with 2^96 = -1 and 2^64 = EPS:
+// lo - hh + hl*EPS.
 __device__ __forceinline__ u64 gl_mul(u64 a, u64 b) {
-    u64 lo = a * b;
-    u64 hi = __umul64hi(a, b);
-    u64 hh = hi >> 32;
-    u64 hl = hi & GL_EPS;
-    u64 t0 = lo - hh;
-    if (lo < hh) t0 -= GL_EPS;
-    u64 t1 = (hl << 32) - hl;  // hl * EPS
-    u64 s = t0 + t1;
-    if (s < t0) s += GL_EPS;
-    return s >= GL_P ? s - GL_P : s;
+    const u64 lo = a * b, hi = __umul64hi(a, b);
+    u64 t0, s, u;
+    u32 borrow, c, c2;
+    asm("sub.cc.u64 %0, %2, %3;\n\tsubc.u32 %1, 0, 0;" : "=l"(t0), "=r"(borrow) : "l"(lo), "l"(hi >> 32));
+    t0 -= (u64)borrow;  // lo - hh + 2^64 > EPS: no second borrow
+    u64 t1;
+    asm("mul.wide.u32 %0, %1, %2;" : "=l"(t1) : "r"((u32)hi), "r"(0xFFFFFFFFu));  // hl*EPS < 2^64 - 2^33
+    asm("add.cc.u64 %0, %2, %3;\n\taddc.u32 %1, 0, 0;" : "=l"(s), "=r"(c) : "l"(t0), "l"(t1));
+    s += (u64)(0u - c);  // carry: + EPS (no overflow: t0 + t1 - 2^64 < t1)
+    // s >= P iff s + EPS carries out, and then s - P = s + EPS mod 2^64.
+    asm("add.cc.u64 %0, %2, %3;\n\taddc.u32 %1, 0, 0;" : "=l"(u), "=r"(c2) : "l"(s), "l"(GL_EPS));
+    return c2 ? u : s;
 }
 
 __device__ __forceinline__ u64 gl_from_i64(i64 d) { return d < 0 ? (u64)d + GL_P : (u64)d; }

@@ -35,32 +35,34 @@
 
 template <int R1, int R2>
 struct Lines {
-    u64 s, base, tw0, cstride;
+    // 32-bit index arithmetic throughout: n <= 2^26 words and twiddle tables of 2n entries.
+    u32 s, base, line, tw0, cstride;
     u32 c, g, c_log;
     bool rows;
 
     __device__ __forceinline__ Lines(u32 s_log, u32 c_log_) {
         c_log = c_log_;
         rows = s_log == 0;
-        s = 1ull << s_log;
+        s = 1u << s_log;
         if (rows) {
             g = threadIdx.x & ((1u << R2) - 1);
             c = threadIdx.x >> R2;
-            base = ((u64)blockIdx.x << c_log) << (R1 + R2);
-            cstride = 1ull << (R1 + R2);
+            base = (blockIdx.x << c_log) << (R1 + R2);
+            cstride = 1u << (R1 + R2);
             tw0 = 0;
         } else {
             c = threadIdx.x & ((1u << c_log) - 1);
             g = threadIdx.x >> c_log;
-            const u64 col0 = (u64)blockIdx.x << c_log;
-            const u64 i0 = col0 & (s - 1);
+            const u32 col0 = blockIdx.x << c_log;
+            const u32 i0 = col0 & (s - 1);
             base = ((col0 >> s_log) << (s_log + R1 + R2)) + i0;
             cstride = 1;
             tw0 = i0 + c;
         }
+        line = base + c * cstride;
     }
     // Global index of value k of this thread's line.
-    __device__ __forceinline__ u64 at(u32 k) const { return base + c * cstride + (u64)k * s; }
+    __device__ __forceinline__ u32 at(u32 k) const { return line + k * s; }
     // Shared-memory slot of value k (one pad word per group of 2^R2, against bank conflicts).
     __device__ __forceinline__ u32 slot(u32 k) const {
         const u32 padded = k + (k >> R2);
@@ -74,25 +76,22 @@ struct Lines {
     __device__ __forceinline__ u32 segments() const { return rows ? 1u << c_log : 1u << (R1 + R2); }
     __device__ __forceinline__ u32 seg_len() const { return rows ? 1u << (R1 + R2) : 1u << c_log; }
     __device__ __forceinline__ u32 walk_slot(u32 k) const { return seg_of(k) * (seg_len() + 1) + pos_of(k); }
-    __device__ __forceinline__ u64 seg_start(u32 r) const { return rows ? base + r * cstride : base + r * s; }
-    // Twiddle of stage q (half-size s*2^q) for the pair whose lower value has k mod 2^q = kl.
-    __device__ __forceinline__ u64 tw(const u64* table, u32 q, u32 kl) const {
-        return table[(s << q) + tw0 + (u64)kl * s];
-    }
+    __device__ __forceinline__ u32 seg_start(u32 r) const { return rows ? base + r * cstride : base + r * s; }
 };
 
-// Forward (DIF) stages q0+Q-1 .. q0 on v[0 .. 2^Q): local stage q pairs (i, i + 2^q) with the
-// twiddle for (k mod 2^(q0+q)) = koff + (i mod 2^q)*kmul. Each stage's twiddles are loaded
-// together before its butterflies. The stage number is a template parameter (recursion rather
-// than an unrolled loop), so that every array index is a compile-time constant and the arrays
-// stay in registers.
-template <int R1, int R2, int Q, int q>
+// Forward (DIF) stages Q0+Q-1 .. Q0 on v[0 .. 2^Q): local stage q pairs (i, i + 2^q) with the
+// twiddle of stage Q0+q for (k mod 2^(Q0+q)) = koff + (i mod 2^q)*KMUL, i.e. the table entry
+// (s << (Q0+q)) + tw0 + (koff + j*KMUL)*s = off + s*((1 << (Q0+q)) + j*KMUL) with
+// off = tw0 + koff*s: one multiply-add per twiddle. Each stage's twiddles are loaded together
+// before its butterflies. The stage number is a template parameter (recursion rather than an
+// unrolled loop), so that every array index is a compile-time constant and the arrays stay in
+// registers.
+template <int Q, int Q0, int KMUL, int q>
 struct DifStages {
-    static __device__ __forceinline__ void run(u64* v, const u64* table, const Lines<R1, R2>& ln, u32 q0, u32 koff,
-                                               u32 kmul) {
+    static __device__ __forceinline__ void run(u64* v, const u64* table, u32 off, u32 s) {
         u64 t[1 << q];
 #pragma unroll
-        for (int j = 0; j < (1 << q); j++) t[j] = ln.tw(table, q0 + q, koff + j * kmul);
+        for (int j = 0; j < (1 << q); j++) t[j] = table[off + s * ((1u << (Q0 + q)) + j * KMUL)];
 #pragma unroll
         for (int i = 0; i < (1 << Q); i++) {
             if (i & (1 << q)) continue;
@@ -100,22 +99,21 @@ struct DifStages {
             v[i] = gl_add(a, b);
             v[i + (1 << q)] = gl_mul(gl_sub(a, b), t[i & ((1 << q) - 1)]);
         }
-        DifStages<R1, R2, Q, q - 1>::run(v, table, ln, q0, koff, kmul);
+        DifStages<Q, Q0, KMUL, q - 1>::run(v, table, off, s);
     }
 };
-template <int R1, int R2, int Q>
-struct DifStages<R1, R2, Q, -1> {
-    static __device__ __forceinline__ void run(u64*, const u64*, const Lines<R1, R2>&, u32, u32, u32) {}
+template <int Q, int Q0, int KMUL>
+struct DifStages<Q, Q0, KMUL, -1> {
+    static __device__ __forceinline__ void run(u64*, const u64*, u32, u32) {}
 };
 
-// Inverse (DIT) stages q0 .. q0+Q-1 on v[0 .. 2^Q), twiddles as in DifStages.
-template <int R1, int R2, int Q, int q>
+// Inverse (DIT) stages Q0 .. Q0+Q-1 on v[0 .. 2^Q), twiddles as in DifStages.
+template <int Q, int Q0, int KMUL, int q>
 struct DitStages {
-    static __device__ __forceinline__ void run(u64* v, const u64* table, const Lines<R1, R2>& ln, u32 q0, u32 koff,
-                                               u32 kmul) {
+    static __device__ __forceinline__ void run(u64* v, const u64* table, u32 off, u32 s) {
         u64 t[1 << q];
 #pragma unroll
-        for (int j = 0; j < (1 << q); j++) t[j] = ln.tw(table, q0 + q, koff + j * kmul);
+        for (int j = 0; j < (1 << q); j++) t[j] = table[off + s * ((1u << (Q0 + q)) + j * KMUL)];
 #pragma unroll
         for (int i = 0; i < (1 << Q); i++) {
             if (i & (1 << q)) continue;
@@ -123,22 +121,24 @@ struct DitStages {
             v[i] = gl_add(a, b);
             v[i + (1 << q)] = gl_sub(a, b);
         }
-        DitStages<R1, R2, Q, q + 1>::run(v, table, ln, q0, koff, kmul);
+        DitStages<Q, Q0, KMUL, q + 1>::run(v, table, off, s);
     }
 };
-template <int R1, int R2, int Q>
-struct DitStages<R1, R2, Q, Q> {
-    static __device__ __forceinline__ void run(u64*, const u64*, const Lines<R1, R2>&, u32, u32, u32) {}
+template <int Q, int Q0, int KMUL>
+struct DitStages<Q, Q0, KMUL, Q> {
+    static __device__ __forceinline__ void run(u64*, const u64*, u32, u32) {}
 };
 
-template <int R1, int R2, int Q>
-__device__ __forceinline__ void dif(u64* v, const u64* table, const Lines<R1, R2>& ln, u32 q0, u32 koff, u32 kmul) {
-    DifStages<R1, R2, Q, Q - 1>::run(v, table, ln, q0, koff, kmul);
+// The stages of one phase of a line: the upper R1 (values koff + j*2^R2, from stage R2 up) or
+// the lower R2 (values 0 .. 2^R2 of a group, from stage 0).
+template <int R1, int R2, int Q, int Q0, int KMUL>
+__device__ __forceinline__ void dif(u64* v, const u64* table, const Lines<R1, R2>& ln, u32 koff) {
+    DifStages<Q, Q0, KMUL, Q - 1>::run(v, table, ln.tw0 + koff * ln.s, ln.s);
 }
 
-template <int R1, int R2, int Q>
-__device__ __forceinline__ void dit(u64* v, const u64* table, const Lines<R1, R2>& ln, u32 q0, u32 koff, u32 kmul) {
-    DitStages<R1, R2, Q, 0>::run(v, table, ln, q0, koff, kmul);
+template <int R1, int R2, int Q, int Q0, int KMUL>
+__device__ __forceinline__ void dit(u64* v, const u64* table, const Lines<R1, R2>& ln, u32 koff) {
+    DitStages<Q, Q0, KMUL, 0>::run(v, table, ln.tw0 + koff * ln.s, ln.s);
 }
 
 // Programmatic dependent launch: the next kernel may launch once every block got here.
@@ -225,7 +225,7 @@ __device__ __forceinline__ void ntt_block(u64* x, const u64* other, i64* carries
 #pragma unroll
             for (u32 h = 0; h < H1; h++) v[h] = x[ln.at(ln.g + (h << R2))];
         }
-        dif<R1, R2, R1>(v, L.tw, ln, R2, ln.g, H2);
+        dif<R1, R2, R1, R2, H2>(v, L.tw, ln, ln.g);
 #pragma unroll
         for (u32 h = 0; h < H1; h++) sm[ln.slot(ln.g + (h << R2))] = v[h];
         __syncthreads();
@@ -234,7 +234,7 @@ __device__ __forceinline__ void ntt_block(u64* x, const u64* other, i64* carries
             u64 u[H2];
 #pragma unroll
             for (u32 l = 0; l < H2; l++) u[l] = sm[ln.slot((h << R2) + l)];
-            dif<R1, R2, R2>(u, L.tw, ln, 0, 0, 1);
+            dif<R1, R2, R2, 0, 1>(u, L.tw, ln, 0);
             if (op == OP_FORWARD) {
 #pragma unroll
                 for (u32 l = 0; l < H2; l++) x[ln.at((h << R2) + l)] = u[l];
@@ -247,7 +247,7 @@ __device__ __forceinline__ void ntt_block(u64* x, const u64* other, i64* carries
 #pragma unroll
                 for (u32 l = 0; l < H2; l++) u[l] = gl_mul(u[l], other[ln.at((h << R2) + l)]);
             }
-            dit<R1, R2, R2>(u, L.itw, ln, 0, 0, 1);
+            dit<R1, R2, R2, 0, 1>(u, L.itw, ln, 0);
 #pragma unroll
             for (u32 l = 0; l < H2; l++) sm[ln.slot((h << R2) + l)] = u[l];
         }
@@ -257,7 +257,7 @@ __device__ __forceinline__ void ntt_block(u64* x, const u64* other, i64* carries
             u64 u[H2];
 #pragma unroll
             for (u32 l = 0; l < H2; l++) u[l] = x[ln.at((h << R2) + l)];
-            dit<R1, R2, R2>(u, L.itw, ln, 0, 0, 1);
+            dit<R1, R2, R2, 0, 1>(u, L.itw, ln, 0);
 #pragma unroll
             for (u32 l = 0; l < H2; l++) sm[ln.slot((h << R2) + l)] = u[l];
         }
@@ -267,7 +267,7 @@ __device__ __forceinline__ void ntt_block(u64* x, const u64* other, i64* carries
     u64 v[H1];
 #pragma unroll
     for (u32 h = 0; h < H1; h++) v[h] = sm[ln.slot(ln.g + (h << R2))];
-    dit<R1, R2, R1>(v, L.itw, ln, R2, ln.g, H2);
+    dit<R1, R2, R1, R2, H2>(v, L.itw, ln, ln.g);
     if (flags & FLAG_UNWEIGH) {
         store_digits(x, carries, shift, L, ln, v, flags);
         return;
