@@ -9,16 +9,16 @@ use crate::check::jacobi::{ll_jacobi_ok, Background};
 use crate::check::spot::{SpotJob, SpotPool};
 use crate::engine::{Engine, EngineError};
 use crate::exponent::TestKind;
-use crate::layout::{checkpoint, CheckpointLayout};
+use crate::layout::checkpoint;
 use crate::progress::Progress;
-use crate::proof::points::{ProofStore, StoreError};
+use crate::proof::points::StoreError;
 use crate::residue::Residue;
-use crate::state::{SavedState, StateError, StateStore};
+pub use crate::run_options::{Fault, RunOptions, SpotMode};
+use crate::state::{SavedState, StateError};
 use serde_bytes::ByteBuf;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::sync::atomic::Ordering;
+use std::time::Instant;
 use thiserror::Error;
 
 /// Rollbacks to the same iteration after which an error is called consistent (not transient).
@@ -46,66 +46,6 @@ pub enum RunError {
     ProofPoint(StoreError),
     #[error("a proof needs a full PRP test (p iterations); this run is {kind} for {total} of {full} iterations")]
     ProofNotFull { kind: &'static str, total: u64, full: u64 },
-}
-
-/// How spot checks are scheduled.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SpotMode {
-    Off,
-    /// Sample as the CPU threads keep up; never stall the engine.
-    Sample,
-    /// Cover every iteration (the engine waits for the CPU when needed).
-    Full,
-}
-
-/// A fault to inject (tests): flip `bit` of internal word `word` after iteration `iteration`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Fault {
-    pub iteration: u64,
-    pub word: usize,
-    pub bit: u32,
-}
-
-/// Everything a run needs besides the engine.
-#[derive(Debug, Clone)]
-pub struct RunOptions {
-    pub total: u64,
-    pub layout: CheckpointLayout,
-    pub shift: u32,
-    pub started: String,
-    /// Gerbicz block length L (PRP).
-    pub gerbicz_block: u64,
-    pub store: Option<StateStore>,
-    pub save_every: Duration,
-    pub spot: SpotMode,
-    pub spot_threads: usize,
-    pub faults: Vec<Fault>,
-    pub stop: Option<Arc<AtomicBool>>,
-    /// Testing: behave as if `stop` was set once this iteration is reached.
-    pub stop_at: Option<u64>,
-    /// PRP: save the residue at each proof point here (only once a Gerbicz check covers it).
-    pub proof: Option<ProofStore>,
-}
-
-impl RunOptions {
-    /// Plain options: no disk state, no spot checks, no faults (library use and tests).
-    pub fn simple(total: u64, layout: CheckpointLayout, shift: u32) -> Self {
-        RunOptions {
-            total,
-            layout,
-            shift,
-            started: String::new(),
-            gerbicz_block: crate::check::gerbicz::DEFAULT_BLOCK,
-            store: None,
-            save_every: Duration::from_secs(60),
-            spot: SpotMode::Off,
-            spot_threads: 0,
-            faults: Vec::new(),
-            stop: None,
-            stop_at: None,
-            proof: None,
-        }
-    }
 }
 
 /// What a finished run produced.
