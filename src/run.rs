@@ -61,6 +61,10 @@ pub struct RunRecord {
     /// Wall time of this process's iterations, in seconds, and how many it did.
     pub seconds: f64,
     pub iterations_here: u64,
+    /// Of `seconds`, the loop alone, checks in it included: from its start to the end of its last
+    /// iteration, before the final checks (LL's Jacobi check of the last residue, PRP's last
+    /// Gerbicz check) and the wait for spot checks in flight; 0 when no iteration ran here.
+    pub loop_seconds: f64,
     /// The iteration this process resumed from, if it did.
     pub resumed_from: Option<u64>,
 }
@@ -110,6 +114,8 @@ struct Driver<'a> {
     /// PRP: x at the boundary before a planned save (so the save can be re-verified on load).
     save_prev: Option<(u64, Residue)>,
     final_residue: Option<Residue>,
+    /// When the engine last reached the end (the loop's timer stops there).
+    last_iteration: Option<Instant>,
     /// Proof points read since the last passed Gerbicz check, not yet verified.
     pending_points: Vec<(u64, Residue)>,
 }
@@ -365,6 +371,9 @@ impl Driver<'_> {
     fn step(&mut self) -> Result<Option<RunEnd>, RunError> {
         let next = self.next_stop();
         self.engine.iterate(next - self.k)?;
+        if next >= self.end() {
+            self.last_iteration = Some(Instant::now());
+        }
         self.k = next;
         let k = next;
         for i in 0..self.opts.faults.len() {
@@ -494,6 +503,7 @@ pub fn run(engine: &mut dyn Engine, opts: RunOptions, progress: &mut Progress) -
         last_save: Instant::now(),
         save_prev: None,
         final_residue: (k == opts.total).then(|| x.clone()),
+        last_iteration: None,
         pending_points: Vec::new(),
         opts,
     };
@@ -532,6 +542,7 @@ pub fn run(engine: &mut dyn Engine, opts: RunOptions, progress: &mut Progress) -
         started: d.started,
         seconds: t0.elapsed().as_secs_f64(),
         iterations_here: total - resumed_from.unwrap_or(0),
+        loop_seconds: d.last_iteration.map_or(0.0, |t| (t - t0).as_secs_f64()),
         resumed_from,
     }))
 }
