@@ -1,5 +1,5 @@
 //! End-to-end tests of the `prove` and `verify` binaries: the user-visible path, bad input,
-//! tampered certificates, partial runs and spot checks.
+//! tampered certificates, partial runs, spot checks and the summary line's timings.
 
 mod common;
 
