@@ -1,35 +1,68 @@
 #!/usr/bin/env bash
 # GPU speed table (issues 3 and 5): µs per LL iteration at the ANCHORS.md exponents, from one
-# run on one GPU, next to the peers' figures, then the same exponents through `prove` with the
-# error checks on (LL: GMP spot checks + Jacobi; PRP: Gerbicz, L = 1000) so their overhead shows
-# separately, then end-to-end wall times of small full tests.
+# run on one GPU, next to the peers' figures; then the same exponents through `prove` with the
+# error checks on at their defaults, so that their overhead shows separately; then end-to-end
+# wall times of small full tests.
 #
 #   scripts/gpu-bench.sh            # binaries from target/release
-#   BIN=dir ITERS=10000 scripts/gpu-bench.sh
+#   BIN=dir ITERS=10000 LOOP_SECS=5 scripts/gpu-bench.sh
+#   EXPONENTS="1257787 82589933" scripts/gpu-bench.sh     # fewer exponents
+#
+# Step 2 reads prove's "loop X ms/iter": the iteration loop alone, its checks included, without
+# start-up and the final checks (LL: an inline Jacobi check of the last residue on the CPU, ~22 s
+# at 82,589,933; no option skips it, so the runs pay it, but the figure leaves it out). In the
+# loop, LL: checkpoint reads, GMP spot checks on the other CPU cores, background Jacobi (only once
+# a save is due, every 60 s: none in these loops). PRP: Gerbicz, L = 1000: a multiplication every
+# L iterations, a check after the first block (as at every start), then at each save and every
+# L^2 = 10^6 iterations; spot checks. With --iterations a PRP run builds no proof (prove makes
+# one for full tests only). Wall time on an H200, estimated: about 3 min (55 s of loops, ~70 s of
+# LL's final Jacobi checks, nearly all at the two largest p, 15 start-ups, the bare bench).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/gpu-common.sh
 ITERS=${ITERS:-10000}
-EXPONENTS="1257787 3021377 20996011 82589933 136279841"
+LOOP_SECS=${LOOP_SECS:-5}
+BLOCK=1000 # prove's default Gerbicz block
+EXPONENTS=${EXPONENTS:-"1257787 3021377 20996011 82589933 136279841"}
 # issue 5's targets, µs/iter on an H200
 target() { case $1 in 1257787) echo 15 ;; 3021377) echo 25 ;; 20996011) echo 35 ;; 82589933) echo 110 ;; 136279841) echo 200 ;; esac; }
 
-header "iterations: $ITERS"
+header "bare iterations: $ITERS, loop per prove run: ~$LOOP_SECS s"
 
 # 1. The bare squaring loop (CUDA events, after warm-up).
 raw=$("$BIN/gpu-selftest" bench --iters "$ITERS" $EXPONENTS) || { echo "$raw"; exit 2; }
 echo "$raw"
+bare() { awk -v p="$1" '$1 == p { print $3 }' <<<"$raw"; }
 
-# 2. Through prove, checks on; checkpoints spaced as in a full test (about 2000 per test).
-ms_per_iter() { sed -n 's/.*, \([0-9.]*\) ms\/iter.*/\1/p' "$1" | tail -1; }
-declare -A ll prp
+# 2. Through prove, checks at their defaults; checkpoints spaced as in a full test (about 2000
+# per test). N: LOOP_SECS at the bare speed, a multiple of the Gerbicz block (so that a PRP run
+# ends where it was asked to). PRP also runs N0 = 2 L iterations: every run checks once after
+# its first block, so the difference of the two loops, over N - N0 iterations, is the steady
+# state without that check, and the rest of the short loop is what one check costs.
+N0=$((2 * BLOCK))
+loop_ms() { # prove arguments; prints prove's loop ms/iter, or - (and prove's last lines) when it failed
+  local v
+  "$BIN/prove" "$@" --engine gpu --state-dir "$WORK/s" >/dev/null 2>"$WORK/err"
+  v=$(sed -n 's/.*, loop \([0-9.]*\) ms\/iter;.*/\1/p' "$WORK/err")
+  if [ -n "$v" ]; then echo "$v"; else echo -; tail -2 "$WORK/err" >&2; fi
+}
+calc() { # awk program over a b [n m]; - when a or b is missing
+  case " $2 $3 " in *" - "*|*"  "*) echo -; return ;; esac
+  awk -v a="$2" -v b="$3" -v n="${4:-0}" -v m="${5:-0}" "BEGIN { $1 }"
+}
+us() { calc 'printf "%.1f", a * 1000' "$1" 0; }
+overhead() { calc 'printf "%+.1f%%", 100 * (a / b - 1)' "$1" "$2"; }
+declare -A ll prp prp0 iters
+t0=$(now)
 for p in $EXPONENTS; do
-  every=$((p / 2000)); [ "$every" -gt "$ITERS" ] && every=$ITERS
-  "$BIN/prove" "$p" --engine gpu --iterations "$ITERS" --checkpoint-every "$every" --state-dir "$WORK/s" >/dev/null 2>"$WORK/ll.err" \
-    && ll[$p]=$(awk -v m="$(ms_per_iter "$WORK/ll.err")" 'BEGIN { printf "%.1f", m * 1000 }') || ll[$p]=-
-  "$BIN/prove" "$p" --prp --engine gpu --iterations "$ITERS" --checkpoint-every "$every" --state-dir "$WORK/s" >/dev/null 2>"$WORK/prp.err" \
-    && prp[$p]=$(awk -v m="$(ms_per_iter "$WORK/prp.err")" 'BEGIN { printf "%.1f", m * 1000 }') || prp[$p]=-
+  n=$(awk -v s="$LOOP_SECS" -v us="$(bare "$p")" -v b="$BLOCK" 'BEGIN { n = int(s * 1e6 / (us ? us : 100) / b) * b; print (n < 4 * b ? 4 * b : n) }')
+  iters[$p]=$n
+  every=$((p / 2000))
+  ll[$p]=$(loop_ms "$p" --iterations "$n" --checkpoint-every "$every")
+  prp[$p]=$(loop_ms "$p" --prp --iterations "$n" --checkpoint-every "$every")
+  prp0[$p]=$(loop_ms "$p" --prp --iterations "$N0" --checkpoint-every "$every")
 done
+t1=$(now)
 
 # 3. End to end: full tests of small exponents, kernels from the disk cache (the runs above filled it).
 e2e() {
@@ -41,13 +74,27 @@ e2e() {
 }
 
 echo
-echo "| exponent | ours µs/iter | LucasNTT | ratio | best peer | ratio | target | LL+checks | PRP+Gerbicz |"
-echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+echo "| exponent | ours µs/iter | LucasNTT | ratio | best peer | ratio | target |"
+echo "|---:|---:|---:|---:|---:|---:|---:|"
 while read -r p n us lucas ratio cudalucas prprll; do
   [[ "$p" =~ ^[0-9]+$ ]] || continue
   best=$(printf '%s\n' "$lucas" "$cudalucas" "$prprll" | grep -v '^-$' | sort -g | head -1)
-  echo "| $p | $us | $lucas | $ratio | $best | $(awk -v a="$us" -v b="$best" 'BEGIN { printf "%.2f", a / b }') | $(target "$p") | ${ll[$p]} | ${prp[$p]} |"
+  echo "| $p | $us | $lucas | $ratio | $best | $(awk -v a="$us" -v b="$best" 'BEGIN { printf "%.2f", a / b }') | $(target "$p") |"
 done < <(tr -d '|' <<<"$raw")
+echo
+echo "| exponent | bare µs/iter | LL+checks loop µs/iter | LL overhead | PRP+Gerbicz loop µs/iter | PRP overhead | PRP steady µs/iter (overhead) | one Gerbicz check s |"
+echo "|---:|---:|---:|---:|---:|---:|---:|---:|"
+for p in $EXPONENTS; do
+  u=$(bare "$p"); u=${u:--}
+  n=${iters[$p]}
+  steady=$(calc 'printf "%.1f", (b * m - a * n) / (m - n) * 1000' "${prp0[$p]}" "${prp[$p]}" "$N0" "$n")
+  check=$(calc 'printf "%.2f", (a - (b * m - a * n) / (m - n)) * n / 1000' "${prp0[$p]}" "${prp[$p]}" "$N0" "$n")
+  echo "| $p | $u | $(us "${ll[$p]}") | $(overhead "$(us "${ll[$p]}")" "$u") | $(us "${prp[$p]}") | $(overhead "$(us "${prp[$p]}")" "$u") | $steady$([ "$steady" = - ] || echo " ($(overhead "$steady" "$u"))") | $check |"
+done
+echo
+echo "prove --iterations N: $(for p in $EXPONENTS; do printf '%s ' "${iters[$p]}"; done)(PRP also $N0; step 2: $(secs "$t0" "$t1") s). The PRP loop"
+echo "holds one Gerbicz check (L = $BLOCK squarings, reads, a multiplication on the host), made after the first"
+echo "block of every run; a full test makes one per save (every 60 s) and one per 10^6 iterations."
 echo
 echo "| full test | wall s | LucasNTT | target |"
 echo "|---|---:|---:|---:|"

@@ -25,5 +25,6 @@ pub mod report;
 pub mod residue;
 mod resume;
 pub mod run;
+mod run_options;
 pub mod select;
 pub mod state;

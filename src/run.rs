@@ -9,16 +9,16 @@ use crate::check::jacobi::{ll_jacobi_ok, Background};
 use crate::check::spot::{SpotJob, SpotPool};
 use crate::engine::{Engine, EngineError};
 use crate::exponent::TestKind;
-use crate::layout::{checkpoint, CheckpointLayout};
+use crate::layout::checkpoint;
 use crate::progress::Progress;
-use crate::proof::points::{ProofStore, StoreError};
+use crate::proof::points::StoreError;
 use crate::residue::Residue;
-use crate::state::{SavedState, StateError, StateStore};
+pub use crate::run_options::{Fault, RunOptions, SpotMode};
+use crate::state::{SavedState, StateError};
 use serde_bytes::ByteBuf;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::sync::atomic::Ordering;
+use std::time::Instant;
 use thiserror::Error;
 
 /// Rollbacks to the same iteration after which an error is called consistent (not transient).
@@ -48,66 +48,6 @@ pub enum RunError {
     ProofNotFull { kind: &'static str, total: u64, full: u64 },
 }
 
-/// How spot checks are scheduled.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SpotMode {
-    Off,
-    /// Sample as the CPU threads keep up; never stall the engine.
-    Sample,
-    /// Cover every iteration (the engine waits for the CPU when needed).
-    Full,
-}
-
-/// A fault to inject (tests): flip `bit` of internal word `word` after iteration `iteration`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Fault {
-    pub iteration: u64,
-    pub word: usize,
-    pub bit: u32,
-}
-
-/// Everything a run needs besides the engine.
-#[derive(Debug, Clone)]
-pub struct RunOptions {
-    pub total: u64,
-    pub layout: CheckpointLayout,
-    pub shift: u32,
-    pub started: String,
-    /// Gerbicz block length L (PRP).
-    pub gerbicz_block: u64,
-    pub store: Option<StateStore>,
-    pub save_every: Duration,
-    pub spot: SpotMode,
-    pub spot_threads: usize,
-    pub faults: Vec<Fault>,
-    pub stop: Option<Arc<AtomicBool>>,
-    /// Testing: behave as if `stop` was set once this iteration is reached.
-    pub stop_at: Option<u64>,
-    /// PRP: save the residue at each proof point here (only once a Gerbicz check covers it).
-    pub proof: Option<ProofStore>,
-}
-
-impl RunOptions {
-    /// Plain options: no disk state, no spot checks, no faults (library use and tests).
-    pub fn simple(total: u64, layout: CheckpointLayout, shift: u32) -> Self {
-        RunOptions {
-            total,
-            layout,
-            shift,
-            started: String::new(),
-            gerbicz_block: crate::check::gerbicz::DEFAULT_BLOCK,
-            store: None,
-            save_every: Duration::from_secs(60),
-            spot: SpotMode::Off,
-            spot_threads: 0,
-            faults: Vec::new(),
-            stop: None,
-            stop_at: None,
-            proof: None,
-        }
-    }
-}
-
 /// What a finished run produced.
 #[derive(Debug, Clone)]
 pub struct RunRecord {
@@ -121,6 +61,10 @@ pub struct RunRecord {
     /// Wall time of this process's iterations, in seconds, and how many it did.
     pub seconds: f64,
     pub iterations_here: u64,
+    /// Of `seconds`, the loop alone, checks in it included: from its start to the end of its last
+    /// iteration, before the final checks (LL's Jacobi check of the last residue, PRP's last
+    /// Gerbicz check) and the wait for spot checks in flight; 0 when no iteration ran here.
+    pub loop_seconds: f64,
     /// The iteration this process resumed from, if it did.
     pub resumed_from: Option<u64>,
 }
@@ -170,6 +114,8 @@ struct Driver<'a> {
     /// PRP: x at the boundary before a planned save (so the save can be re-verified on load).
     save_prev: Option<(u64, Residue)>,
     final_residue: Option<Residue>,
+    /// When the engine last reached the end (the loop's timer stops there).
+    last_iteration: Option<Instant>,
     /// Proof points read since the last passed Gerbicz check, not yet verified.
     pending_points: Vec<(u64, Residue)>,
 }
@@ -425,6 +371,9 @@ impl Driver<'_> {
     fn step(&mut self) -> Result<Option<RunEnd>, RunError> {
         let next = self.next_stop();
         self.engine.iterate(next - self.k)?;
+        if next >= self.end() {
+            self.last_iteration = Some(Instant::now());
+        }
         self.k = next;
         let k = next;
         for i in 0..self.opts.faults.len() {
@@ -554,6 +503,7 @@ pub fn run(engine: &mut dyn Engine, opts: RunOptions, progress: &mut Progress) -
         last_save: Instant::now(),
         save_prev: None,
         final_residue: (k == opts.total).then(|| x.clone()),
+        last_iteration: None,
         pending_points: Vec::new(),
         opts,
     };
@@ -592,6 +542,7 @@ pub fn run(engine: &mut dyn Engine, opts: RunOptions, progress: &mut Progress) -
         started: d.started,
         seconds: t0.elapsed().as_secs_f64(),
         iterations_here: total - resumed_from.unwrap_or(0),
+        loop_seconds: d.last_iteration.map_or(0.0, |t| (t - t0).as_secs_f64()),
         resumed_from,
     }))
 }

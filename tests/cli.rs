@@ -1,5 +1,5 @@
 //! End-to-end tests of the `prove` and `verify` binaries: the user-visible path, bad input,
-//! tampered certificates, partial runs and spot checks.
+//! tampered certificates, partial runs, spot checks and the summary line's timings.
 
 mod common;
 
@@ -135,4 +135,33 @@ fn json_file_and_p2() {
     let o = env.prove(&["2", "--prp"]);
     assert!(!o.status.success() && stderr(&o).contains("by inspection"));
     assert_eq!(std::fs::read_to_string(&results).unwrap().lines().count(), 2);
+}
+
+/// The summary line's (whole run, loop alone) ms/iter: "…, 3.26 s, 0.1631 ms/iter, loop 0.1630 ms/iter; checks: …".
+fn ms_per_iter(err: &str) -> (f64, f64) {
+    let line = err.lines().find(|l| l.contains(" ms/iter, loop ")).unwrap_or_else(|| panic!("no summary line with the loop time: {err}"));
+    let (head, tail) = line.split_once(" ms/iter, loop ").unwrap();
+    let whole = head.rsplit(", ").next().unwrap().parse().unwrap();
+    let looped = tail.split_once(" ms/iter; checks: ").unwrap_or_else(|| panic!("{line}")).0.parse().unwrap();
+    (whole, looped)
+}
+
+#[test]
+fn summary_reports_the_loop_time_without_the_final_checks() {
+    let env = Env::new();
+    for kind in [&[][..], &["--prp"][..]] {
+        let o = env.prove(&[&["86243", "--iterations", "5000"][..], kind].concat());
+        assert!(o.status.success(), "{}", stderr(&o));
+        let (whole, looped) = ms_per_iter(&stderr(&o));
+        assert!(looped > 0.0 && looped <= whole, "{kind:?}: loop {looped} vs whole {whole} ms/iter: {}", stderr(&o));
+    }
+    // The final checks are left out: LL's Jacobi check of a 1,257,787-bit residue takes several
+    // times 20 GMP squarings; a PRP run to its first Gerbicz boundary squares 1000 times in the
+    // loop and 1000 more in the final check (both runs then wait for the spot checks in flight).
+    for (args, most) in [(&["1257787", "--iterations", "20"][..], 0.75), (&["86243", "--prp", "--iterations", "1000", "--gerbicz-block", "1000"][..], 0.9)] {
+        let o = env.prove(args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let (whole, looped) = ms_per_iter(&stderr(&o));
+        assert!(looped > 0.0 && looped < most * whole, "{args:?}: loop {looped} vs whole {whole} ms/iter: {}", stderr(&o));
+    }
 }

@@ -350,14 +350,16 @@ fn real_main() -> Result<()> {
             args.gimps_proof.as_ref().map(|f| format!("; GIMPS proof file {}", f.display())).unwrap_or_default()
         );
     }
+    // ms/iter over the whole run, and over the loop alone (its checks in, the final ones out).
     eprintln!(
-        "M{p} {verdict} ({} {} iterations, res64 {}, shift {}, {:.2} s, {:.4} ms/iter; checks: {}){}",
+        "M{p} {verdict} ({} {} iterations, res64 {}, shift {}, {:.2} s, {:.4} ms/iter, loop {:.4} ms/iter; checks: {}){}",
         kind.worktype(),
         rec.iterations,
         outcome.res64,
         rec.shift,
         rec.seconds,
         rec.seconds * 1e3 / rec.iterations_here.max(1) as f64,
+        rec.loop_seconds * 1e3 / rec.iterations_here.max(1) as f64,
         summary(&rec.checks, rec.iterations_here),
         cert_ref.as_ref().map(|(p, _)| format!("; certificate {p}")).unwrap_or_default()
     );
