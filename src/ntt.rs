@@ -276,6 +276,12 @@ mod tests {
         residue(p, &words)
     }
 
+    /// The largest exponent with a small plan, computed once.
+    fn largest_small() -> u32 {
+        static P: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+        *P.get_or_init(crate::plan::largest_small_exponent)
+    }
+
     /// `iters` iterations of the twin engine on `plan` from r at shift s, against rug.
     fn twin_matches_rug(plan: Plan, kind: TestKind, r: &Residue, s: u32, iters: u64) -> bool {
         let p = plan.exponent();
@@ -291,8 +297,6 @@ mod tests {
         e.read().unwrap() == want
     }
 
-    /// The largest exponent whose plan is small (n = 2^SMALL_MAX_LOG2); the next prime is not.
-    const SMALL_MAX_P: u32 = 204_797;
 
     quickcheck! {
         fn squaring_matches_rug(seed: Vec<u64>, pick: u32, s: u32) -> TestResult {
@@ -309,7 +313,7 @@ mod tests {
             // Exponents of the one-block GPU kernel, every length 2^2 .. 2^13: often the smallest
             // ones, else anywhere up to the largest; the smallest length or a longer small one
             // (smaller digits, deeper fix-ups, longer segments); LL or PRP, 1 to 3 iterations.
-            let span = if pick.is_multiple_of(4) { 2_000 } else { SMALL_MAX_P - 12 };
+            let span = if pick.is_multiple_of(4) { 2_000 } else { largest_small() - 12 };
             let Some(p) = prime_in(13, span, pick / 4) else { return TestResult::discard() };
             let base = Plan::new(p).unwrap();
             let log2 = (base.log2() + u32::from(extra % 3)).min(crate::plan::SMALL_MAX_LOG2);
@@ -347,13 +351,6 @@ mod tests {
             c2[inj.0] += inj.1;
             TestResult::from_bool(bounded && plan.digits_to_residue(&d, 0).unwrap() == plan.digits_to_residue(&c2, 0).unwrap())
         }
-    }
-
-    #[test]
-    fn small_plan_bounds() {
-        let (top, next) = (Plan::new(SMALL_MAX_P).unwrap(), Plan::new(204_803).unwrap());
-        assert!(top.is_small() && top.log2() == crate::plan::SMALL_MAX_LOG2 && !next.is_small());
-        assert!(Plan::new(13).unwrap().is_small());
     }
 
     #[test]

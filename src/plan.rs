@@ -134,6 +134,21 @@ struct CarryBounds {
     slack: u64,
 }
 
+/// The largest exponent whose plan is small (n ≤ 2^SMALL_MAX_LOG2; lengths grow with p).
+pub fn largest_small_exponent() -> u32 {
+    let small = |p: u32| Plan::new(p).is_ok_and(|q| q.is_small());
+    let (mut lo, mut hi) = (MIN_EXPONENT, 32 << SMALL_MAX_LOG2); // small(lo), !small(hi)
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if small(mid) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
 /// ⌈p·j/n⌉ for a power-of-two n.
 const fn ceil_div_pow2(pj: u64, log2: u32) -> u64 {
     (pj + (1u64 << log2) - 1) >> log2
@@ -533,10 +548,15 @@ mod tests {
         let tiny = Plan::new(127).unwrap();
         assert!(tiny.is_small() && tiny.column_passes().is_empty() && tiny.global_passes().is_empty());
         assert_eq!((tiny.n(), tiny.seg_len()), (8, 4));
-        let (p12, p13) = (Plan::new(86_243).unwrap(), Plan::new(132_049).unwrap());
+        let p12 = Plan::new(86_243).unwrap();
         assert_eq!((p12.log2(), p12.seg_len(), p12.shared_log2()), (12, 4, 12));
-        assert_eq!((p13.log2(), p13.seg_len()), (13, 8));
-        assert!(p13.is_small() && !Plan::new(204_803).unwrap().is_small());
+        let top = largest_small_exponent();
+        let (last, next) = (Plan::new(top).unwrap(), Plan::new(top + 1).unwrap());
+        assert!(last.is_small() && last.log2() == SMALL_MAX_LOG2 && !next.is_small() && next.log2() == SMALL_MAX_LOG2 + 1);
+        assert!(last.seg_len() >= last.n() >> 10 && last.n() / last.seg_len() <= 1024);
+        if SMALL_MAX_LOG2 == 13 {
+            assert_eq!((top, last.seg_len()), (204_800, 8));
+        }
         // Tiny digits need a deep fix-up: the segments grow to hold it.
         let deep = Plan::with_log2(521, 9).unwrap();
         assert!(deep.fixup_depth() >= 8 && deep.seg_len() == 16, "F={} K={}", deep.fixup_depth(), deep.seg_len());

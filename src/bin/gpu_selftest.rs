@@ -4,7 +4,7 @@
 //!   to 2^SMALL_MAX_LOG2 the one-block kernel in each of its variants: 1 and 7 LL squarings at a
 //!   random shift, PRP squarings, a product);
 //! - `squaring`: one squaring (LL and PRP) and acc_mul mod M_p equal rug's for random prime
-//!   exponents from 1,000 to 140,000,000 (or `--min 13 --max 204797`: the small lengths);
+//!   exponents from 1,000 to 140,000,000 (`--small`: from 13 to the largest with a small length);
 //! - `residues FILE`: LL res64 after the file's iteration counts (shift 0 and random shifts);
 //! - `bench`: µs/iteration next to the ANCHORS.md figures of LucasNTT, CUDALucas and PRPLL.
 //!
@@ -48,6 +48,9 @@ enum Cmd {
         min: u32,
         #[arg(long, default_value_t = 140_000_000)]
         max: u32,
+        /// Only exponents of the small lengths (one-block kernel): 13 up to the largest.
+        #[arg(long)]
+        small: bool,
     },
     /// LL res64 after N iterations for each row "exponent iterations res64 …" of FILE.
     Residues {
@@ -243,7 +246,10 @@ fn main() -> ExitCode {
     let mut rng = Rng(seed | 1);
     let outcome = match cli.cmd {
         Cmd::Kernels { from, to } => kernels(&mut rng, from, to),
-        Cmd::Squaring { count, min, max } => squaring(&mut rng, count, min, max),
+        Cmd::Squaring { count, min, max, small } => {
+            let (min, max) = if small { (13, mersenne_cert::plan::largest_small_exponent()) } else { (min, max) };
+            squaring(&mut rng, count, min, max)
+        }
         Cmd::Residues { file, max_exponent } => residues(&mut rng, &file, max_exponent),
         Cmd::Bench { iters, line_stages, exponents } => bench(iters, line_stages, exponents),
         Cmd::Profile { p, line_stages } => profile(p, line_stages),
