@@ -14,10 +14,10 @@
 // stages, pointwise square (or product with `other`, already forward-transformed), inverse stages.
 // flags WEIGH: apply the pending carries to the digits on load (fixup_segment), then weigh them;
 // UNWEIGH: unweigh into signed outputs on store and walk them into digits and carries
-// (walk_segment); both only in the outermost pass, whose runs of adjacent columns are the carry
-// segments (or in a row pass that holds the whole residue). ADVANCE: block 0 doubles the shift
-// count mod p first; LL: the walk subtracts 2·2^s (s the shift, as advanced). ADVANCE and LL
-// meet in one launch only when it has one block, which then sees its own update.
+// (walk_segment); both only in the outermost column pass, whose runs of adjacent columns are the
+// carry segments (small lengths, where one block holds the whole residue, run on small.cu).
+// ADVANCE: block 0 doubles the shift count mod p first; LL: the walk subtracts 2·2^s (s the
+// shift, as advanced by an earlier launch).
 //
 // Launched with programmatic dependent launch, a kernel waits (griddepcontrol.wait) for the
 // previous one before touching memory, and lets the next one launch once every block is half
@@ -68,15 +68,13 @@ struct Lines {
         const u32 padded = k + (k >> R2);
         return rows ? c * ((1u << (R1 + R2)) + (1u << R1)) + padded : (padded << c_log) + c;
     }
-    // Carry segments: a run of adjacent columns at one k (columns), or a whole line (rows).
-    // Local segment of value k, position of value k in it, its slot in the walk layout (rows of
-    // segment length + 1 words), the global index of local segment r's first digit.
-    __device__ __forceinline__ u32 seg_of(u32 k) const { return rows ? c : k; }
-    __device__ __forceinline__ u32 pos_of(u32 k) const { return rows ? k : c; }
-    __device__ __forceinline__ u32 segments() const { return rows ? 1u << c_log : 1u << (R1 + R2); }
-    __device__ __forceinline__ u32 seg_len() const { return rows ? 1u << (R1 + R2) : 1u << c_log; }
-    __device__ __forceinline__ u32 walk_slot(u32 k) const { return seg_of(k) * (seg_len() + 1) + pos_of(k); }
-    __device__ __forceinline__ u32 seg_start(u32 r) const { return rows ? base + r * cstride : base + r * s; }
+    // Carry segments (column passes only): local segment k is the run of adjacent columns at k.
+    // Their number and length, the slot of value k in the walk layout (rows of segment length
+    // + 1 words), the global index of local segment r's first digit.
+    __device__ __forceinline__ u32 segments() const { return 1u << (R1 + R2); }
+    __device__ __forceinline__ u32 seg_len() const { return 1u << c_log; }
+    __device__ __forceinline__ u32 walk_slot(u32 k) const { return k * (seg_len() + 1) + c; }
+    __device__ __forceinline__ u32 seg_start(u32 r) const { return base + r * s; }
 };
 
 // Forward (DIF) stages Q0+Q-1 .. Q0 on v[0 .. 2^Q): local stage q pairs (i, i + 2^q) with the

@@ -24,6 +24,8 @@ ITERS=${ITERS:-10000}
 LOOP_SECS=${LOOP_SECS:-5}
 BLOCK=1000 # prove's default Gerbicz block
 EXPONENTS=${EXPONENTS:-"1257787 3021377 20996011 82589933 136279841"}
+# Small lengths (2^9, 2^12, 2^12, 2^13): the one-block kernel, one launch per batch.
+SMALL_EXPONENTS=${SMALL_EXPONENTS:-"9689 44497 86243 132049"}
 # issue 5's targets, µs/iter on an H200
 target() { case $1 in 1257787) echo 15 ;; 3021377) echo 25 ;; 20996011) echo 35 ;; 82589933) echo 110 ;; 136279841) echo 200 ;; esac; }
 
@@ -33,6 +35,8 @@ header "bare iterations: $ITERS, loop per prove run: ~$LOOP_SECS s"
 raw=$("$BIN/gpu-selftest" bench --iters "$ITERS" $EXPONENTS) || { echo "$raw"; exit 2; }
 echo "$raw"
 bare() { awk -v p="$1" '$1 == p { print $3 }' <<<"$raw"; }
+small=$("$BIN/gpu-selftest" bench --iters "$ITERS" $SMALL_EXPONENTS) || { echo "$small"; exit 2; }
+echo "$small" | grep -v '^device'
 
 # 2. Through prove, checks at their defaults; checkpoints spaced as in a full test (about 2000
 # per test). N: LOOP_SECS at the bare speed, a multiple of the Gerbicz block (so that a PRP run

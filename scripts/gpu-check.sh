@@ -8,8 +8,9 @@
 #                                        # ~6 min on an H200: 8.5 M iterations of full tests)
 #
 # Steps (issue 3, then the GPU side of issue 4):
-#   1 kernels    every kernel equals the CPU twin, n = 2^5 .. 2^24
-#   2 squaring   one squaring / multiplication mod M_p equals GMP's, 200 random prime exponents
+#   1 kernels    every kernel equals the CPU twin, n = 2^2 .. 2^24 (one-block kernel up to 2^13)
+#   2 squaring   one squaring / multiplication mod M_p equals GMP's, 200 random prime exponents,
+#                then 100 of the small lengths (13 .. 204,800 for n <= 2^13, the one-block kernel)
 #   3 known      prove --engine gpu: every known Mersenne prime exponent up to 1,398,269 is prime,
 #                the next prime exponent after each is composite
 #   4 residues   LL res64 after 10000 iterations equals the external table (shift 0 and random)
@@ -49,12 +50,14 @@ fi
 
 # 1, 2: kernels and single squarings.
 if want_step 1; then
-t=$(now); out=$("$BIN/gpu-selftest" --seed 11 kernels --from 5 --to 24 2>&1); rc=$?; echo "$out"
+t=$(now); out=$("$BIN/gpu-selftest" --seed 11 kernels --from 2 --to 24 2>&1); rc=$?; echo "$out"
 record 1 kernels "$([ $rc -eq 0 ] && echo ok || echo FAIL)" "$(grep -c ' OK' <<<"$out") lengths OK ($(secs "$t" "$(now)") s)"
 fi
 if want_step 2; then
 t=$(now); out=$("$BIN/gpu-selftest" --seed 12 squaring --count 200 --min 1000 --max 140000000 2>&1); rc=$?; echo "$out"
 record 2 squaring "$([ $rc -eq 0 ] && echo ok || echo FAIL)" "$(grep '^squaring:' <<<"$out") ($(secs "$t" "$(now)") s)"
+t=$(now); out=$("$BIN/gpu-selftest" --seed 13 squaring --count 100 --small 2>&1); rc=$?; echo "$out"
+record 2 "squaring small" "$([ $rc -eq 0 ] && echo ok || echo FAIL)" "$(grep '^squaring:' <<<"$out") ($(secs "$t" "$(now)") s)"
 fi
 
 # 3: full LL tests of the known primes (the GPU plans start at p = 13) and their neighbours.

@@ -3,7 +3,8 @@
 //! natural: no bit-reversal pass), the same weighting and the same segmented carry with fix-up
 //! and the same "−2·2^s" term. The GPU walks the carries at the end of a squaring and applies
 //! the fix-up at the start of the next one (or on the host before a read); the twin does both
-//! at once, which gives the same digits. Each stage is a public function so that the GPU
+//! at once, which gives the same digits (the small-length kernel, kernels/small.cu, also does
+//! both at once). Each stage is a public function so that the GPU
 //! self-test can compare every kernel with it; [`TwinEngine`] strings them into a slow [`Engine`].
 
 use crate::engine::{Engine, EngineError, Shift};
@@ -260,6 +261,43 @@ mod tests {
         is_prime(p as u64).then_some(p)
     }
 
+    /// A residue with all p bits random (splitmix64 from `seed`).
+    fn wide_residue(p: u32, seed: u64) -> Residue {
+        let mut z = seed;
+        let words: Vec<u64> = (0..p.div_ceil(64))
+            .map(|_| {
+                z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+                let mut x = z;
+                x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+                x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+                x ^ (x >> 31)
+            })
+            .collect();
+        residue(p, &words)
+    }
+
+    /// The largest exponent with a small plan, computed once.
+    fn largest_small() -> u32 {
+        static P: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+        *P.get_or_init(crate::plan::largest_small_exponent)
+    }
+
+    /// `iters` iterations of the twin engine on `plan` from r at shift s, against rug.
+    fn twin_matches_rug(plan: Plan, kind: TestKind, r: &Residue, s: u32, iters: u64) -> bool {
+        let p = plan.exponent();
+        let mut e = TwinEngine::with_plan(plan, kind, s).unwrap();
+        e.load(r).unwrap();
+        e.iterate(iters).unwrap();
+        let mut want = r.clone();
+        for _ in 0..iters {
+            let x = want.to_integer();
+            let sq = Integer::from(&x * &x);
+            want = Residue::from_integer(p, &if kind == TestKind::Ll { sq - 2u32 } else { sq });
+        }
+        e.read().unwrap() == want
+    }
+
+
     quickcheck! {
         fn squaring_matches_rug(seed: Vec<u64>, pick: u32, s: u32) -> TestResult {
             // Small primes often, a few hundred thousand at most: CI stays fast.
@@ -269,6 +307,23 @@ mod tests {
             let Ok(plan) = Plan::new(p) else { return TestResult::discard() };
             let r = residue(p, &seed);
             TestResult::from_bool(ll_step_matches_rug(&plan, &r, s % p))
+        }
+
+        fn small_plans_match_rug(seed: u64, pick: u32, s: u32, extra: u8, iters: u8) -> TestResult {
+            // Exponents of the one-block GPU kernel, every length 2^2 .. 2^13: often the smallest
+            // ones, else anywhere up to the largest; the smallest length or a longer small one
+            // (smaller digits, deeper fix-ups, longer segments); LL or PRP, 1 to 3 iterations.
+            let span = if pick.is_multiple_of(4) { 2_000 } else { largest_small() - 12 };
+            let Some(p) = prime_in(13, span, pick / 4) else { return TestResult::discard() };
+            let base = Plan::new(p).unwrap();
+            let log2 = (base.log2() + u32::from(extra % 3)).min(crate::plan::SMALL_MAX_LOG2);
+            let Ok(plan) = Plan::with_log2(p, log2) else { return TestResult::discard() };
+            if !plan.is_small() {
+                return TestResult::failed();
+            }
+            let kind = if extra & 0x80 == 0 { TestKind::Ll } else { TestKind::Prp };
+            let r = wide_residue(p, seed);
+            TestResult::from_bool(twin_matches_rug(plan, kind, &r, s % p, 1 + u64::from(iters % 3)))
         }
 
         fn multiply_matches_rug(a: Vec<u64>, b: Vec<u64>, pick: u32) -> TestResult {
@@ -296,6 +351,25 @@ mod tests {
             c2[inj.0] += inj.1;
             TestResult::from_bool(bounded && plan.digits_to_residue(&d, 0).unwrap() == plan.digits_to_residue(&c2, 0).unwrap())
         }
+    }
+
+    #[test]
+    fn a_lost_segment_carry_is_caught() {
+        // At a small length the carries cross segment boundaries in the fix-up: the rug
+        // comparison passes with it and fails without it (it has teeth).
+        let p = 86_243;
+        let plan = Plan::new(p).unwrap();
+        assert!(plan.is_small() && plan.n() / plan.seg_len() == 1024);
+        let r = wide_residue(p, 7);
+        let s = 12_345;
+        assert!(ll_step_matches_rug(&plan, &r, s));
+        assert!(twin_matches_rug(plan.clone(), TestKind::Ll, &r, s, 3));
+        let next = Shift::new(p, s).squared();
+        let x = forward(&plan, &plan.residue_to_digits(&r, s)).into_iter().map(Gl::square).collect();
+        let (walked, _) = carry_walk(&plan, &inverse(&plan, x), Some(plan.minus_two_at(next.get())));
+        let x = r.to_integer();
+        let want = Residue::from_integer(p, &(Integer::from(&x * &x) - 2u32));
+        assert_ne!(plan.digits_to_residue(&walked, next.get()).unwrap(), want);
     }
 
     #[test]

@@ -12,8 +12,10 @@
 //!
 //! # The carry scheme and its slack
 //! The n convolution outputs are cut into segments of K = `seg_len` consecutive digits: the runs
-//! of 2^c_log adjacent columns that one GPU block of the outermost column pass holds (the whole
-//! residue when there is no column pass). Pass 1, the walk (one thread per segment, in parallel,
+//! of 2^c_log adjacent columns that one GPU block of the outermost column pass holds, or, at
+//! small lengths (n ≤ 2^SMALL_MAX_LOG2, no column pass: one block holds the whole residue, see
+//! "Small lengths" below), the smallest power of two above F, at least 4 and n/1024 (at most
+//! 1024 segments, one per thread). Pass 1, the walk (one thread per segment, in parallel,
 //! fused into the last inverse pass on the GPU) walks its K digits from a zero carry:
 //! c = q·2^w + r (q = c >> w, r ∈ [0, 2^w)), t = r + carry (+ the LL term), digit = t balanced,
 //! carry = q + (t − digit)/2^w; no intermediate exceeds 2^63 because c is split before the carry
@@ -26,6 +28,13 @@
 //! digit F unnormalized. That digit is the only one outside the balanced range, by at most
 //! `slack` = b_F (1 when w_min ≥ 2), which is why m above includes slack. The plan requires
 //! F < K so that fix-ups of different segments never touch the same digit.
+//!
+//! # Small lengths
+//! For n ≤ 2^SMALL_MAX_LOG2 there are no global passes: one GPU thread block holds all n values
+//! in shared memory and runs whole iterations in one launch (kernels/small.cu): weigh, every
+//! forward stage, square, every inverse stage, unweigh, then both carry passes, the walk and the
+//! fix-up, each by one thread per segment with a barrier between. The segments are the same as
+//! above, so the CPU twin (src/ntt.rs) gives the same digits bit for bit.
 
 use crate::engine::EngineError;
 use crate::field::{Gl, MAX_ROOT_OF_TWO_LOG};
@@ -53,6 +62,13 @@ fn default_line_stages(log2: u32) -> u32 {
 }
 /// log2 of the smallest chunk of the shared-memory kernel (when n is at least that long).
 const MIN_SHARED_LOG2: u32 = 5;
+/// Lengths up to 2^this are small: one thread block squares the whole residue in shared memory
+/// (n words plus padding and carries: ~77 KiB at 2^13, within the opt-in 227 KiB of sm_90).
+pub const SMALL_MAX_LOG2: u32 = 13;
+/// A small plan's carry segments hold at least 2^SMALL_SEG_MIN_LOG2 digits, and there are at
+/// most 2^SMALL_SEGMENTS_LOG2 of them (one per thread of a block of 1024).
+const SMALL_SEG_MIN_LOG2: u32 = 2;
+const SMALL_SEGMENTS_LOG2: u32 = 10;
 /// The shared kernel should run on at least 2^this many blocks (132 SMs), so small lengths use
 /// smaller chunks and more global passes rather than leave most of the GPU idle; column passes
 /// aim for the same.
@@ -116,6 +132,12 @@ pub struct Plan {
 struct CarryBounds {
     fixup_depth: usize,
     slack: u64,
+}
+
+/// The largest exponent whose plan is small (n ≤ 2^SMALL_MAX_LOG2; lengths grow with p).
+pub fn largest_small_exponent() -> u32 {
+    let exponents: Vec<u32> = (MIN_EXPONENT..32 << SMALL_MAX_LOG2).collect();
+    MIN_EXPONENT + exponents.partition_point(|&p| Plan::new(p).is_ok_and(|q| q.is_small())) as u32 - 1
 }
 
 /// ⌈p·j/n⌉ for a power-of-two n.
@@ -232,10 +254,13 @@ impl Plan {
         .with_segments()
     }
 
-    /// Fix the carry segments to the runs of the outermost column pass (the whole residue when
-    /// there is none), or refuse the plan when the fix-up would not fit in one segment.
+    /// Fix the carry segments to the runs of the outermost column pass (at small lengths: the
+    /// smallest power of two above the fix-up depth, at least 2^SMALL_SEG_MIN_LOG2 and
+    /// n/2^SMALL_SEGMENTS_LOG2), or refuse the plan when the fix-up would not fit in one segment.
     fn with_segments(mut self) -> Result<Plan, EngineError> {
-        self.seg_len = self.column_passes().first().map_or(self.n(), |c| 1 << c.c_log);
+        let small = (self.fixup_depth + 1).next_power_of_two().max(1 << SMALL_SEG_MIN_LOG2);
+        let small = small.max(self.n() >> SMALL_SEGMENTS_LOG2).min(self.n());
+        self.seg_len = self.column_passes().first().map_or(small, |c| 1 << c.c_log);
         if self.fixup_depth >= self.seg_len {
             let why = format!("n={}: carry fix-up needs {} digits but segments hold {}", self.n(), self.fixup_depth, self.seg_len);
             return Err(no_plan(self.p, why));
@@ -256,7 +281,7 @@ impl Plan {
         self.len.log2
     }
     /// Digits per carry segment (K): the run of consecutive digits that one block of the
-    /// outermost column pass holds (or n with no column pass).
+    /// outermost column pass holds (at small lengths: see the module doc).
     pub fn seg_len(&self) -> usize {
         self.seg_len
     }
@@ -272,9 +297,16 @@ impl Plan {
     pub fn widths(&self) -> (u32, u32) {
         (self.min_width, self.max_width)
     }
-    /// log2 of the contiguous chunk transformed in shared memory.
+    /// Whether one thread block squares the whole residue (n ≤ 2^SMALL_MAX_LOG2, no global pass).
+    pub fn is_small(&self) -> bool {
+        self.len.odd == 1 && self.len.log2 <= SMALL_MAX_LOG2
+    }
+    /// log2 of the contiguous chunk transformed in shared memory (all of it at small lengths).
     pub fn shared_log2(&self) -> u32 {
         let log2 = self.len.log2;
+        if self.is_small() {
+            return log2;
+        }
         log2.saturating_sub(SHARED_BLOCKS_LOG2).clamp(MIN_SHARED_LOG2, self.line_stages).min(log2)
     }
     /// The same plan with at most `k` stages per line of a GPU pass (5 ≤ k ≤ 10), for tuning.
@@ -497,10 +529,17 @@ mod tests {
         assert_eq!(passes[1], ColumnPass { stages: 5, s_log: 6, c_log: 4 });
         assert_eq!(plan.seg_len(), 16);
         assert_eq!(Plan::new(82_589_933).unwrap().seg_len(), 32);
-        // No column pass: the whole residue is one segment.
-        let tiny = Plan::new(127).unwrap();
-        assert!(tiny.column_passes().is_empty());
-        assert_eq!(tiny.seg_len(), tiny.n());
+        // Small lengths: no column pass, segments of at least 4 digits, at most 1024 of them.
+        let (tiny, p12) = (Plan::new(127).unwrap(), Plan::new(86_243).unwrap());
+        assert!(tiny.is_small() && tiny.column_passes().is_empty() && tiny.global_passes().is_empty());
+        assert_eq!((tiny.n(), tiny.seg_len(), p12.log2(), p12.seg_len(), p12.shared_log2()), (8, 4, 12, 4, 12));
+        let top = largest_small_exponent();
+        let (last, next) = (Plan::new(top).unwrap(), Plan::new(top + 1).unwrap());
+        assert!(last.is_small() && last.log2() == SMALL_MAX_LOG2 && !next.is_small() && next.log2() == SMALL_MAX_LOG2 + 1);
+        assert!(SMALL_MAX_LOG2 != 13 || (top, last.seg_len()) == (204_800, 8), "{top} {}", last.seg_len());
+        // Tiny digits need a deep fix-up: the segments grow to hold it.
+        let deep = Plan::with_log2(521, 9).unwrap();
+        assert!(deep.fixup_depth() >= 8 && deep.seg_len() == 16, "F={} K={}", deep.fixup_depth(), deep.seg_len());
     }
 
     quickcheck! {
@@ -514,9 +553,15 @@ mod tests {
             let ok = |q: &Plan| {
                 let passes = q.column_passes();
                 let stages: u32 = passes.iter().map(|c| c.stages).sum();
+                let small_segments = || {
+                    let k = q.seg_len();
+                    q.is_small() && k.is_power_of_two() && k >= 4.min(q.n()) && q.n() / k <= 1024
+                        && (k == 4 || k == q.n() >> 10 || k / 2 <= q.fixup_depth())
+                };
                 q.fixup_depth() < q.seg_len()
                     && stages + q.shared_log2() == q.log2()
-                    && passes.first().map_or(q.seg_len() == q.n(), |c| q.seg_len() == 1 << c.c_log && c.s_log + c.stages == q.log2())
+                    && q.is_small() == passes.is_empty()
+                    && passes.first().map_or_else(small_segments, |c| q.seg_len() == 1 << c.c_log && c.s_log + c.stages == q.log2())
                     && passes.iter().all(|c| c.c_log <= c.s_log)
             };
             TestResult::from_bool(ok(&plan) && tuned.as_ref().is_none_or(ok))

@@ -1,8 +1,10 @@
 //! gpu-selftest: checks the GPU engine against the CPU twin and GMP, and times it.
 //!
-//! - `kernels`: every kernel's output equals the CPU twin's on random input, n = 2^5 … 2^24;
+//! - `kernels`: every kernel's output equals the CPU twin's on random input, n = 2^2 … 2^24 (up
+//!   to 2^SMALL_MAX_LOG2 the one-block kernel in each of its variants: 1 and 7 LL squarings at a
+//!   random shift, PRP squarings, a product);
 //! - `squaring`: one squaring (LL and PRP) and acc_mul mod M_p equal rug's for random prime
-//!   exponents from 1,000 to 140,000,000;
+//!   exponents from 1,000 to 140,000,000 (`--small`: from 13 to the largest with a small length);
 //! - `residues FILE`: LL res64 after the file's iteration counts (shift 0 and random shifts);
 //! - `bench`: µs/iteration next to the ANCHORS.md figures of LucasNTT, CUDALucas and PRPLL.
 //!
@@ -33,7 +35,7 @@ struct Cli {
 enum Cmd {
     /// Each kernel against the CPU twin for n = 2^from … 2^to.
     Kernels {
-        #[arg(long, default_value_t = 5)]
+        #[arg(long, default_value_t = 2)]
         from: u32,
         #[arg(long, default_value_t = 24)]
         to: u32,
@@ -46,6 +48,9 @@ enum Cmd {
         min: u32,
         #[arg(long, default_value_t = 140_000_000)]
         max: u32,
+        /// Only exponents of the small lengths (one-block kernel): 13 up to the largest.
+        #[arg(long)]
+        small: bool,
     },
     /// LL res64 after N iterations for each row "exponent iterations res64 …" of FILE.
     Residues {
@@ -61,7 +66,8 @@ enum Cmd {
         /// Most stages per line of a GPU pass (tuning; default: the plan's).
         #[arg(long)]
         line_stages: Option<u32>,
-        /// Exponents to time (default: the five of ANCHORS.md).
+        /// Exponents to time (default: the five of ANCHORS.md; small ones such as 9689, 44497,
+        /// 86243, 132049 time the one-block kernel).
         exponents: Vec<u32>,
     },
     /// µs per launch of each kernel of a squaring at exponent p (tuning).
@@ -99,7 +105,7 @@ fn kernels(rng: &mut Rng, from: u32, to: u32) -> Result<bool, EngineError> {
     for log2 in from..=to {
         let t = Instant::now();
         let verdicts = checker.check_length(log2, rng.next())?;
-        let bad: Vec<&str> = verdicts.iter().filter(|v| !v.ok).map(|v| v.kernel).collect();
+        let bad: Vec<&str> = verdicts.iter().filter(|v| !v.ok).map(|v| v.kernel.as_str()).collect();
         all &= bad.is_empty();
         println!(
             "n=2^{log2:<2} {} kernels {} ({:.1} s){}",
@@ -240,7 +246,10 @@ fn main() -> ExitCode {
     let mut rng = Rng(seed | 1);
     let outcome = match cli.cmd {
         Cmd::Kernels { from, to } => kernels(&mut rng, from, to),
-        Cmd::Squaring { count, min, max } => squaring(&mut rng, count, min, max),
+        Cmd::Squaring { count, min, max, small } => {
+            let (min, max) = if small { (13, mersenne_cert::plan::largest_small_exponent()) } else { (min, max) };
+            squaring(&mut rng, count, min, max)
+        }
         Cmd::Residues { file, max_exponent } => residues(&mut rng, &file, max_exponent),
         Cmd::Bench { iters, line_stages, exponents } => bench(iters, line_stages, exponents),
         Cmd::Profile { p, line_stages } => profile(p, line_stages),

@@ -1,9 +1,10 @@
 //! Kernel-level checks for `gpu-selftest`: each kernel runs on random input (digits with random
 //! pending carries, or field elements) and its output (values, carries, shift count) is compared
-//! word for word with the CPU twin's stage functions (src/ntt.rs) on the same input.
+//! word for word with the CPU twin's stage functions (src/ntt.rs) on the same input. Small
+//! lengths run on the one-block kernel, checked by small.rs.
 
 use super::module::{cuda_err, Device};
-use super::pipeline::{addr, Op, Pipeline, Res, ADVANCE, LL, UNWEIGH, WEIGH};
+use super::pipeline::{addr, Op, Pipeline, Res, ADVANCE, LL};
 use crate::engine::EngineError;
 use crate::field::{Gl, P};
 use crate::ntt;
@@ -13,7 +14,7 @@ use cudarc::driver::CudaSlice;
 /// One kernel's verdict at one length.
 #[derive(Debug, Clone)]
 pub struct KernelVerdict {
-    pub kernel: &'static str,
+    pub kernel: String,
     pub ok: bool,
 }
 
@@ -30,9 +31,9 @@ pub struct KernelChecker {
 }
 
 /// A tiny deterministic generator (xorshift*), so that failures can be replayed from the seed.
-struct Rng(u64);
+pub(super) struct Rng(pub u64);
 impl Rng {
-    fn next(&mut self) -> u64 {
+    pub fn next(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
@@ -40,10 +41,10 @@ impl Rng {
     }
 }
 
-fn as_words(v: &[Gl]) -> Vec<u64> {
+pub(super) fn as_words(v: &[Gl]) -> Vec<u64> {
     v.iter().map(|g| g.value()).collect()
 }
-fn signed_words(v: &[i64]) -> Vec<u64> {
+pub(super) fn signed_words(v: &[i64]) -> Vec<u64> {
     v.iter().map(|&d| d as u64).collect()
 }
 
@@ -85,8 +86,11 @@ impl KernelChecker {
         // An exponent whose plan at this length has ~16-bit digits.
         let p = (16 * n as u64..).find(|&q| crate::exponent::is_prime(q)).unwrap_or(17) as u32;
         let plan = Plan::with_log2(p, log2)?;
-        let pipe = Pipeline::new(&self.dev, plan.clone())?;
         let mut rng = Rng(seed | 1);
+        if plan.is_small() {
+            return super::small::check(&self.dev, &plan, &mut rng);
+        }
+        let pipe = Pipeline::new(&self.dev, plan.clone())?;
         let digits: Vec<i64> = (0..n)
             .map(|j| {
                 let w = plan.width(j);
@@ -112,65 +116,46 @@ impl KernelChecker {
         let (ya, sa) = (addr(&self.dev, &y), addr(&self.dev, &io.shift));
         self.put(&mut y, &as_words(&other))?;
         let mut out = Vec::new();
+        let mut verdict = |kernel: &str, ok: bool| out.push(KernelVerdict { kernel: kernel.into(), ok });
         let sl = 1usize << plan.shared_log2();
-        let global = pipe.has_global_passes();
-        // What the walk (with the LL term for shift s2 when `ll`) makes of convolution outputs.
-        let walked = |c: &[i64], ll: bool| {
-            let (d, cs) = ntt::carry_walk(&plan, c, ll.then(|| plan.minus_two_at(s2)));
-            (signed_words(&d), cs)
-        };
 
         // Forward global passes (fix-up, weights, shift update) against the twin.
-        if global {
-            let mut twin = ntt::weight_in(&plan, &fixed);
-            ntt::forward_stages(&plan, &mut twin, n / 2, sl);
-            self.load(&mut io, &pending, &signed_words(&digits), s)?;
-            pipe.forward_global(&self.dev, res, sa, ADVANCE)?;
-            let (got, _, got_s) = self.fetch(&io)?;
-            let ok = got == as_words(&twin) && got_s == s2;
-            out.push(KernelVerdict { kernel: "forward column passes (carry fix-up, weigh, shift)", ok });
-        }
-        // Row pass on random field input, or on the digits when it is the only pass (then it
-        // also applies the pending carries, doubles the shift and walks the outputs).
-        let (input, mut t) = if global {
-            (as_words(&random_field), random_field.clone())
-        } else {
-            (signed_words(&digits), ntt::weight_in(&plan, &fixed))
-        };
+        let mut twin = ntt::weight_in(&plan, &fixed);
+        ntt::forward_stages(&plan, &mut twin, n / 2, sl);
+        self.load(&mut io, &pending, &signed_words(&digits), s)?;
+        pipe.forward_global(&self.dev, res, sa, ADVANCE)?;
+        let (got, _, got_s) = self.fetch(&io)?;
+        verdict("forward column passes (carry fix-up, weigh, shift)", got == as_words(&twin) && got_s == s2);
+        // Row pass on random field input (the pending carries stay as they are).
+        let mut t = random_field.clone();
         ntt::forward_stages(&plan, &mut t, sl / 2, 1);
         let forward_only = as_words(&t);
-        let finish = |mut v: Vec<Gl>, ll: bool| {
+        let finish = |mut v: Vec<Gl>| {
             ntt::inverse_stages(&plan, &mut v, 1, sl / 2);
-            if global {
-                (as_words(&v), pending.clone())
-            } else {
-                walked(&ntt::unweight_out(&plan, &v), ll)
-            }
+            (as_words(&v), pending.clone())
         };
-        let (edges, square_flags) = if global { (0, 0) } else { (WEIGH | UNWEIGH, WEIGH | UNWEIGH | ADVANCE | LL) };
-        let want = finish(t.iter().map(|v| v.square()).collect(), true);
+        let input = as_words(&random_field);
+        let want = finish(t.iter().map(|v| v.square()).collect());
         self.load(&mut io, &pending, &input, s)?;
-        pipe.rows(&self.dev, res, res.x, sa, Op::Square, square_flags)?;
+        pipe.rows(&self.dev, res, res.x, sa, Op::Square, 0)?;
         let (got, got_c, _) = self.fetch(&io)?;
-        out.push(KernelVerdict { kernel: "row pass (square)", ok: (got, got_c) == want });
+        verdict("row pass (square)", (got, got_c) == want);
         self.load(&mut io, &pending, &input, s)?;
-        pipe.rows(&self.dev, res, res.x, sa, Op::Forward, edges & WEIGH)?;
-        out.push(KernelVerdict { kernel: "row pass (forward)", ok: self.get(&io.x)? == forward_only });
-        let want = finish(t.iter().zip(&other).map(|(a, b)| a.mul(*b)).collect(), false);
+        pipe.rows(&self.dev, res, res.x, sa, Op::Forward, 0)?;
+        verdict("row pass (forward)", self.get(&io.x)? == forward_only);
+        let want = finish(t.iter().zip(&other).map(|(a, b)| a.mul(*b)).collect());
         self.load(&mut io, &pending, &input, s)?;
-        pipe.rows(&self.dev, res, ya, sa, Op::Multiply, edges)?;
+        pipe.rows(&self.dev, res, ya, sa, Op::Multiply, 0)?;
         let (got, got_c, _) = self.fetch(&io)?;
-        out.push(KernelVerdict { kernel: "row pass (multiply)", ok: (got, got_c) == want });
+        verdict("row pass (multiply)", (got, got_c) == want);
         // Inverse global passes (unweighting, carry walk with the LL term) on random field input.
-        if global {
-            let mut inv = random_field.clone();
-            ntt::inverse_stages(&plan, &mut inv, sl, n / 2);
-            let want = walked(&ntt::unweight_out(&plan, &inv), true);
-            self.load(&mut io, &pending, &as_words(&random_field), s2)?;
-            pipe.inverse_global(&self.dev, res, sa, LL)?;
-            let (got, got_c, _) = self.fetch(&io)?;
-            out.push(KernelVerdict { kernel: "inverse column passes (unweigh, carry walk, -2*2^s)", ok: (got, got_c) == want });
-        }
+        let mut inv = random_field.clone();
+        ntt::inverse_stages(&plan, &mut inv, sl, n / 2);
+        let (d, cs) = ntt::carry_walk(&plan, &ntt::unweight_out(&plan, &inv), Some(plan.minus_two_at(s2)));
+        self.load(&mut io, &pending, &as_words(&random_field), s2)?;
+        pipe.inverse_global(&self.dev, res, sa, LL)?;
+        let (got, got_c, _) = self.fetch(&io)?;
+        verdict("inverse column passes (unweigh, carry walk, -2*2^s)", (got, got_c) == (signed_words(&d), cs));
         Ok(out)
     }
 }

@@ -2,10 +2,12 @@
 //! plus pending carries, see kernels/carry.cu) and the shift count live in device memory; the
 //! host applies the pending carries (the CPU twin's carry_fixup) when it reads a residue, tracks
 //! the shift too and checks that both agree on every read. Iterations are launched in batches
-//! replayed from a CUDA graph.
+//! replayed from a CUDA graph, or at small lengths as one launch of the one-block kernel
+//! (small.rs) for the whole batch.
 
 use super::module::{cuda_err, Device};
-use super::pipeline::{addr, Pipeline, Res};
+use super::pipeline::{addr, flip_bit, Pipeline, Res};
+use super::small::SmallPipeline;
 use crate::engine::{Engine, EngineError, Shift};
 use crate::exponent::TestKind;
 use crate::plan::Plan;
@@ -25,10 +27,31 @@ struct Buffers {
     shift: CudaSlice<u32>,
 }
 
+/// How the engine squares: the multi-pass pipeline, or one block at small lengths.
+enum Route {
+    Passes(Pipeline),
+    Small(SmallPipeline),
+}
+
+impl Route {
+    fn plan(&self) -> &Plan {
+        match self {
+            Route::Passes(p) => &p.plan,
+            Route::Small(s) => &s.plan,
+        }
+    }
+    fn segments(&self) -> usize {
+        match self {
+            Route::Passes(p) => p.segments(),
+            Route::Small(s) => s.segments(),
+        }
+    }
+}
+
 /// The GPU engine for one exponent, test kind and starting shift.
 pub struct GpuEngine {
     dev: Device,
-    pipe: Pipeline,
+    pipe: Route,
     buf: Buffers,
     kind: TestKind,
     shift: Shift,
@@ -55,7 +78,11 @@ impl GpuEngine {
         let dev = Device::open()?;
         let p = plan.exponent();
         let n = plan.n();
-        let pipe = Pipeline::new(&dev, plan)?;
+        let pipe = if plan.is_small() {
+            Route::Small(SmallPipeline::new(&dev, plan)?)
+        } else {
+            Route::Passes(Pipeline::new(&dev, plan)?)
+        };
         let alloc = |len: usize| dev.stream.alloc_zeros::<u64>(len).map_err(cuda_err("alloc"));
         let carries = || dev.stream.alloc_zeros::<i64>(pipe.segments()).map_err(cuda_err("alloc"));
         let buf = Buffers {
@@ -106,7 +133,7 @@ impl GpuEngine {
         let words = self.dev.stream.clone_dtoh(src).map_err(cuda_err("download"))?;
         let carries = self.dev.stream.clone_dtoh(carries).map_err(cuda_err("download"))?;
         let mut digits: Vec<i64> = words.into_iter().map(|w| w as i64).collect();
-        crate::ntt::carry_fixup(&self.pipe.plan, &mut digits, &carries);
+        crate::ntt::carry_fixup(self.pipe.plan(), &mut digits, &carries);
         Ok(digits)
     }
 
@@ -119,13 +146,23 @@ impl GpuEngine {
     pub(crate) fn launch_iterations(&mut self, count: u64) -> Result<(), EngineError> {
         let (x, s) = (self.res(Which::State), addr(&self.dev, &self.buf.shift));
         let ll = self.kind == TestKind::Ll;
+        let pipe = match &self.pipe {
+            Route::Small(small) => {
+                small.square(&self.dev, x, s, ll, count)?;
+                for _ in 0..count {
+                    self.shift = self.shift.squared();
+                }
+                return Ok(());
+            }
+            Route::Passes(pipe) => pipe,
+        };
         let mut left = count;
         if left >= GRAPH_ITERS && self.graph.is_none() {
             let stream = &self.dev.stream;
             stream
                 .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
                 .map_err(cuda_err("capture"))?;
-            let queued = (0..GRAPH_ITERS).try_for_each(|_| self.pipe.square(&self.dev, x, s, ll));
+            let queued = (0..GRAPH_ITERS).try_for_each(|_| pipe.square(&self.dev, x, s, ll));
             let graph = stream.end_capture(sys::CUgraphInstantiate_flags(0)).map_err(cuda_err("graph"))?;
             queued?;
             self.graph = graph.map(Graph);
@@ -137,7 +174,7 @@ impl GpuEngine {
             }
         }
         for _ in 0..left {
-            self.pipe.square(&self.dev, x, s, ll)?;
+            pipe.square(&self.dev, x, s, ll)?;
         }
         for _ in 0..count {
             self.shift = self.shift.squared();
@@ -152,7 +189,10 @@ impl GpuEngine {
     /// Per-kernel timings of this engine's squaring (see Pipeline::profile).
     pub fn profile(&mut self, reps: usize) -> Result<Vec<(String, f64)>, EngineError> {
         let (x, s) = (self.res(Which::State), addr(&self.dev, &self.buf.shift));
-        let out = self.pipe.profile(&self.dev, x, s, reps)?;
+        let out = match &self.pipe {
+            Route::Passes(pipe) => pipe.profile(&self.dev, x, s, reps)?,
+            Route::Small(small) => small.profile(&self.dev, x, s, reps)?,
+        };
         self.synchronize()?;
         Ok(out)
     }
@@ -170,18 +210,18 @@ enum Which {
 
 impl Engine for GpuEngine {
     fn describe(&self) -> String {
-        let (lo, hi) = self.pipe.plan.widths();
-        format!("gpu {} NTT n=2^{} widths {lo}-{hi} bits", self.dev.name, self.pipe.plan.log2())
+        let (lo, hi) = self.pipe.plan().widths();
+        format!("gpu {} NTT n=2^{} widths {lo}-{hi} bits", self.dev.name, self.pipe.plan().log2())
     }
     fn fft_length(&self) -> Option<usize> {
-        Some(self.pipe.plan.n())
+        Some(self.pipe.plan().n())
     }
     fn load(&mut self, r: &Residue) -> Result<(), EngineError> {
-        let p = self.pipe.plan.exponent();
+        let p = self.pipe.plan().exponent();
         if r.exponent() != p {
             return Err(EngineError::WrongExponent { want: p, got: r.exponent() });
         }
-        let d = self.pipe.plan.residue_to_digits(r, self.shift.get());
+        let d = self.pipe.plan().residue_to_digits(r, self.shift.get());
         self.upload(Which::State, &d)?;
         self.set_device_shift()
     }
@@ -199,11 +239,11 @@ impl Engine for GpuEngine {
                 self.shift.get()
             )));
         }
-        self.pipe.plan.digits_to_residue(&d, self.shift.get())
+        self.pipe.plan().digits_to_residue(&d, self.shift.get())
     }
     fn acc_reset(&mut self) -> Result<(), EngineError> {
         let (dst, src) = (self.res(Which::Acc), self.res(Which::State));
-        let bytes = [(dst.x, src.x, self.pipe.plan.n() * 8), (dst.carries, src.carries, self.pipe.segments() * 8)];
+        let bytes = [(dst.x, src.x, self.pipe.plan().n() * 8), (dst.carries, src.carries, self.pipe.segments() * 8)];
         for (to, from, len) in bytes {
             // SAFETY: each pair is two live buffers of that many bytes on this device.
             unsafe { cudarc::driver::result::memcpy_dtod_async(to, from, len, self.dev.stream.cu_stream()) }
@@ -215,32 +255,35 @@ impl Engine for GpuEngine {
     fn acc_mul(&mut self) -> Result<(), EngineError> {
         let (acc, x) = (self.res(Which::Acc), self.res(Which::State));
         let (d, tmp) = (&self.dev, addr(&self.dev, &self.buf.tmp));
-        self.pipe.multiply(d, acc, x, tmp, addr(d, &self.buf.shift))?;
+        match &self.pipe {
+            Route::Passes(pipe) => pipe.multiply(d, acc, x, tmp, addr(d, &self.buf.shift))?,
+            Route::Small(small) => small.multiply(d, acc, x, tmp, addr(d, &self.buf.shift))?,
+        }
         self.acc_shift = self.acc_shift.plus(self.shift);
         self.synchronize()
     }
     fn acc_read(&mut self) -> Result<Residue, EngineError> {
         let d = self.download(Which::Acc)?;
-        self.pipe.plan.digits_to_residue(&d, self.acc_shift.get())
+        self.pipe.plan().digits_to_residue(&d, self.acc_shift.get())
     }
     fn acc_load(&mut self, r: &Residue) -> Result<(), EngineError> {
-        let p = self.pipe.plan.exponent();
+        let p = self.pipe.plan().exponent();
         if r.exponent() != p {
             return Err(EngineError::WrongExponent { want: p, got: r.exponent() });
         }
         self.acc_shift = Shift::new(p, 0);
-        let d = self.pipe.plan.residue_to_digits(r, 0);
+        let d = self.pipe.plan().residue_to_digits(r, 0);
         self.upload(Which::Acc, &d)
     }
     fn inject_fault(&mut self, word: usize, bit: u32) -> Result<(), EngineError> {
         let x = addr(&self.dev, &self.buf.x);
-        self.pipe.flip_bit(&self.dev, x, (word % self.pipe.plan.n()) as u64, bit)?;
+        flip_bit(&self.dev, x, (word % self.pipe.plan().n()) as u64, bit)?;
         self.synchronize()
     }
     fn kind(&self) -> TestKind {
         self.kind
     }
     fn exponent(&self) -> u32 {
-        self.pipe.plan.exponent()
+        self.pipe.plan().exponent()
     }
 }

@@ -4,6 +4,7 @@
 //!
 //! - [`module`]: library checks, context, NVRTC build and disk cache of the kernels;
 //! - [`pipeline`]: the plan on the device and the launch sequence of one iteration;
+//! - [`small`]: at small lengths, one block and one launch for a whole batch of iterations;
 //! - [`engine`]: [`GpuEngine`], the [`crate::engine::Engine`] implementation;
 //! - [`check`]: kernel-by-kernel comparison with the CPU twin, for `gpu-selftest`.
 
@@ -11,6 +12,7 @@ mod check;
 mod engine;
 mod module;
 mod pipeline;
+mod small;
 
 pub use check::{KernelChecker, KernelVerdict};
 pub use engine::GpuEngine;

@@ -13,10 +13,11 @@ use std::sync::Arc;
 
 /// Kernel sources (file name in kernels/, text), in the order they are concatenated into one
 /// compilation unit.
-const SOURCES: [(&str, &str); 4] = [
+const SOURCES: [(&str, &str); 5] = [
     ("goldilocks.cuh", include_str!("../../kernels/goldilocks.cuh")),
     ("carry.cu", include_str!("../../kernels/carry.cu")),
     ("ntt_block.cu", include_str!("../../kernels/ntt_block.cu")),
+    ("small.cu", include_str!("../../kernels/small.cu")),
     ("fault_inject.cu", include_str!("../../kernels/fault_inject.cu")),
 ];
 
@@ -45,6 +46,8 @@ pub(crate) fn cuda_err(what: &str) -> impl Fn(cudarc::driver::DriverError) -> En
 pub(crate) struct Kernels {
     /// ntt[R − 1]: the ntt_r<R> kernel (R radix-2 stages per line).
     pub ntt: Vec<CudaFunction>,
+    /// small[V − 1]: the small_r<V> kernel (one block, rounds of V stages).
+    pub small: Vec<CudaFunction>,
     pub flip_bit: CudaFunction,
 }
 
@@ -159,6 +162,7 @@ fn load_kernels(module: &Arc<CudaModule>) -> Result<Kernels, EngineError> {
     let f = |name: &str| module.load_function(name).map_err(cuda_err(name));
     Ok(Kernels {
         ntt: (1..=MAX_SHARED_LOG2).map(|r| f(&format!("ntt_r{r}"))).collect::<Result<_, _>>()?,
+        small: (1..=super::small::MAX_STAGES).map(|v| f(&format!("small_r{v}"))).collect::<Result<_, _>>()?,
         flip_bit: f("flip_bit")?,
     })
 }

@@ -1,4 +1,5 @@
-//! The plan on the device and the launch sequence of one squaring or multiplication: forward
+//! The plan on the device and the launch sequence of one squaring or multiplication at lengths
+//! above 2^SMALL_MAX_LOG2 (smaller ones run on one block, see small.rs): forward
 //! column passes over the outer stages (pending carries and weights fused into the first), the
 //! row pass over contiguous chunks (inner forward stages, pointwise square or multiply, inner
 //! inverse stages), inverse column passes (unweighting and the carry walk fused into the last).
@@ -71,10 +72,10 @@ struct Pass {
 }
 
 /// Grid, block and dynamic shared memory of a launch.
-struct Shape {
-    blocks: u32,
-    threads: u32,
-    shared_bytes: u32,
+pub(crate) struct Shape {
+    pub blocks: u32,
+    pub threads: u32,
+    pub shared_bytes: u32,
 }
 
 impl Pass {
@@ -82,7 +83,7 @@ impl Pass {
         let (r1, r2) = (self.stages.div_ceil(2), self.stages / 2);
         let (len, lines) = (1u64 << self.stages, 1u64 << self.c_log);
         // The exchange (padded per group of 2^R2) or the carry walk (rows padded by one word).
-        let words = ((len + (1 << r1)) * lines).max((len + 1) * lines).max(len * (lines + 1));
+        let words = ((len + (1 << r1)) * lines).max(len * (lines + 1));
         Shape {
             blocks: (n >> (self.stages + self.c_log)) as u32,
             threads: 1 << (self.c_log + r2),
@@ -103,32 +104,42 @@ pub(crate) struct Pipeline {
     row: Pass,
 }
 
+/// The plan's tables on the device and the Layout that points at them (the tables must live as
+/// long as the Layout is used).
+pub(crate) fn upload_plan(dev: &Device, plan: &Plan) -> Result<(Layout, Vec<CudaSlice<u64>>), EngineError> {
+    if plan.length().odd != 1 {
+        return Err(EngineError::NoPlan { p: plan.exponent(), why: "GPU kernels take power-of-two lengths".into() });
+    }
+    let upload = |v: &[crate::field::Gl]| {
+        let words: Vec<u64> = v.iter().map(|g| g.value()).collect();
+        dev.stream.clone_htod(&words).map_err(cuda_err("upload plan"))
+    };
+    let (tw, itw) = plan.twiddles();
+    let [w_hi, w_lo, iw_hi, iw_lo] = plan.weight_tables();
+    let tables = vec![upload(tw)?, upload(itw)?, upload(w_hi)?, upload(w_lo)?, upload(iw_hi)?, upload(iw_lo)?];
+    let a: Vec<u64> = tables.iter().map(|t| addr(dev, t)).collect();
+    let layout = Layout {
+        tw: a[0],
+        itw: a[1],
+        w_hi: a[2],
+        w_lo: a[3],
+        iw_hi: a[4],
+        iw_lo: a[5],
+        p: plan.exponent(),
+        log_n: plan.log2(),
+        lo_bits: plan.lo_bits(),
+        seg_log: plan.seg_len().trailing_zeros(),
+        fixup_depth: plan.fixup_depth() as u32,
+    };
+    Ok((layout, tables))
+}
+
 impl Pipeline {
     pub fn new(dev: &Device, plan: Plan) -> Result<Pipeline, EngineError> {
-        if plan.length().odd != 1 {
-            return Err(EngineError::NoPlan { p: plan.exponent(), why: "GPU kernels take power-of-two lengths".into() });
+        if plan.is_small() {
+            return Err(EngineError::Other(format!("n=2^{} is a small length: it runs on the one-block kernel", plan.log2())));
         }
-        let upload = |v: &[crate::field::Gl]| {
-            let words: Vec<u64> = v.iter().map(|g| g.value()).collect();
-            dev.stream.clone_htod(&words).map_err(cuda_err("upload plan"))
-        };
-        let (tw, itw) = plan.twiddles();
-        let [w_hi, w_lo, iw_hi, iw_lo] = plan.weight_tables();
-        let tables = vec![upload(tw)?, upload(itw)?, upload(w_hi)?, upload(w_lo)?, upload(iw_hi)?, upload(iw_lo)?];
-        let a: Vec<u64> = tables.iter().map(|t| addr(dev, t)).collect();
-        let layout = Layout {
-            tw: a[0],
-            itw: a[1],
-            w_hi: a[2],
-            w_lo: a[3],
-            iw_hi: a[4],
-            iw_lo: a[5],
-            p: plan.exponent(),
-            log_n: plan.log2(),
-            lo_bits: plan.lo_bits(),
-            seg_log: plan.seg_len().trailing_zeros(),
-            fixup_depth: plan.fixup_depth() as u32,
-        };
+        let (layout, tables) = upload_plan(dev, &plan)?;
         let passes: Vec<Pass> = plan
             .column_passes()
             .into_iter()
@@ -140,9 +151,8 @@ impl Pipeline {
             .min(BLOCK_WORDS_LOG2 - r)
             .min(THREADS_LOG2 - r / 2);
         let row = Pass { stages: r, s_log: 0, c_log: row_c_log };
-        // The kernels walk runs of the outermost pass (or the one row) as carry segments.
-        let seg_log = passes.first().map_or(r + row_c_log, |c| c.c_log);
-        if seg_log != layout.seg_log || (passes.is_empty() && row.shape(plan.n() as u64).blocks != 1) {
+        // The kernels walk runs of the outermost pass as carry segments.
+        if passes.first().map(|c| c.c_log) != Some(layout.seg_log) {
             return Err(EngineError::Other(format!("carry segments of 2^{} digits do not match the passes", layout.seg_log)));
         }
         Ok(Pipeline { plan, layout, _tables: tables, passes, row })
@@ -152,16 +162,12 @@ impl Pipeline {
         self.plan.n() as u64
     }
 
-    pub fn has_global_passes(&self) -> bool {
-        !self.passes.is_empty()
-    }
-
     /// Pending carries per residue.
     pub fn segments(&self) -> usize {
         self.plan.n() / self.plan.seg_len()
     }
 
-    fn launch(dev: &Device, f: &CudaFunction, shape: Shape, args: &[&dyn Arg]) -> Result<(), EngineError> {
+    pub(crate) fn launch(dev: &Device, f: &CudaFunction, shape: Shape, args: &[&dyn Arg]) -> Result<(), EngineError> {
         let mut params: Vec<*mut c_void> = args.iter().map(|a| a.param()).collect();
         // SAFETY: a zeroed attribute is valid plain data; its id and value are set next.
         let mut attr: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
@@ -221,10 +227,6 @@ impl Pipeline {
     /// The whole transform of x: forward (Op::Forward), or forward, pointwise op and inverse
     /// back to digits and pending carries. `first` and `last` go to the first and last pass.
     fn transform(&self, dev: &Device, x: Res, other: u64, shift: u64, op: Op, first: u32, last: u32) -> Result<(), EngineError> {
-        if self.passes.is_empty() {
-            let last = if op == Op::Forward { 0 } else { UNWEIGH | last };
-            return self.rows(dev, x, other, shift, op, WEIGH | first | last);
-        }
         self.forward_global(dev, x, shift, first)?;
         self.rows(dev, x, other, shift, op, 0)?;
         if op == Op::Forward {
@@ -243,9 +245,9 @@ impl Pipeline {
             let name = format!("fwd column pass {} ({} stages, 2^{} lines/block)", k, pass.stages, pass.c_log);
             steps.push((name, Box::new(move || self.ntt(dev, pass, x, x.x, shift, Op::Forward, edge(k, WEIGH)))));
         }
-        let (row, row_flags) = (&self.row, if self.passes.is_empty() { WEIGH | UNWEIGH } else { 0 });
+        let row = &self.row;
         let name = format!("row pass square ({} stages, 2^{} lines/block)", row.stages, row.c_log);
-        steps.push((name, Box::new(move || self.ntt(dev, row, x, x.x, shift, Op::Square, row_flags))));
+        steps.push((name, Box::new(move || self.ntt(dev, row, x, x.x, shift, Op::Square, 0))));
         for (k, pass) in self.passes.iter().enumerate() {
             let name = format!("inv column pass {} ({} stages)", k, pass.stages);
             steps.push((name, Box::new(move || self.ntt(dev, pass, x, x.x, shift, Op::Inverse, edge(k, UNWEIGH)))));
@@ -270,11 +272,6 @@ impl Pipeline {
         Ok(out)
     }
 
-    /// Flip one bit of word `word` of the buffer at x (fault injection).
-    pub fn flip_bit(&self, dev: &Device, x: u64, word: u64, bit: u32) -> Result<(), EngineError> {
-        Self::launch(dev, &dev.kernels.flip_bit, Shape { blocks: 1, threads: 1, shared_bytes: 0 }, &[&x, &word, &bit])
-    }
-
     /// One squaring of x, all on the device; the shift count at `shift` doubles first, and
     /// with `ll` the walk subtracts 2·2^s.
     pub fn square(&self, dev: &Device, x: Res, shift: u64, ll: bool) -> Result<(), EngineError> {
@@ -289,6 +286,11 @@ impl Pipeline {
         self.transform(dev, Res { x: tmp, carries: x.carries }, tmp, shift, Op::Forward, 0, 0)?;
         self.transform(dev, acc, tmp, shift, Op::Multiply, 0, 0)
     }
+}
+
+/// Flip one bit of word `word` of the buffer at x (fault injection).
+pub(crate) fn flip_bit(dev: &Device, x: u64, word: u64, bit: u32) -> Result<(), EngineError> {
+    Pipeline::launch(dev, &dev.kernels.flip_bit, Shape { blocks: 1, threads: 1, shared_bytes: 0 }, &[&x, &word, &bit])
 }
 
 /// A kernel argument: cuLaunchKernelEx takes the address of each argument's value.

@@ -1,0 +1,196 @@
+//! The one-block kernel for small lengths (n ≤ 2^SMALL_MAX_LOG2, kernels/small.cu): the plan on
+//! the device, the launch shape (rounds of at most V radix-2 stages, threads, shared memory with
+//! the opt-in above 48 KiB), the launches (`count` squarings in one launch; the product acc·x),
+//! and its check against the CPU twin for `gpu-selftest kernels`.
+
+use super::check::{as_words, signed_words, KernelVerdict, Rng};
+use super::module::{cuda_err, Device};
+use super::pipeline::{addr, upload_plan, Layout, Op, Pipeline, Res, Shape, ADVANCE, LL};
+use crate::engine::EngineError;
+use crate::ntt;
+use crate::plan::Plan;
+use cudarc::driver::{sys, CudaSlice};
+
+/// Most stages per round (the small_r1 .. small_r4 kernels).
+pub(crate) const MAX_STAGES: u32 = 4;
+/// The default shared memory of a block; more needs the opt-in attribute.
+const DEFAULT_SHARED_BYTES: u32 = 48 << 10;
+/// Iterations per launch at most (a launch of more would hold the GPU for seconds).
+const MAX_LAUNCH_ITERS: u64 = 1 << 14;
+
+/// Stages per round by default: 2 (4 values per thread, more threads) where a round is
+/// latency-bound, 3 (8 values per thread, fewer rounds and barriers) from 2^11 on.
+/// MERSENNE_CERT_SMALL_STAGES=1..4 overrides it (for tuning).
+fn default_stages(log2: u32) -> u32 {
+    let tuned = std::env::var("MERSENNE_CERT_SMALL_STAGES").ok().and_then(|v| v.parse().ok());
+    tuned.filter(|k| (1..=MAX_STAGES).contains(k)).unwrap_or(if log2 <= 10 { 2 } else { 3 })
+}
+
+/// A small plan on the device and its launch shape.
+pub(crate) struct SmallPipeline {
+    pub plan: Plan,
+    layout: Layout,
+    _tables: Vec<CudaSlice<u64>>,
+    stages: u32,
+    threads: u32,
+    shared_bytes: u32,
+}
+
+impl SmallPipeline {
+    pub fn new(dev: &Device, plan: Plan) -> Result<SmallPipeline, EngineError> {
+        let stages = default_stages(plan.log2());
+        SmallPipeline::with_stages(dev, plan, stages)
+    }
+
+    /// The pipeline with rounds of at most `stages` stages (1 ≤ stages ≤ MAX_STAGES).
+    pub fn with_stages(dev: &Device, plan: Plan, stages: u32) -> Result<SmallPipeline, EngineError> {
+        if !plan.is_small() || !(1..=MAX_STAGES).contains(&stages) {
+            return Err(EngineError::Other(format!("no one-block kernel for n=2^{}, {stages} stages", plan.log2())));
+        }
+        let (layout, tables) = upload_plan(dev, &plan)?;
+        // Values (one pad word per 2^pad_log, pad_log as in kernels/small.cu) and the carries.
+        let (n, seg_log) = (plan.n(), plan.seg_len().trailing_zeros() as usize);
+        let words = n + (n >> seg_log.max(4)) + (n >> seg_log);
+        let shared_bytes = (words * 8) as u32;
+        let max_threads = if stages >= 4 { 512 } else { 1024 };
+        let threads = (n >> stages).clamp(32, max_threads) as u32;
+        if shared_bytes > DEFAULT_SHARED_BYTES {
+            let most = dev
+                .ctx
+                .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+                .map_err(cuda_err("shared memory limit"))?;
+            if shared_bytes as i64 > most as i64 {
+                let why = format!("n=2^{} needs {shared_bytes} bytes of shared memory, the GPU has {most}", plan.log2());
+                return Err(EngineError::NoPlan { p: plan.exponent(), why });
+            }
+            let f = &dev.kernels.small[stages as usize - 1];
+            let attr = sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+            f.set_attribute(attr, shared_bytes as i32).map_err(cuda_err("shared memory opt-in"))?;
+        }
+        Ok(SmallPipeline { plan, layout, _tables: tables, stages, threads, shared_bytes })
+    }
+
+    /// Pending carries per residue (always zero after this kernel, but read on load).
+    pub fn segments(&self) -> usize {
+        self.plan.n() / self.plan.seg_len()
+    }
+
+    /// What runs, for descriptions and profiles.
+    pub fn describe(&self) -> String {
+        format!(
+            "one block: {} threads, rounds of {} stages, {} KiB shared",
+            self.threads,
+            self.stages,
+            self.shared_bytes.div_ceil(1024)
+        )
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn launch(&self, dev: &Device, x: Res, other: Res, tmp: u64, shift: u64, count: u32, op: Op, flags: u32) -> Result<(), EngineError> {
+        let f = &dev.kernels.small[self.stages as usize - 1];
+        let shape = Shape { blocks: 1, threads: self.threads, shared_bytes: self.shared_bytes };
+        let args: [&dyn super::pipeline::Arg; 10] =
+            [&x.x, &x.carries, &other.x, &other.carries, &tmp, &shift, &self.layout, &count, &(op as u32), &flags];
+        Pipeline::launch(dev, f, shape, &args)
+    }
+
+    /// `count` squarings of x (one launch per MAX_LAUNCH_ITERS); each doubles the shift count
+    /// at `shift` first, and with `ll` subtracts 2·2^s.
+    pub fn square(&self, dev: &Device, x: Res, shift: u64, ll: bool, count: u64) -> Result<(), EngineError> {
+        let flags = ADVANCE | if ll { LL } else { 0 };
+        let mut left = count;
+        while left > 0 {
+            let k = left.min(MAX_LAUNCH_ITERS);
+            self.launch(dev, x, x, 0, shift, k as u32, Op::Square, flags)?;
+            left -= k;
+        }
+        Ok(())
+    }
+
+    /// acc := acc·x; `tmp` (n words) receives the transform of x (x itself is left as it was).
+    pub fn multiply(&self, dev: &Device, acc: Res, x: Res, tmp: u64, shift: u64) -> Result<(), EngineError> {
+        self.launch(dev, acc, x, tmp, shift, 1, Op::Multiply, 0)
+    }
+
+    /// Microseconds per squaring, `reps` of them in one launch (for tuning; the data is whatever
+    /// x holds, the shift count advances).
+    pub fn profile(&self, dev: &Device, x: Res, shift: u64, reps: usize) -> Result<Vec<(String, f64)>, EngineError> {
+        let ev = || dev.ctx.new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT)).map_err(cuda_err("event"));
+        let (a, b) = (ev()?, ev()?);
+        a.record(&dev.stream).map_err(cuda_err("event"))?;
+        self.square(dev, x, shift, true, reps as u64)?;
+        b.record(&dev.stream).map_err(cuda_err("event"))?;
+        let ms = a.elapsed_ms(&b).map_err(cuda_err("event"))?;
+        Ok(vec![(format!("{} (per squaring, {reps} in one launch)", self.describe()), ms as f64 * 1000.0 / reps as f64)])
+    }
+}
+
+/// Check the one-block kernel at a small plan against the CPU twin, for every stages-per-round
+/// variant: 1 and 7 LL squarings and 2 PRP squarings at a random shift, then one product (and
+/// the transform of x it leaves in tmp), from random digits with random pending carries.
+pub(crate) fn check(dev: &Device, plan: &Plan, rng: &mut Rng) -> Result<Vec<KernelVerdict>, EngineError> {
+    let (n, p) = (plan.n(), plan.exponent());
+    let segs = n / plan.seg_len();
+    let (w_min, _) = plan.widths();
+    let mut digits = || -> Vec<i64> {
+        (0..n)
+            .map(|j| {
+                let w = plan.width(j);
+                (rng.next() % (1 << w)) as i64 - (1 << (w - 1))
+            })
+            .collect()
+    };
+    let (d, a, b) = (digits(), digits(), digits());
+    // Pending carries of the size a walk leaves (about n·2^(w−2)), and their fix-up by the twin.
+    let span = (n as u64) << (w_min - 1);
+    let mut carries = || -> Vec<i64> { (0..segs).map(|_| (rng.next() % span) as i64 - (span / 2) as i64).collect() };
+    let (dc, ac, bc) = (carries(), carries(), carries());
+    let fixed = |d: &[i64], c: &[i64]| {
+        let mut f = d.to_vec();
+        ntt::carry_fixup(plan, &mut f, c);
+        f
+    };
+    let s0 = (rng.next() % p as u64) as u32;
+    let alloc = |len: usize| dev.stream.alloc_zeros::<u64>(len).map_err(cuda_err("alloc"));
+    let (mut x, mut xc, mut y, mut yc, tmp) = (alloc(n)?, alloc(segs)?, alloc(n)?, alloc(segs)?, alloc(n)?);
+    let mut sh = dev.stream.alloc_zeros::<u32>(1).map_err(cuda_err("alloc"))?;
+    let put = |buf: &mut CudaSlice<u64>, words: &[u64]| dev.stream.memcpy_htod(words, buf).map_err(cuda_err("upload"));
+    let get = |buf: &CudaSlice<u64>| dev.stream.clone_dtoh(buf).map_err(cuda_err("download"));
+    let res = |v: &CudaSlice<u64>, c: &CudaSlice<u64>| Res { x: addr(dev, v), carries: addr(dev, c) };
+    let mut out = Vec::new();
+    for stages in 1..=MAX_STAGES {
+        let pipe = SmallPipeline::with_stages(dev, plan.clone(), stages)?;
+        for (count, ll) in [(1u32, true), (7, true), (2, false)] {
+            put(&mut x, &signed_words(&d))?;
+            put(&mut xc, &signed_words(&dc))?;
+            dev.stream.memcpy_htod(&[s0], &mut sh).map_err(cuda_err("upload"))?;
+            let (xs, shift) = (res(&x, &xc), addr(dev, &sh));
+            pipe.square(dev, xs, shift, ll, count as u64)?;
+            let got_s = dev.stream.clone_dtoh(&sh).map_err(cuda_err("download"))?;
+            let (got, got_c) = (get(&x)?, get(&xc)?);
+            let (mut want, mut s) = (fixed(&d, &dc), s0);
+            for _ in 0..count {
+                s = ((2 * s as u64) % p as u64) as u32;
+                want = ntt::square_digits(plan, &want, ll.then(|| plan.minus_two_at(s)));
+            }
+            let ok = got == signed_words(&want) && got_c.iter().all(|&c| c == 0) && got_s[0] == s;
+            let what = if ll { "LL" } else { "PRP" };
+            out.push(KernelVerdict { kernel: format!("one block, rounds of {stages}: {count} {what} squarings"), ok });
+        }
+        put(&mut x, &signed_words(&a))?;
+        put(&mut xc, &signed_words(&ac))?;
+        put(&mut y, &signed_words(&b))?;
+        put(&mut yc, &signed_words(&bc))?;
+        dev.stream.memcpy_htod(&[s0], &mut sh).map_err(cuda_err("upload"))?;
+        pipe.multiply(dev, res(&x, &xc), res(&y, &yc), addr(dev, &tmp), addr(dev, &sh))?;
+        let (fa, fb) = (fixed(&a, &ac), fixed(&b, &bc));
+        let ok = get(&x)? == signed_words(&ntt::multiply_digits(plan, &fa, &fb))
+            && get(&tmp)? == as_words(&ntt::forward(plan, &fb))
+            && get(&xc)?.iter().all(|&c| c == 0)
+            && get(&y)? == signed_words(&b)
+            && dev.stream.clone_dtoh(&sh).map_err(cuda_err("download"))?[0] == s0;
+        out.push(KernelVerdict { kernel: format!("one block, rounds of {stages}: product"), ok });
+    }
+    dev.stream.synchronize().map_err(cuda_err("run"))?;
+    Ok(out)
+}
