@@ -77,66 +77,30 @@ struct Lines {
     __device__ __forceinline__ u32 seg_start(u32 r) const { return base + r * s; }
 };
 
-// Forward (DIF) stages Q0+Q-1 .. Q0 on v[0 .. 2^Q): local stage q pairs (i, i + 2^q) with the
-// twiddle of stage Q0+q for (k mod 2^(Q0+q)) = koff + (i mod 2^q)*KMUL, i.e. the table entry
-// (s << (Q0+q)) + tw0 + (koff + j*KMUL)*s = off + s*((1 << (Q0+q)) + j*KMUL) with
-// off = tw0 + koff*s: one multiply-add per twiddle. Each stage's twiddles are loaded together
-// before its butterflies. The stage number is a template parameter (recursion rather than an
-// unrolled loop), so that every array index is a compile-time constant and the arrays stay in
-// registers.
-template <int Q, int Q0, int KMUL, int q>
-struct DifStages {
-    static __device__ __forceinline__ void run(u64* v, const u64* table, u32 off, u32 s) {
-        u64 t[1 << q];
-#pragma unroll
-        for (int j = 0; j < (1 << q); j++) t[j] = table[off + s * ((1u << (Q0 + q)) + j * KMUL)];
-#pragma unroll
-        for (int i = 0; i < (1 << Q); i++) {
-            if (i & (1 << q)) continue;
-            const u64 a = v[i], b = v[i + (1 << q)];
-            v[i] = gl_add(a, b);
-            v[i + (1 << q)] = gl_mul(gl_sub(a, b), t[i & ((1 << q) - 1)]);
-        }
-        DifStages<Q, Q0, KMUL, q - 1>::run(v, table, off, s);
+// Twiddles of a line's stages Q0 .. Q0+Q-1 (stages.cuh): local stage q is stage Q0+q, whose
+// pairs with (k mod 2^(Q0+q)) = koff + j*KMUL take the table entry
+// (s << (Q0+q)) + tw0 + (koff + j*KMUL)*s = off + s*((1 << (Q0+q)) + j*KMUL), off = tw0 + koff*s:
+// one multiply-add per twiddle address.
+template <int Q0, int KMUL>
+struct LineTw {
+    const u64* table;
+    u32 off, s;
+    template <int q>
+    __device__ __forceinline__ u64 get(int j) const {
+        return table[off + s * ((1u << (Q0 + q)) + j * KMUL)];
     }
-};
-template <int Q, int Q0, int KMUL>
-struct DifStages<Q, Q0, KMUL, -1> {
-    static __device__ __forceinline__ void run(u64*, const u64*, u32, u32) {}
-};
-
-// Inverse (DIT) stages Q0 .. Q0+Q-1 on v[0 .. 2^Q), twiddles as in DifStages.
-template <int Q, int Q0, int KMUL, int q>
-struct DitStages {
-    static __device__ __forceinline__ void run(u64* v, const u64* table, u32 off, u32 s) {
-        u64 t[1 << q];
-#pragma unroll
-        for (int j = 0; j < (1 << q); j++) t[j] = table[off + s * ((1u << (Q0 + q)) + j * KMUL)];
-#pragma unroll
-        for (int i = 0; i < (1 << Q); i++) {
-            if (i & (1 << q)) continue;
-            const u64 a = v[i], b = gl_mul(v[i + (1 << q)], t[i & ((1 << q) - 1)]);
-            v[i] = gl_add(a, b);
-            v[i + (1 << q)] = gl_sub(a, b);
-        }
-        DitStages<Q, Q0, KMUL, q + 1>::run(v, table, off, s);
-    }
-};
-template <int Q, int Q0, int KMUL>
-struct DitStages<Q, Q0, KMUL, Q> {
-    static __device__ __forceinline__ void run(u64*, const u64*, u32, u32) {}
 };
 
 // The stages of one phase of a line: the upper R1 (values koff + j*2^R2, from stage R2 up) or
 // the lower R2 (values 0 .. 2^R2 of a group, from stage 0).
 template <int R1, int R2, int Q, int Q0, int KMUL>
 __device__ __forceinline__ void dif(u64* v, const u64* table, const Lines<R1, R2>& ln, u32 koff) {
-    DifStages<Q, Q0, KMUL, Q - 1>::run(v, table, ln.tw0 + koff * ln.s, ln.s);
+    dif_stages<Q>(v, LineTw<Q0, KMUL>{table, ln.tw0 + koff * ln.s, ln.s});
 }
 
 template <int R1, int R2, int Q, int Q0, int KMUL>
 __device__ __forceinline__ void dit(u64* v, const u64* table, const Lines<R1, R2>& ln, u32 koff) {
-    DitStages<Q, Q0, KMUL, 0>::run(v, table, ln.tw0 + koff * ln.s, ln.s);
+    dit_stages<Q>(v, LineTw<Q0, KMUL>{table, ln.tw0 + koff * ln.s, ln.s});
 }
 
 // Programmatic dependent launch: the next kernel may launch once every block got here.

@@ -25,51 +25,16 @@
 // Slot of value i in shared memory.
 __device__ __forceinline__ u32 small_slot(u32 i, u32 pad_log) { return i + (i >> pad_log); }
 
-// Forward stages q0+q .. q0 of one group v[0 .. 2^Q): local stage q pairs (i, i + 2^q) with the
-// twiddle of index (base + i*2^q0) mod 2^(q0+q) = lo + (i mod 2^q)*2^q0.
-template <int Q, int q>
-struct SmallDif {
-    static __device__ __forceinline__ void run(u64* v, const u64* tw, u32 q0, u32 lo) {
-        const u64* t0 = tw + (1u << (q0 + q)) + lo;
-        u64 t[1 << q];
-#pragma unroll
-        for (int j = 0; j < (1 << q); j++) t[j] = __ldg(t0 + (j << q0));
-#pragma unroll
-        for (int i = 0; i < (1 << Q); i++) {
-            if (i & (1 << q)) continue;
-            const u64 a = v[i], b = v[i + (1 << q)];
-            v[i] = gl_add(a, b);
-            v[i + (1 << q)] = gl_mul(gl_sub(a, b), t[i & ((1 << q) - 1)]);
-        }
-        SmallDif<Q, q - 1>::run(v, tw, q0, lo);
+// Twiddles of one group's stages (stages.cuh): local stage q is stage q0+q, and the pair whose
+// lower value has index (base + i*2^q0), i mod 2^q = j, takes w_{2^(q0+q+1)}^(lo + j*2^q0), i.e.
+// tw[2^(q0+q) + lo + j*2^q0] (lo = base mod 2^q0), through the read-only cache.
+struct GroupTw {
+    const u64* table;
+    u32 q0, lo;
+    template <int q>
+    __device__ __forceinline__ u64 get(int j) const {
+        return __ldg(table + (1u << (q0 + q)) + lo + ((u32)j << q0));
     }
-};
-template <int Q>
-struct SmallDif<Q, -1> {
-    static __device__ __forceinline__ void run(u64*, const u64*, u32, u32) {}
-};
-
-// Inverse stages q0 .. q0+Q-1 of one group, twiddles as in SmallDif.
-template <int Q, int q>
-struct SmallDit {
-    static __device__ __forceinline__ void run(u64* v, const u64* itw, u32 q0, u32 lo) {
-        const u64* t0 = itw + (1u << (q0 + q)) + lo;
-        u64 t[1 << q];
-#pragma unroll
-        for (int j = 0; j < (1 << q); j++) t[j] = __ldg(t0 + (j << q0));
-#pragma unroll
-        for (int i = 0; i < (1 << Q); i++) {
-            if (i & (1 << q)) continue;
-            const u64 a = v[i], b = gl_mul(v[i + (1 << q)], t[i & ((1 << q) - 1)]);
-            v[i] = gl_add(a, b);
-            v[i + (1 << q)] = gl_sub(a, b);
-        }
-        SmallDit<Q, q + 1>::run(v, itw, q0, lo);
-    }
-};
-template <int Q>
-struct SmallDit<Q, Q> {
-    static __device__ __forceinline__ void run(u64*, const u64*, u32, u32) {}
 };
 
 // What one round does to its groups.
@@ -94,12 +59,12 @@ __device__ __forceinline__ void small_round(const Layout& L, u32 pad_log, u32 q0
             v[k] = sm[small_slot(i, pad_log)];
             if (what & SMALL_WEIGH) v[k] = weigh_digit(L, v[k], i);
         }
-        if (what & SMALL_FORWARD) SmallDif<Q, Q - 1>::run(v, L.tw, q0, lo);
+        if (what & SMALL_FORWARD) dif_stages<Q>(v, GroupTw{L.tw, q0, lo});
         if (what & SMALL_POINTWISE) {
 #pragma unroll
             for (int k = 0; k < (1 << Q); k++) v[k] = gl_mul(v[k], other ? other[base + (k << q0)] : v[k]);
         }
-        if (what & SMALL_INVERSE) SmallDit<Q, 0>::run(v, L.itw, q0, lo);
+        if (what & SMALL_INVERSE) dit_stages<Q>(v, GroupTw{L.itw, q0, lo});
 #pragma unroll
         for (int k = 0; k < (1 << Q); k++) {
             const u32 i = base + (k << q0);

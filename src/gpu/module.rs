@@ -13,9 +13,10 @@ use std::sync::Arc;
 
 /// Kernel sources (file name in kernels/, text), in the order they are concatenated into one
 /// compilation unit.
-const SOURCES: [(&str, &str); 5] = [
+const SOURCES: [(&str, &str); 6] = [
     ("goldilocks.cuh", include_str!("../../kernels/goldilocks.cuh")),
     ("carry.cu", include_str!("../../kernels/carry.cu")),
+    ("stages.cuh", include_str!("../../kernels/stages.cuh")),
     ("ntt_block.cu", include_str!("../../kernels/ntt_block.cu")),
     ("small.cu", include_str!("../../kernels/small.cu")),
     ("fault_inject.cu", include_str!("../../kernels/fault_inject.cu")),
