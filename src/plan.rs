@@ -63,8 +63,11 @@ fn default_line_stages(log2: u32) -> u32 {
 /// log2 of the smallest chunk of the shared-memory kernel (when n is at least that long).
 const MIN_SHARED_LOG2: u32 = 5;
 /// Lengths up to 2^this are small: one thread block squares the whole residue in shared memory
-/// (n words plus padding and carries: ~77 KiB at 2^13, within the opt-in 227 KiB of sm_90).
-pub const SMALL_MAX_LOG2: u32 = 13;
+/// (n words plus padding and carries; the kernel fits up to 2^13, ~77 KiB of the opt-in 227 KiB
+/// of sm_90). Measured on an H200 (bench/RESULTS.md, 2026-11-23, 782e84a): one block takes 6.9 /
+/// 8.5 / 14.9 / 23.6 / 46.9 µs per iteration at 2^9 .. 2^13, the multi-pass path 16.2 at 2^14:
+/// one block wins up to 2^11 (launch latency), the 132 SMs of the multi-pass path above.
+pub const SMALL_MAX_LOG2: u32 = 11;
 /// A small plan's carry segments hold at least 2^SMALL_SEG_MIN_LOG2 digits, and there are at
 /// most 2^SMALL_SEGMENTS_LOG2 of them (one per thread of a block of 1024).
 const SMALL_SEG_MIN_LOG2: u32 = 2;
@@ -530,9 +533,9 @@ mod tests {
         assert_eq!(plan.seg_len(), 16);
         assert_eq!(Plan::new(82_589_933).unwrap().seg_len(), 32);
         // Small lengths: no column pass, segments of at least 4 digits, at most 1024 of them.
-        let (tiny, p12) = (Plan::new(127).unwrap(), Plan::new(86_243).unwrap());
+        let (tiny, p11) = (Plan::new(127).unwrap(), Plan::new(44_497).unwrap());
         assert!(tiny.is_small() && tiny.column_passes().is_empty() && tiny.global_passes().is_empty());
-        assert_eq!((tiny.n(), tiny.seg_len(), p12.log2(), p12.seg_len(), p12.shared_log2()), (8, 4, 12, 4, 12));
+        assert_eq!((tiny.n(), tiny.seg_len(), p11.log2(), p11.seg_len(), p11.shared_log2()), (8, 4, 11, 4, 11));
         let top = largest_small_exponent();
         let (last, next) = (Plan::new(top).unwrap(), Plan::new(top + 1).unwrap());
         assert!(last.is_small() && last.log2() == SMALL_MAX_LOG2 && !next.is_small() && next.log2() == SMALL_MAX_LOG2 + 1);

@@ -66,8 +66,8 @@ enum Cmd {
         /// Most stages per line of a GPU pass (tuning; default: the plan's).
         #[arg(long)]
         line_stages: Option<u32>,
-        /// Exponents to time (default: the five of ANCHORS.md; small ones such as 9689, 44497,
-        /// 86243, 132049 time the one-block kernel).
+        /// Exponents to time (default: the five of ANCHORS.md; small ones such as 9689 and 44497
+        /// time the one-block kernel).
         exponents: Vec<u32>,
     },
     /// µs per launch of each kernel of a squaring at exponent p (tuning).
