@@ -63,10 +63,8 @@ fn default_line_stages(log2: u32) -> u32 {
 /// log2 of the smallest chunk of the shared-memory kernel (when n is at least that long).
 const MIN_SHARED_LOG2: u32 = 5;
 /// Lengths up to 2^this are small: one thread block squares the whole residue in shared memory
-/// (n words plus padding and carries; the kernel fits up to 2^13, ~77 KiB of the opt-in 227 KiB
-/// of sm_90). Measured on an H200 (bench/RESULTS.md, 2026-11-23, 782e84a): one block takes 6.9 /
-/// 8.5 / 14.9 / 23.6 / 46.9 µs per iteration at 2^9 .. 2^13, the multi-pass path 16.2 at 2^14:
-/// one block wins up to 2^11 (launch latency), the 132 SMs of the multi-pass path above.
+/// (the kernel fits up to 2^13). On an H200 one block wins up to 2^11 (6.9 µs/iter at 2^9, 14.9
+/// at 2^11) and loses above (23.6, 46.9 at 2^12, 2^13; multi-pass 16.2 at 2^14): RESULTS.md.
 pub const SMALL_MAX_LOG2: u32 = 11;
 /// A small plan's carry segments hold at least 2^SMALL_SEG_MIN_LOG2 digits, and there are at
 /// most 2^SMALL_SEGMENTS_LOG2 of them (one per thread of a block of 1024).
