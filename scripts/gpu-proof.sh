@@ -4,13 +4,24 @@
 # proof's build time and size, and the verify times.
 #
 #   scripts/gpu-proof.sh                      # p = 1,257,787 at powers 8 and 10 (~2 min on an H200)
-#   EXPONENTS="1257787 20996011" scripts/gpu-proof.sh   # 20,996,011: ~35 min per power
+#   EXPONENTS="1257787 20996011" scripts/gpu-proof.sh   # 20,996,011: ~25 min per power (H200)
 #   BIN=dir POWERS="8 10" scripts/gpu-proof.sh
+#   STATE=.gpustate MAX_SECONDS=560 EXPONENTS=20996011 POWERS=8 scripts/gpu-proof.sh
+#       # a test longer than one call: stops it after MAX_SECONDS (SIGINT: it saves) and exits 3;
+#       # the same command again resumes it from STATE (and the same signing key), until it ends
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/gpu-common.sh
 EXPONENTS=${EXPONENTS:-1257787}
 POWERS=${POWERS:-8 10}
+MAX_SECONDS=${MAX_SECONDS:-0}
+STATE=${STATE:-}
+state=$WORK/s
+if [ -n "$STATE" ]; then
+  state=$STATE/s
+  export XDG_CONFIG_HOME="$STATE/config" XDG_DATA_HOME="$STATE/data"
+fi
+prove_timed() { if [ "$MAX_SECONDS" -gt 0 ]; then timeout -s INT "$MAX_SECONDS" "$@"; else "$@"; fi; }
 
 header
 ROWS=()
@@ -18,9 +29,16 @@ FAILED=0
 for p in $EXPONENTS; do
   for k in $POWERS; do
     t=$(now)
-    "$BIN/prove" "$p" --prp --engine gpu --proof-power "$k" --cert "$WORK/c.cbor" --gimps-proof "$WORK/c.proof" \
-      --state-dir "$WORK/s" >"$WORK/out" 2>"$WORK/err" || { cat "$WORK/err"; FAILED=1; continue; }
-    test_s=$(secs "$t" "$(now)")
+    prove_timed "$BIN/prove" "$p" --prp --engine gpu --proof-power "$k" --cert "$WORK/c.cbor" --gimps-proof "$WORK/c.proof" \
+      --state-dir "$state" >"$WORK/out" 2>"$WORK/err"
+    rc=$?
+    if [ $rc -eq 124 ]; then
+      tail -2 "$WORK/err"
+      echo "M$p power $k: stopped after $MAX_SECONDS s, state saved in $state; run the same command again to resume"
+      exit 3
+    fi
+    [ $rc -eq 0 ] || { cat "$WORK/err"; FAILED=1; continue; }
+    test_s=$(secs "$t" "$(now)") # this call only, when the test was resumed
     cat "$WORK/err"
     build=$(sed -n 's/^proof: power [0-9]*, \([0-9]*\) bytes, built and checked in \([0-9.]*\) s.*/\2 s, \1 bytes/p' "$WORK/err")
     t=$(now); "$BIN/verify" "$WORK/c.cbor" --engine gpu >"$WORK/v1" 2>&1 || { cat "$WORK/v1"; FAILED=1; }
