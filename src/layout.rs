@@ -49,12 +49,12 @@ impl CheckpointLayout {
 
     /// Is iteration k (1-based count of squarings done) a checkpoint of a run of `total`?
     pub fn is_checkpoint(&self, k: u64, total: u64) -> bool {
-        k == total || k % self.every == 0
+        k == total || k.is_multiple_of(self.every)
     }
 
     /// Does the checkpoint at iteration k carry the full residue?
     pub fn is_full(&self, k: u64, total: u64) -> bool {
-        k == total || (k % self.every == 0 && (k / self.every) % self.full_every == 0)
+        k == total || (k.is_multiple_of(self.every) && (k / self.every).is_multiple_of(self.full_every))
     }
 }
 
@@ -76,7 +76,7 @@ mod tests {
         assert!(cps.len() >= 1000 && cps.len() <= 10000, "{}", cps.len());
         assert_eq!(*cps.last().unwrap(), 9687);
         let full = cps.iter().filter(|&&k| l.is_full(k, 9687)).count() as u64;
-        assert!(full <= MAX_FULL_RESIDUES + 1 && full >= 2);
+        assert!((2..=MAX_FULL_RESIDUES + 1).contains(&full));
         // A tight budget: at most 3 residues of 1212 bytes.
         let l = CheckpointLayout::choose(9689, 9687, Some(100), 3 * 1212).unwrap();
         let full = (1..=9687).filter(|&k| l.is_full(k, 9687)).count();

@@ -301,7 +301,7 @@ mod tests {
     quickcheck! {
         fn squaring_matches_rug(seed: Vec<u64>, pick: u32, s: u32) -> TestResult {
             // Small primes often, a few hundred thousand at most: CI stays fast.
-            let Some(p) = prime_in(31, if pick % 8 == 0 { 400_000 } else { 20_000 }, pick / 8) else {
+            let Some(p) = prime_in(31, if pick.is_multiple_of(8) { 400_000 } else { 20_000 }, pick / 8) else {
                 return TestResult::discard();
             };
             let Ok(plan) = Plan::new(p) else { return TestResult::discard() };

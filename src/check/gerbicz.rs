@@ -43,7 +43,7 @@ impl Gerbicz {
 
     /// Is k a block boundary (where the accumulator takes x_k)?
     pub fn is_boundary(&self, k: u64) -> bool {
-        k > self.anchor_k && (k - self.anchor_k) % self.block == 0
+        k > self.anchor_k && (k - self.anchor_k).is_multiple_of(self.block)
     }
 
     /// Is a check due at boundary k? (At least every L² iterations, and whenever the caller

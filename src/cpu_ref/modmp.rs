@@ -111,7 +111,7 @@ mod tests {
             let e = e % p;
             let mut m = ModMp::new(p);
             let x = value(p, &seed);
-            let want = (Integer::from(&x - (Integer::from(1) << e))).rem_euc(m.modulus());
+            let want = (&x - (Integer::from(1) << e)).rem_euc(m.modulus());
             let mut got = x;
             m.sub_pow2(&mut got, e);
             got == want
