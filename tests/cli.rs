@@ -165,3 +165,23 @@ fn summary_reports_the_loop_time_without_the_final_checks() {
         assert!(looped > 0.0 && looped < most * whole, "{args:?}: loop {looped} vs whole {whole} ms/iter: {}", stderr(&o));
     }
 }
+
+#[test]
+fn tune_times_the_gpu_or_says_why_it_cannot() {
+    let env = Env::new();
+    // Without a usable GPU (as in CI) a one-line error; with one, the timing table.
+    let o = env.prove(&["1257787", "--tune"]);
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert!(!err.contains("panicked"), "{err}");
+    if o.status.success() {
+        assert!(out.contains("stages per line") && out.contains("<- kept for this length"), "{out}");
+    } else {
+        assert!(err.contains("--tune times the GPU") && out.is_empty(), "{err}");
+    }
+    // The one-block lengths have no pass shape to choose, GPU or not.
+    let o = env.prove(&["9689", "--tune"]);
+    assert!(o.status.success() && stdout(&o).contains("nothing to tune"), "{}", stderr(&o));
+    // The exponent is checked first.
+    let o = env.prove(&["9", "--tune"]);
+    assert!(!o.status.success() && stderr(&o).contains("not prime"), "{}", stderr(&o));
+}

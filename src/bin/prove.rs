@@ -100,6 +100,10 @@ struct Args {
     /// Also write the proof to FILE as a GIMPS "PRP PROOF" VERSION=2 file.
     #[arg(long, value_name = "FILE", conflicts_with = "no_proof")]
     gimps_proof: Option<PathBuf>,
+    /// Time the GPU's pass shapes at P's transform length, keep the fastest for later runs on
+    /// this GPU, print the timings and exit (no test is run).
+    #[arg(long)]
+    tune: bool,
     /// Testing: flip a bit of the engine's state after iteration ITER (docs/testing.md).
     #[arg(long, value_name = "ITER[:WORD:BIT]", hide = true)]
     inject_fault: Vec<String>,
@@ -178,9 +182,32 @@ fn main() {
     }
 }
 
+/// Iterations timed per candidate shape by --tune.
+const TUNE_ITERS: u64 = 3000;
+
+/// `prove P --tune`: time the candidate pass shapes for P's length on the GPU and store the best.
+fn tune(p: u32) -> Result<()> {
+    let t = mersenne_cert::gpu::tune(p, TUNE_ITERS).context("--tune times the GPU")?;
+    if t.timings.is_empty() {
+        println!("M{p}: n = 2^{} runs on the one-block kernel; there is nothing to tune", t.log2);
+        return Ok(());
+    }
+    println!("M{p}, n = 2^{}: µs per iteration by stages per line ({TUNE_ITERS} iterations each)", t.log2);
+    for (k, timing) in &t.timings {
+        match timing {
+            Ok(us) => println!("{k:>4} {us:>10.1}{}", if t.chosen == Some(*k) { "  <- kept for this length" } else { "" }),
+            Err(why) => println!("{k:>4} {:>10}  ({why})", "-"),
+        }
+    }
+    Ok(())
+}
+
 fn real_main() -> Result<()> {
     let args = Args::parse();
     let p = parse_exponent(&args.exponent)?;
+    if args.tune {
+        return tune(p);
+    }
     let kind = if args.prp { TestKind::Prp } else { TestKind::Ll };
     if p == 2 && (kind == TestKind::Prp || args.cert.is_some()) {
         bail!("M2 = 3 is prime by inspection: the base-3 PRP test is undefined for it (3 divides M2) and no certificate is written for it; run 'prove 2' alone");

@@ -69,13 +69,20 @@ unsafe impl Send for Graph {}
 impl GpuEngine {
     /// Open the GPU, plan the smallest safe length for p and load the start value (4 or 3)
     /// shifted by `shift`.
+    /// The passes take the shape `prove --tune` found fastest for this length on this GPU,
+    /// when it was run (else the plan's default).
     pub fn new(p: u32, kind: TestKind, shift: u32) -> Result<GpuEngine, EngineError> {
-        GpuEngine::with_plan(Plan::new(p)?, kind, shift)
+        let dev = Device::open()?;
+        let plan = super::tune::plan_for(&dev, p)?;
+        GpuEngine::on_device(dev, plan, kind, shift)
     }
 
     /// Like [`GpuEngine::new`] on a given plan (e.g. a longer length than the smallest).
     pub fn with_plan(plan: Plan, kind: TestKind, shift: u32) -> Result<GpuEngine, EngineError> {
-        let dev = Device::open()?;
+        GpuEngine::on_device(Device::open()?, plan, kind, shift)
+    }
+
+    fn on_device(dev: Device, plan: Plan, kind: TestKind, shift: u32) -> Result<GpuEngine, EngineError> {
         let p = plan.exponent();
         let n = plan.n();
         let pipe = if plan.is_small() {

@@ -6,16 +6,19 @@
 //! - [`pipeline`]: the plan on the device and the launch sequence of one iteration;
 //! - [`small`]: at small lengths, one block and one launch for a whole batch of iterations;
 //! - [`engine`]: [`GpuEngine`], the [`crate::engine::Engine`] implementation;
-//! - [`check`]: kernel-by-kernel comparison with the CPU twin, for `gpu-selftest`.
+//! - [`check`]: kernel-by-kernel comparison with the CPU twin, for `gpu-selftest`;
+//! - [`tune`]: the fastest pass shape per length on this GPU (`prove --tune`), cached.
 
 mod check;
 mod engine;
 mod module;
 mod pipeline;
 mod small;
+mod tune;
 
 pub use check::{KernelChecker, KernelVerdict};
 pub use engine::GpuEngine;
+pub use tune::{tune, Tuning};
 
 use crate::engine::EngineError;
 use crate::exponent::TestKind;

@@ -62,6 +62,8 @@ pub(crate) struct Device {
     /// Launch with programmatic dependent launch (sm_90 and later, unless
     /// MERSENNE_CERT_NO_PDL is set: for measuring what it gains).
     pub pdl: bool,
+    /// The kernels' cache key (source, GPU, driver, NVRTC): tuning results are kept under it.
+    pub kernel_key: String,
 }
 
 fn driver_version() -> i32 {
@@ -132,16 +134,21 @@ fn compile(source: &str, arch: &str) -> Result<Vec<u8>, EngineError> {
     out
 }
 
-fn cache_path(key: &str) -> Option<PathBuf> {
-    dirs::cache_dir().map(|d| d.join("mersenne-cert").join(format!("kernels-{key}.cubin")))
+/// A file of the disk cache (kernels, tuning), named by what it belongs to.
+pub(crate) fn cache_path(file: &str) -> Option<PathBuf> {
+    dirs::cache_dir().map(|d| d.join("mersenne-cert").join(file))
+}
+
+/// What the compiled kernels depend on: their source, the GPU, the driver and NVRTC.
+fn kernel_key(source: &str, arch: &str, name: &str) -> String {
+    let (nv_major, nv_minor) = nvrtc_version();
+    let key_text = format!("{source}\n{arch}\n{name}\n{}\n{nv_major}.{nv_minor}", driver_version());
+    blake3::hash(key_text.as_bytes()).to_hex()[..32].to_string()
 }
 
 /// The cubin for this device: from the disk cache when present, else compiled and stored.
-fn cubin_for(source: &str, arch: &str, name: &str) -> Result<(Vec<u8>, bool), EngineError> {
-    let (nv_major, nv_minor) = nvrtc_version();
-    let key_text = format!("{source}\n{arch}\n{name}\n{}\n{nv_major}.{nv_minor}", driver_version());
-    let key = blake3::hash(key_text.as_bytes()).to_hex()[..32].to_string();
-    let path = cache_path(&key);
+fn cubin_for(source: &str, arch: &str, key: &str) -> Result<(Vec<u8>, bool), EngineError> {
+    let path = cache_path(&format!("kernels-{key}.cubin"));
     if let Some(bytes) = path.as_ref().and_then(|p| std::fs::read(p).ok()) {
         return Ok((bytes, true));
     }
@@ -183,7 +190,8 @@ impl Device {
         let arch = format!("sm_{major}{minor}");
         let mem = ctx.total_mem().map_err(cuda_err("memory size"))? >> 20;
         let source = source()?;
-        let (cubin, cached) = cubin_for(&source, &arch, &name)?;
+        let kernel_key = kernel_key(&source, &arch, &name);
+        let (cubin, cached) = cubin_for(&source, &arch, &kernel_key)?;
         let module = match ctx.load_module(Ptx::from_binary(cubin)) {
             Ok(m) => m,
             Err(_) if cached => {
@@ -200,6 +208,6 @@ impl Device {
             if cached { "from cache" } else { "compiled" },
             if pdl { "dependent launch" } else { "plain launch" }
         );
-        Ok(Device { ctx, stream, kernels, description, name, pdl })
+        Ok(Device { ctx, stream, kernels, description, name, pdl, kernel_key })
     }
 }
