@@ -206,7 +206,7 @@ fn bench(iters: u64, line_stages: Option<u32>, exponents: Vec<u32>) -> Result<bo
     for p in list {
         let plan = match line_stages {
             Some(k) => Plan::new(p)?.with_line_stages(k)?,
-            None => Plan::new(p)?,
+            None => gpu::engine_plan(p)?,
         };
         let n = plan.log2();
         let us = gpu::bench_plan(plan, iters)?;
@@ -227,7 +227,7 @@ fn bench(iters: u64, line_stages: Option<u32>, exponents: Vec<u32>) -> Result<bo
 fn profile(p: u32, line_stages: Option<u32>) -> Result<bool, EngineError> {
     let plan = match line_stages {
         Some(k) => Plan::new(p)?.with_line_stages(k)?,
-        None => Plan::new(p)?,
+        None => gpu::engine_plan(p)?,
     };
     let mut e = GpuEngine::with_plan(plan, TestKind::Ll, 0)?;
     e.iterate(10)?;

@@ -29,13 +29,14 @@ pub fn probe() -> Result<String, EngineError> {
     Ok(module::Device::open()?.description)
 }
 
-/// Microseconds per LL iteration at exponent p, timed with CUDA events over `iters` iterations
-/// after a warm-up.
-pub fn bench(p: u32, iters: u64) -> Result<f64, EngineError> {
-    bench_plan(crate::plan::Plan::new(p)?, iters)
+/// The plan a [`GpuEngine`] takes for p: the stored tuning for its length (`prove --tune`) on
+/// this GPU, else the plan's default.
+pub fn engine_plan(p: u32) -> Result<crate::plan::Plan, EngineError> {
+    tune::plan_for(&module::Device::open()?, p)
 }
 
-/// [`bench`] on a given plan (e.g. another pass shape, for tuning).
+/// Microseconds per LL iteration on `plan`, timed with CUDA events over `iters` iterations after
+/// a warm-up.
 pub fn bench_plan(plan: crate::plan::Plan, iters: u64) -> Result<f64, EngineError> {
     let mut e = GpuEngine::with_plan(plan, TestKind::Ll, 0)?;
     e.launch_iterations(200)?;
