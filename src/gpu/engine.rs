@@ -153,35 +153,9 @@ impl GpuEngine {
     pub(crate) fn launch_iterations(&mut self, count: u64) -> Result<(), EngineError> {
         let (x, s) = (self.res(Which::State), addr(&self.dev, &self.buf.shift));
         let ll = self.kind == TestKind::Ll;
-        let pipe = match &self.pipe {
-            Route::Small(small) => {
-                small.square(&self.dev, x, s, ll, count)?;
-                for _ in 0..count {
-                    self.shift = self.shift.squared();
-                }
-                return Ok(());
-            }
-            Route::Passes(pipe) => pipe,
-        };
-        let mut left = count;
-        if left >= GRAPH_ITERS && self.graph.is_none() {
-            let stream = &self.dev.stream;
-            stream
-                .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
-                .map_err(cuda_err("capture"))?;
-            let queued = (0..GRAPH_ITERS).try_for_each(|_| pipe.square(&self.dev, x, s, ll));
-            let graph = stream.end_capture(sys::CUgraphInstantiate_flags(0)).map_err(cuda_err("graph"))?;
-            queued?;
-            self.graph = graph.map(Graph);
-        }
-        if let Some(g) = &self.graph {
-            while left >= GRAPH_ITERS {
-                g.0.launch().map_err(cuda_err("graph launch"))?;
-                left -= GRAPH_ITERS;
-            }
-        }
-        for _ in 0..left {
-            pipe.square(&self.dev, x, s, ll)?;
+        match &self.pipe {
+            Route::Small(small) => small.square(&self.dev, x, s, ll, count)?,
+            Route::Passes(pipe) => queue_passes(&mut self.graph, &self.dev, pipe, x, s, ll, count)?,
         }
         for _ in 0..count {
             self.shift = self.shift.squared();
@@ -207,6 +181,32 @@ impl GpuEngine {
     pub(crate) fn device_handle(&self) -> &Device {
         &self.dev
     }
+}
+
+/// Queue `count` squarings on the multi-pass pipeline: whole batches of GRAPH_ITERS replayed
+/// from a CUDA graph (captured on first use), the rest launched one by one.
+fn queue_passes(graph: &mut Option<Graph>, dev: &Device, pipe: &Pipeline, x: Res, s: u64, ll: bool, count: u64) -> Result<(), EngineError> {
+    let mut left = count;
+    if left >= GRAPH_ITERS && graph.is_none() {
+        let stream = &dev.stream;
+        stream
+            .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+            .map_err(cuda_err("capture"))?;
+        let queued = (0..GRAPH_ITERS).try_for_each(|_| pipe.square(dev, x, s, ll));
+        let captured = stream.end_capture(sys::CUgraphInstantiate_flags(0)).map_err(cuda_err("graph"))?;
+        queued?;
+        *graph = captured.map(Graph);
+    }
+    if let Some(g) = graph {
+        while left >= GRAPH_ITERS {
+            g.0.launch().map_err(cuda_err("graph launch"))?;
+            left -= GRAPH_ITERS;
+        }
+    }
+    for _ in 0..left {
+        pipe.square(dev, x, s, ll)?;
+    }
+    Ok(())
 }
 
 #[derive(Clone, Copy)]
