@@ -8,7 +8,9 @@
 //!
 //! Besides the main state an engine keeps a second value, the accumulator, used by the Gerbicz
 //! check (PRP): `acc_reset` sets acc := state and `acc_mul` sets acc := acc·state, both without
-//! leaving the device.
+//! leaving the device. For the proof arithmetic an engine also keeps numbered scratch slots in
+//! its own memory (`stash`/`unstash`), so that a chain of products and powers never crosses to
+//! the host until its result is read.
 
 use crate::exponent::TestKind;
 use crate::residue::Residue;
@@ -40,6 +42,13 @@ pub enum EngineChoice {
     Gpu,
 }
 
+/// One of an engine's two working values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Value {
+    State,
+    Acc,
+}
+
 /// A squaring engine for one exponent and test kind. See the module doc for the contract.
 pub trait Engine: Send {
     /// One line for humans and certificates: engine name, device, plan (length, widths).
@@ -60,6 +69,15 @@ pub trait Engine: Send {
     fn acc_read(&mut self) -> Result<Residue, EngineError>;
     /// Replace the accumulator with `r` (unshifted).
     fn acc_load(&mut self, r: &Residue) -> Result<(), EngineError>;
+    /// Queue `count` iterations; the engine may return before they ran (a GPU queues them on
+    /// its stream), and the next read waits for them. By default the same as `iterate`.
+    fn iterate_queued(&mut self, count: u64) -> Result<(), EngineError> {
+        self.iterate(count)
+    }
+    /// Copy `from` (with its shift count) into scratch slot `slot`, created on first use.
+    fn stash(&mut self, from: Value, slot: usize) -> Result<(), EngineError>;
+    /// Replace the state with the value in scratch slot `slot` (an error if it holds none).
+    fn unstash(&mut self, slot: usize) -> Result<(), EngineError>;
     /// Fault injection for tests: flip bit `bit` of internal word `word` (taken modulo the
     /// internal word count) of the state, in the engine's own memory (device memory on a GPU).
     fn inject_fault(&mut self, word: usize, bit: u32) -> Result<(), EngineError>;
@@ -67,6 +85,51 @@ pub trait Engine: Send {
     fn kind(&self) -> TestKind;
     /// The exponent this engine runs.
     fn exponent(&self) -> u32;
+}
+
+/// An engine's scratch slots: values of its own kind, each with its shift count.
+pub struct Slots<T>(Vec<Option<(T, Shift)>>);
+
+impl<T> Default for Slots<T> {
+    fn default() -> Self {
+        Slots(Vec::new())
+    }
+}
+
+impl<T> Slots<T> {
+    /// Slot `slot`, created by `create` (with `shift`) when it held nothing yet.
+    pub fn entry(
+        &mut self,
+        slot: usize,
+        shift: Shift,
+        create: impl FnOnce() -> Result<T, EngineError>,
+    ) -> Result<&mut (T, Shift), EngineError> {
+        if self.0.len() <= slot {
+            self.0.resize_with(slot + 1, || None);
+        }
+        let e = &mut self.0[slot];
+        if e.is_none() {
+            *e = Some((create()?, shift));
+        }
+        Ok(e.as_mut().expect("filled above"))
+    }
+    /// Put a copy of `v` (shift `shift`) into slot `slot`, reusing its storage.
+    pub fn store(&mut self, slot: usize, v: &T, shift: Shift) -> Result<(), EngineError>
+    where
+        T: Clone,
+    {
+        let e = self.entry(slot, shift, || Ok(v.clone()))?;
+        e.0.clone_from(v);
+        e.1 = shift;
+        Ok(())
+    }
+    /// The value in slot `slot`, an error if it holds none.
+    pub fn get(&self, slot: usize) -> Result<&(T, Shift), EngineError> {
+        self.0
+            .get(slot)
+            .and_then(Option::as_ref)
+            .ok_or_else(|| EngineError::Other(format!("scratch slot {slot} holds no value")))
+    }
 }
 
 /// Track of a shift count through squarings and multiplications, shared by all engines:

@@ -7,7 +7,7 @@
 //! both at once). Each stage is a public function so that the GPU
 //! self-test can compare every kernel with it; [`TwinEngine`] strings them into a slow [`Engine`].
 
-use crate::engine::{Engine, EngineError, Shift};
+use crate::engine::{Engine, EngineError, Shift, Slots, Value};
 use crate::exponent::TestKind;
 use crate::field::Gl;
 use crate::plan::Plan;
@@ -151,6 +151,7 @@ pub struct TwinEngine {
     shift: Shift,
     acc: Vec<i64>,
     acc_shift: Shift,
+    slots: Slots<Vec<i64>>,
 }
 
 impl TwinEngine {
@@ -164,7 +165,7 @@ impl TwinEngine {
         let start = Residue::from_u64(p, kind.start_value());
         let shift = Shift::new(p, shift);
         let digits = plan.residue_to_digits(&start, shift.get());
-        Ok(TwinEngine { acc: digits.clone(), acc_shift: shift, digits, shift, plan, kind })
+        Ok(TwinEngine { acc: digits.clone(), acc_shift: shift, digits, shift, plan, kind, slots: Slots::default() })
     }
 
     fn check(&self, r: &Residue) -> Result<(), EngineError> {
@@ -217,6 +218,19 @@ impl Engine for TwinEngine {
         self.check(r)?;
         self.acc_shift = Shift::new(self.plan.exponent(), 0);
         self.acc = self.plan.residue_to_digits(r, 0);
+        Ok(())
+    }
+    fn stash(&mut self, from: Value, slot: usize) -> Result<(), EngineError> {
+        let (v, s) = match from {
+            Value::State => (&self.digits, self.shift),
+            Value::Acc => (&self.acc, self.acc_shift),
+        };
+        self.slots.store(slot, v, s)
+    }
+    fn unstash(&mut self, slot: usize) -> Result<(), EngineError> {
+        let (d, s) = self.slots.get(slot)?;
+        self.digits.clone_from(d);
+        self.shift = *s;
         Ok(())
     }
     fn inject_fault(&mut self, word: usize, bit: u32) -> Result<(), EngineError> {

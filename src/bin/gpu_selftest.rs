@@ -6,7 +6,11 @@
 //! - `squaring`: one squaring (LL and PRP) and acc_mul mod M_p equal rug's for random prime
 //!   exponents from 1,000 to 140,000,000 (`--small`: from 13 to the largest with a small length);
 //! - `residues FILE`: LL res64 after the file's iteration counts (shift 0 and random shifts);
-//! - `bench`: µs/iteration next to the ANCHORS.md figures of LucasNTT, CUDALucas and PRPLL.
+//! - `bench`: µs/iteration next to the ANCHORS.md figures of LucasNTT, CUDALucas and PRPLL;
+//! - `proof-build P --power K`: the time to build a power-K proof's middles on the GPU from 2^K
+//!   stored points (random residues, so the proof itself is meaningless and is not verified),
+//!   as a share of a full test at the measured rate: issue 6's cost at exponents whose test
+//!   would not fit a GPU session.
 //!
 //! Exits 1 on any mismatch, 2 when no GPU is usable or a run fails.
 
@@ -69,6 +73,12 @@ enum Cmd {
         /// Exponents to time (default: the five of ANCHORS.md; small ones such as 9689 and 44497
         /// time the one-block kernel).
         exponents: Vec<u32>,
+    },
+    /// Time the proof build (middles from stored points) at exponent p.
+    ProofBuild {
+        p: u32,
+        #[arg(long, default_value_t = 10)]
+        power: u32,
     },
     /// µs per launch of each kernel of a squaring at exponent p (tuning).
     Profile {
@@ -237,6 +247,36 @@ fn profile(p: u32, line_stages: Option<u32>) -> Result<bool, EngineError> {
     Ok(true)
 }
 
+fn proof_build(rng: &mut Rng, p: u32, power: u32) -> Result<bool, EngineError> {
+    use mersenne_cert::proof::{engine_arith::with_arith, pietrzak, points::ProofStore};
+    let err = |e: &dyn std::fmt::Display| EngineError::Other(e.to_string());
+    let us = gpu::bench_plan(gpu::engine_plan(p)?, 2000)?;
+    let dir = std::env::temp_dir().join(format!("mersenne-cert-proof-build-{}", std::process::id()));
+    let store = ProofStore::new(&dir, p, power).map_err(|e| err(&e))?;
+    let t = Instant::now();
+    for &k in store.points() {
+        store.save(k, &rng.residue(p)).map_err(|e| err(&e))?;
+    }
+    let write_s = t.elapsed().as_secs_f64();
+    let mut engine = GpuEngine::new(p, TestKind::Prp, 0)?;
+    let t = Instant::now();
+    let built = with_arith(&mut engine, |a| pietrzak::build(p, power, |i| Ok(store.load(i)?), a));
+    let build_s = t.elapsed().as_secs_f64();
+    let _ = store.remove_all();
+    built.map_err(|e| err(&e))?;
+    let test_s = p as f64 * us * 1e-6;
+    // The self-check prove runs next: p/2^K squarings and 2 exponentiations (~64 squarings and
+    // ~32 products each) per level.
+    let check_s = ((p >> power) as f64 + power as f64 * 2.0 * 112.0) * us * 1e-6;
+    println!(
+        "M{p} power {power}: {} points written in {write_s:.1} s; build {build_s:.2} s = {:.3}% of a {test_s:.0} s test at {us:.1} us/iter; self-check about {check_s:.2} s ({:.3}%)",
+        1u32 << power,
+        100.0 * build_s / test_s,
+        100.0 * check_s / test_s
+    );
+    Ok(true)
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let seed = cli.seed.unwrap_or_else(|| {
@@ -252,6 +292,7 @@ fn main() -> ExitCode {
         }
         Cmd::Residues { file, max_exponent } => residues(&mut rng, &file, max_exponent),
         Cmd::Bench { iters, line_stages, exponents } => bench(iters, line_stages, exponents),
+        Cmd::ProofBuild { p, power } => proof_build(&mut rng, p, power),
         Cmd::Profile { p, line_stages } => profile(p, line_stages),
     };
     match outcome {

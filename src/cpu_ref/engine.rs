@@ -2,7 +2,7 @@
 //! shifted domain (x·2^s mod M_p) and squares with [`ModMp`].
 
 use super::ModMp;
-use crate::engine::{Engine, EngineError, Shift};
+use crate::engine::{Engine, EngineError, Shift, Slots, Value};
 use crate::exponent::TestKind;
 use crate::residue::Residue;
 use rug::Integer;
@@ -16,6 +16,8 @@ pub struct GmpEngine {
     x_shift: Shift,
     acc: Integer,
     acc_shift: Shift,
+    /// Scratch slots (see [`Engine::stash`]).
+    slots: Slots<Integer>,
 }
 
 impl GmpEngine {
@@ -29,6 +31,7 @@ impl GmpEngine {
             x_shift: s,
             acc: Integer::new(),
             acc_shift: s,
+            slots: Slots::default(),
         }
     }
 
@@ -108,6 +111,21 @@ impl Engine for GmpEngine {
         self.check(r)?;
         self.acc_shift = self.start_shift;
         self.acc = self.shifted(r, self.acc_shift);
+        Ok(())
+    }
+
+    fn stash(&mut self, from: Value, slot: usize) -> Result<(), EngineError> {
+        let (v, s) = match from {
+            Value::State => (&self.x, self.x_shift),
+            Value::Acc => (&self.acc, self.acc_shift),
+        };
+        self.slots.store(slot, v, s)
+    }
+
+    fn unstash(&mut self, slot: usize) -> Result<(), EngineError> {
+        let (x, s) = self.slots.get(slot)?;
+        self.x.clone_from(x);
+        self.x_shift = *s;
         Ok(())
     }
 

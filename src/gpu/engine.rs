@@ -8,7 +8,7 @@
 use super::module::{cuda_err, Device};
 use super::pipeline::{addr, flip_bit, Pipeline, Res};
 use super::small::SmallPipeline;
-use crate::engine::{Engine, EngineError, Shift};
+use crate::engine::{Engine, EngineError, Shift, Slots, Value};
 use crate::exponent::TestKind;
 use crate::plan::Plan;
 use crate::residue::Residue;
@@ -57,6 +57,8 @@ pub struct GpuEngine {
     shift: Shift,
     acc_shift: Shift,
     graph: Option<Graph>,
+    /// Scratch slots (digits, pending carries) for the proof arithmetic.
+    slots: Slots<(CudaSlice<u64>, CudaSlice<i64>)>,
 }
 
 /// A captured batch of iterations.
@@ -101,7 +103,7 @@ impl GpuEngine {
             shift: dev.stream.alloc_zeros::<u32>(1).map_err(cuda_err("alloc"))?,
         };
         let shift = Shift::new(p, shift);
-        let mut e = GpuEngine { dev, pipe, buf, kind, shift, acc_shift: shift, graph: None };
+        let mut e = GpuEngine { dev, pipe, buf, kind, shift, acc_shift: shift, graph: None, slots: Slots::default() };
         e.load(&Residue::from_u64(p, kind.start_value()))?;
         e.acc_reset()?;
         Ok(e)
@@ -118,6 +120,23 @@ impl GpuEngine {
             Which::State => Res { x: addr(d, &self.buf.x), carries: addr(d, &self.buf.x_carries) },
             Which::Acc => Res { x: addr(d, &self.buf.acc), carries: addr(d, &self.buf.acc_carries) },
         }
+    }
+
+    /// Queue a copy of one value (digits and pending carries) over another.
+    fn copy_value(&self, to: Res, from: Res) -> Result<(), EngineError> {
+        let bytes = [(to.x, from.x, self.pipe.plan().n() * 8), (to.carries, from.carries, self.pipe.segments() * 8)];
+        for (to, from, len) in bytes {
+            // SAFETY: each pair is two live buffers of that many bytes on this device.
+            unsafe { cudarc::driver::result::memcpy_dtod_async(to, from, len, self.dev.stream.cu_stream()) }
+                .map_err(cuda_err("copy"))?;
+        }
+        Ok(())
+    }
+
+    /// Scratch slot `slot` as a value (it must exist).
+    fn slot_res(&self, slot: usize) -> Result<(Res, Shift), EngineError> {
+        let ((x, carries), shift) = self.slots.get(slot)?;
+        Ok((Res { x: addr(&self.dev, x), carries: addr(&self.dev, carries) }, *shift))
     }
 
     /// Store digits (no pending carries).
@@ -249,15 +268,9 @@ impl Engine for GpuEngine {
         self.pipe.plan().digits_to_residue(&d, self.shift.get())
     }
     fn acc_reset(&mut self) -> Result<(), EngineError> {
-        let (dst, src) = (self.res(Which::Acc), self.res(Which::State));
-        let bytes = [(dst.x, src.x, self.pipe.plan().n() * 8), (dst.carries, src.carries, self.pipe.segments() * 8)];
-        for (to, from, len) in bytes {
-            // SAFETY: each pair is two live buffers of that many bytes on this device.
-            unsafe { cudarc::driver::result::memcpy_dtod_async(to, from, len, self.dev.stream.cu_stream()) }
-                .map_err(cuda_err("copy"))?;
-        }
+        self.copy_value(self.res(Which::Acc), self.res(Which::State))?;
         self.acc_shift = self.shift;
-        self.synchronize()
+        Ok(())
     }
     fn acc_mul(&mut self) -> Result<(), EngineError> {
         let (acc, x) = (self.res(Which::Acc), self.res(Which::State));
@@ -267,7 +280,7 @@ impl Engine for GpuEngine {
             Route::Small(small) => small.multiply(d, acc, x, tmp, addr(d, &self.buf.shift))?,
         }
         self.acc_shift = self.acc_shift.plus(self.shift);
-        self.synchronize()
+        Ok(())
     }
     fn acc_read(&mut self) -> Result<Residue, EngineError> {
         let d = self.download(Which::Acc)?;
@@ -281,6 +294,29 @@ impl Engine for GpuEngine {
         self.acc_shift = Shift::new(p, 0);
         let d = self.pipe.plan().residue_to_digits(r, 0);
         self.upload(Which::Acc, &d)
+    }
+    fn iterate_queued(&mut self, count: u64) -> Result<(), EngineError> {
+        self.launch_iterations(count)
+    }
+    fn stash(&mut self, from: Value, slot: usize) -> Result<(), EngineError> {
+        let (src, shift) = match from {
+            Value::State => (self.res(Which::State), self.shift),
+            Value::Acc => (self.res(Which::Acc), self.acc_shift),
+        };
+        let (n, segs, stream) = (self.pipe.plan().n(), self.pipe.segments(), &self.dev.stream);
+        let e = self.slots.entry(slot, shift, || {
+            let x = stream.alloc_zeros::<u64>(n).map_err(cuda_err("alloc"))?;
+            Ok((x, stream.alloc_zeros::<i64>(segs).map_err(cuda_err("alloc"))?))
+        })?;
+        e.1 = shift;
+        let (dst, _) = self.slot_res(slot)?;
+        self.copy_value(dst, src)
+    }
+    fn unstash(&mut self, slot: usize) -> Result<(), EngineError> {
+        let (src, shift) = self.slot_res(slot)?;
+        self.copy_value(self.res(Which::State), src)?;
+        self.shift = shift;
+        self.set_device_shift()
     }
     fn inject_fault(&mut self, word: usize, bit: u32) -> Result<(), EngineError> {
         let x = addr(&self.dev, &self.buf.x);

@@ -2,6 +2,7 @@
 //! squarings modulo M_p — behind a small trait, so that a GPU can be plugged in later, and a CPU
 //! implementation on GMP (rug) that reduces modulo M_p by shift-and-add.
 
+use super::ProofError;
 use crate::residue::{reduce_mersenne, Residue};
 use rayon::prelude::*;
 use rug::Integer;
@@ -13,6 +14,13 @@ pub struct ExpMul<'a> {
     pub exp: u64,
     pub factor: &'a Residue,
 }
+
+/// Leaves per block combined with parallel batches by [`fold_in_blocks`] (2^4 residues held in
+/// memory at once, besides one per tree level above the block).
+const BLOCK_BITS: u32 = 4;
+
+/// Where a proof point comes from: index → residue (read from disk, checked).
+pub type Leaves<'a> = dyn FnMut(usize) -> Result<Residue, ProofError> + 'a;
 
 /// Arithmetic modulo M_p on canonical residues. All arguments of one call share one exponent p.
 pub trait ProofArith {
@@ -32,6 +40,62 @@ pub trait ProofArith {
     fn exp_mul_batch(&mut self, jobs: &[ExpMul<'_>]) -> Vec<Residue> {
         jobs.iter().map(|j| self.exp_mul(j.base, j.exp, j.factor)).collect()
     }
+    /// The root of the binary tree over the `count` values `leaf(0)`, …, `leaf(count − 1)`
+    /// (count a power of two; each leaf is asked for once, in order), in which the node over a
+    /// pair (left, right) at height t (t = 0: two leaves) is left^heights[t] · right. The
+    /// default is [`fold_in_blocks`]; an engine keeps the values in its own memory instead.
+    fn fold(&mut self, count: usize, heights: &[u64], leaf: &mut Leaves<'_>) -> Result<Residue, ProofError> {
+        fold_in_blocks(self, count, heights, leaf)
+    }
+}
+
+/// Check the tree shape [`ProofArith::fold`] is asked for: 2^levels leaves, a challenge per level.
+pub(crate) fn tree_levels(count: usize, heights: &[u64]) -> Result<u32, ProofError> {
+    let levels = count.trailing_zeros();
+    if !count.is_power_of_two() || heights.len() < levels as usize {
+        return Err(ProofError::Arith(format!("a tree of {count} leaves with {} challenges", heights.len())));
+    }
+    Ok(levels)
+}
+
+/// Run a batch and check that the arithmetic kept its side of the contract.
+pub(crate) fn checked_batch<A: ProofArith + ?Sized>(arith: &mut A, jobs: &[ExpMul<'_>]) -> Result<Vec<Residue>, ProofError> {
+    let out = arith.exp_mul_batch(jobs);
+    if out.len() != jobs.len() {
+        return Err(ProofError::Arith(format!("exp_mul_batch returned {} results for {} jobs", out.len(), jobs.len())));
+    }
+    Ok(out)
+}
+
+/// [`ProofArith::fold`] on host residues: blocks of 2^BLOCK_BITS leaves are combined level by
+/// level with [`ProofArith::exp_mul_batch`] (in parallel on the CPU), and the blocks' roots
+/// with a stack, as in a binary counter.
+pub fn fold_in_blocks<A: ProofArith + ?Sized>(
+    arith: &mut A,
+    count: usize,
+    heights: &[u64],
+    leaf: &mut Leaves<'_>,
+) -> Result<Residue, ProofError> {
+    let levels = tree_levels(count, heights)?;
+    let block_bits = levels.min(BLOCK_BITS);
+    let block = 1usize << block_bits;
+    let mut stack: Vec<Residue> = Vec::with_capacity(levels as usize + 1);
+    for q in 0..count / block {
+        let mut layer = (q * block..(q + 1) * block).map(&mut *leaf).collect::<Result<Vec<_>, _>>()?;
+        for &h in &heights[..block_bits as usize] {
+            let jobs: Vec<ExpMul<'_>> = layer.chunks(2).map(|pair| ExpMul { base: &pair[0], exp: h, factor: &pair[1] }).collect();
+            layer = checked_batch(arith, &jobs)?;
+        }
+        stack.extend(layer);
+        let mut t = block_bits;
+        while (q >> (t - block_bits)) & 1 == 1 {
+            let right = stack.pop().expect("binary counter keeps a left operand");
+            let left = stack.pop().expect("binary counter keeps a left operand");
+            stack.push(arith.exp_mul(&left, heights[t as usize], &right));
+            t += 1;
+        }
+    }
+    Ok(stack.pop().expect("one value per tree"))
 }
 
 /// GMP on the CPU; independent jobs of a batch run on the rayon thread pool.
@@ -152,6 +216,41 @@ mod tests {
             let m = mp(p);
             pow_u64(&(base.clone() % &m), e, p) % &m == base.pow_mod(&Integer::from(e), &m).unwrap()
         }
+    }
+
+    /// The tree's root by its definition, with rug's pow_mod: the node over (left, right) at
+    /// height t is left^heights[t] · right.
+    fn naive_root(leaves: &[Integer], heights: &[u64], m: &Integer) -> Integer {
+        if leaves.len() == 1 {
+            return leaves[0].clone() % m;
+        }
+        let half = leaves.len() / 2;
+        let t = half.trailing_zeros() as usize;
+        let left = naive_root(&leaves[..half], heights, m).pow_mod(&Integer::from(heights[t]), m).unwrap();
+        (left * naive_root(&leaves[half..], heights, m)) % m
+    }
+
+    quickcheck::quickcheck! {
+        fn fold_in_blocks_is_the_tree_root(seed: u64, levels: u8, h0: u64, h_zero: bool) -> bool {
+            // Up to 2^6 leaves: blocks of 2^4 and a stack above them.
+            let (p, levels) = (127u32, u32::from(levels % 7));
+            let m = mp(p);
+            let leaves: Vec<Integer> = (0..1u64 << levels).map(|i| (Integer::from(seed ^ i) << 64u32) + i * 7 + 1).collect();
+            let mut heights: Vec<u64> = (0..levels as u64).map(|t| h0.rotate_left(t as u32 * 9) ^ t).collect();
+            if h_zero && levels > 0 {
+                heights[(seed % levels as u64) as usize] = 0;
+            }
+            let mut leaf = |i: usize| Ok(Residue::from_integer(p, &leaves[i]));
+            let got = fold_in_blocks(&mut CpuArith, leaves.len(), &heights, &mut leaf).unwrap();
+            got.to_integer() == naive_root(&leaves, &heights, &m)
+        }
+    }
+
+    #[test]
+    fn fold_refuses_a_wrong_tree() {
+        let mut leaf = |_: usize| Ok(Residue::from_u64(127, 3));
+        assert!(matches!(fold_in_blocks(&mut CpuArith, 6, &[1, 2, 3], &mut leaf), Err(ProofError::Arith(_))));
+        assert!(matches!(fold_in_blocks(&mut CpuArith, 8, &[1, 2], &mut leaf), Err(ProofError::Arith(_))));
     }
 
     #[test]

@@ -13,13 +13,18 @@
 //!   the state up to a^(2^i) and multiply it into the accumulator: ⌊log2 e⌋ squarings and
 //!   popcount(e) multiplications (right-to-left binary exponentiation).
 //!
+//! * fold (a proof middle): each leaf is loaded once into the accumulator and kept in a
+//!   scratch slot, a stack as in a binary counter; a node is left^h·right computed from the
+//!   slots as above and stashed back, so only the root is read. The squarings and products are
+//!   queued without waiting (`iterate_queued`): the host loads the next leaf meanwhile.
+//!
 //! [`ProofArith`] cannot fail, an engine can: the first engine error is kept (later calls do
 //! nothing and return 0) and [`with_arith`] returns it instead of whatever the proof code made
 //! of the dummy values.
 
-use super::arith::{CpuArith, ProofArith};
+use super::arith::{tree_levels, CpuArith, Leaves, ProofArith};
 use super::ProofError;
-use crate::engine::{Engine, EngineError};
+use crate::engine::{Engine, EngineError, Value};
 use crate::exponent::TestKind;
 use crate::residue::Residue;
 
@@ -56,22 +61,27 @@ impl<'a> EngineArith<'a> {
     }
 }
 
-/// a^e · b (b = None: a^e) with e ≥ 1, right to left; the result ends in the accumulator.
+/// a^e · b (b = None: a^e) with e ≥ 1, read back.
 fn exp_mul_on(engine: &mut dyn Engine, a: &Residue, e: u64, b: Option<&Residue>) -> Result<Residue, EngineError> {
-    let mut started = false;
     if let Some(b) = b {
         engine.load(b)?;
         engine.acc_reset()?;
-        started = true;
     }
     engine.load(a)?;
+    pow_into_acc(engine, e, b.is_some())?;
+    engine.acc_read()
+}
+
+/// acc := state^e · acc (`started`), or state^e, for e ≥ 1: right-to-left binary
+/// exponentiation, ⌊log2 e⌋ squarings of the state and popcount(e) products, all queued.
+fn pow_into_acc(engine: &mut dyn Engine, e: u64, mut started: bool) -> Result<(), EngineError> {
     let mut at = 0u32;
     let mut rest = e;
     while rest != 0 {
         let bit = rest.trailing_zeros();
         rest &= rest - 1;
         if bit > at {
-            engine.iterate((bit - at) as u64)?;
+            engine.iterate_queued((bit - at) as u64)?;
             at = bit;
         }
         if started {
@@ -81,7 +91,38 @@ fn exp_mul_on(engine: &mut dyn Engine, a: &Residue, e: u64, b: Option<&Residue>)
             started = true;
         }
     }
-    engine.acc_read()
+    Ok(())
+}
+
+/// Slot `out` := slot `left`^h · slot `right`, on the engine.
+fn node_on(engine: &mut dyn Engine, left: usize, h: u64, right: usize, out: usize) -> Result<(), EngineError> {
+    engine.unstash(right)?;
+    if h == 0 {
+        return engine.stash(Value::State, out);
+    }
+    engine.acc_reset()?;
+    engine.unstash(left)?;
+    pow_into_acc(engine, h, true)?;
+    engine.stash(Value::Acc, out)
+}
+
+/// [`ProofArith::fold`] in the engine's scratch slots (slot i: the value at stack depth i).
+fn fold_on(engine: &mut dyn Engine, count: usize, heights: &[u64], leaf: &mut Leaves<'_>) -> Result<Residue, ProofError> {
+    tree_levels(count, heights)?;
+    let mut depth = 0usize;
+    for q in 0..count {
+        engine.acc_load(&leaf(q)?)?;
+        engine.stash(Value::Acc, depth)?;
+        depth += 1;
+        let mut t = 0;
+        while (q >> t) & 1 == 1 {
+            node_on(engine, depth - 2, heights[t], depth - 1, depth - 2)?;
+            depth -= 1;
+            t += 1;
+        }
+    }
+    engine.unstash(0)?;
+    Ok(engine.read()?)
 }
 
 impl ProofArith for EngineArith<'_> {
@@ -118,6 +159,13 @@ impl ProofArith for EngineArith<'_> {
             });
         }
         self.guarded(a.exponent(), |eng| exp_mul_on(eng, a, e, Some(b)))
+    }
+
+    fn fold(&mut self, count: usize, heights: &[u64], leaf: &mut Leaves<'_>) -> Result<Residue, ProofError> {
+        if let Some(e) = self.error.take() {
+            return Err(e.into());
+        }
+        fold_on(&mut *self.engine, count, heights, leaf)
     }
 }
 
@@ -183,6 +231,63 @@ mod tests {
             let jobs = [ExpMul { base: &a, exp: 12345, factor: &b }, ExpMul { base: &b, exp: 777, factor: &a }];
             assert_eq!(ea.exp_mul_batch(&jobs), cpu.exp_mul_batch(&jobs));
             assert!(ea.take_error().is_none());
+        }
+    }
+
+    #[test]
+    fn fold_in_slots_matches_the_blocks() {
+        use crate::ntt::TwinEngine;
+        let p = 607u32;
+        let heights = [0x9e37_79b9_7f4a_7c15u64, 3, 0, u64::MAX, 1 << 63, 12345];
+        let leaves: Vec<Residue> = (0..64).map(|i| value(p, i)).collect();
+        let mut twin = TwinEngine::new(p, TestKind::Prp, 5).unwrap();
+        let mut gmp = GmpEngine::new(p, TestKind::Prp, 400);
+        for levels in [0usize, 1, 3, 6] {
+            let count = 1 << levels;
+            let mut asked = Vec::new();
+            let mut leaf = |i: usize| {
+                asked.push(i);
+                Ok(leaves[i].clone())
+            };
+            let want = super::super::arith::fold_in_blocks(&mut CpuArith, count, &heights[..levels], &mut leaf).unwrap();
+            assert_eq!(asked, (0..count).collect::<Vec<_>>(), "each leaf once, in order");
+            let mut leaf = |i: usize| Ok(leaves[i].clone());
+            for engine in [&mut twin as &mut dyn Engine, &mut gmp] {
+                let mut ea = EngineArith::new(engine).unwrap();
+                assert_eq!(ea.fold(count, &heights[..levels], &mut leaf).unwrap(), want, "levels {levels}");
+            }
+        }
+        let mut ea = EngineArith::new(&mut gmp).unwrap();
+        let mut leaf = |_: usize| Ok(value(p, 1));
+        assert!(matches!(ea.fold(4, &[1], &mut leaf), Err(ProofError::Arith(_))));
+    }
+
+    #[test]
+    fn slots_keep_values_and_shifts() {
+        use crate::ntt::TwinEngine;
+        let p = 521u32;
+        let (a, b) = (value(p, 8), value(p, 9));
+        let mut twin = TwinEngine::new(p, TestKind::Prp, 100).unwrap();
+        let mut gmp = GmpEngine::new(p, TestKind::Prp, 3);
+        for e in [&mut twin as &mut dyn Engine, &mut gmp] {
+            assert!(e.unstash(0).is_err(), "an empty slot");
+            e.load(&a).unwrap();
+            e.iterate(3).unwrap();
+            e.stash(Value::State, 2).unwrap(); // a^8, at the shift after 3 squarings
+            e.acc_load(&b).unwrap();
+            e.stash(Value::Acc, 0).unwrap(); // b, at shift 0
+            assert!(e.unstash(1).is_err(), "slots below a used one hold nothing");
+            e.iterate_queued(5).unwrap();
+            e.unstash(2).unwrap();
+            e.iterate(1).unwrap();
+            assert_eq!(e.read().unwrap(), CpuArith.square_n(&a, 4));
+            e.acc_reset().unwrap();
+            e.unstash(0).unwrap();
+            e.acc_mul().unwrap();
+            assert_eq!(e.acc_read().unwrap(), CpuArith.mul(&CpuArith.square_n(&a, 4), &b));
+            e.stash(Value::Acc, 2).unwrap(); // a slot is overwritten in place
+            e.unstash(2).unwrap();
+            assert_eq!(e.read().unwrap(), CpuArith.mul(&CpuArith.square_n(&a, 4), &b));
         }
     }
 

@@ -23,7 +23,7 @@
 //!   of h_{l−1−t} over the bits t of i that are 0; computed by combining neighbours pairwise,
 //!   left^h · right, level by level (gpuowl's ProofSet::computeProof).
 
-use super::arith::{ExpMul, ProofArith};
+use super::arith::{checked_batch, ExpMul, ProofArith};
 use super::{prp_outcome, Proof, ProofError, ProofReport};
 use crate::exponent::{validate_exponent, ExponentError};
 use crate::residue::Residue;
@@ -33,10 +33,6 @@ use thiserror::Error;
 
 /// The largest proof power accepted (gpuowl allows up to 12; prime95 writes up to 12).
 pub const MAX_POWER: u32 = 12;
-
-/// Leaves per block combined with parallel batches while building a middle (2^4 residues held in
-/// memory at once, besides one per tree level above the block).
-const BLOCK_BITS: u32 = 4;
 
 /// Why (p, power) does not describe a proof.
 #[derive(Debug, Error, PartialEq, Eq)]
@@ -75,15 +71,6 @@ pub fn spans(p: u32, power: u32) -> Vec<u64> {
 /// Squarings left to the verifier after the reduction: ⌈p/2^power⌉.
 pub fn final_span(p: u32, power: u32) -> u64 {
     ceil_shift(p, power)
-}
-
-/// Run a batch and check that the arithmetic kept its side of the contract.
-fn batch<A: ProofArith + ?Sized>(arith: &mut A, jobs: &[ExpMul<'_>]) -> Result<Vec<Residue>, ProofError> {
-    let out = arith.exp_mul_batch(jobs);
-    if out.len() != jobs.len() {
-        return Err(ProofError::Arith(format!("exp_mul_batch returned {} results for {} jobs", out.len(), jobs.len())));
-    }
-    Ok(out)
 }
 
 /// The 2^power iterations, increasing, whose residues the prover saves (the last one is p).
@@ -194,33 +181,9 @@ where
     let mut middles = Vec::with_capacity(power as usize);
     for level in 0..power {
         let stride = 1usize << (power - level - 1);
-        let leaves = 1usize << level;
-        let block_bits = level.min(BLOCK_BITS);
-        let block = 1usize << block_bits;
-        // Stack of subtree values above block level, as in a binary counter.
-        let mut stack: Vec<Residue> = Vec::with_capacity(level as usize + 1);
-        for q in 0..leaves / block {
-            let mut layer = Vec::with_capacity(block);
-            for i in q * block..(q + 1) * block {
-                layer.push(get(stride * (2 * i + 1) - 1)?);
-            }
-            for t in 0..block_bits {
-                let h = hs[(level - 1 - t) as usize];
-                let jobs: Vec<ExpMul<'_>> =
-                    layer.chunks(2).map(|pair| ExpMul { base: &pair[0], exp: h, factor: &pair[1] }).collect();
-                layer = batch(arith, &jobs)?;
-            }
-            stack.extend(layer);
-            let mut t = 0;
-            while (q >> t) & 1 == 1 {
-                let right = stack.pop().expect("binary counter keeps a left operand");
-                let left = stack.pop().expect("binary counter keeps a left operand");
-                let h = hs[(level - 1 - block_bits - t) as usize];
-                stack.push(arith.exp_mul(&left, h, &right));
-                t += 1;
-            }
-        }
-        let m = stack.pop().expect("one value per level");
+        // The node at height t combines with the challenge of level − 1 − t.
+        let heights: Vec<u64> = hs.iter().rev().copied().collect();
+        let m = arith.fold(1 << level, &heights, &mut |i| get(stride * (2 * i + 1) - 1))?;
         require_nonzero(&m, || format!("middle {level}"))?;
         hash = next_hash(&hash, &m);
         hs.push(challenge(&hash));
@@ -244,7 +207,7 @@ pub fn verify<A: ProofArith + ?Sized>(proof: &Proof, arith: &mut A, x0: u64) -> 
         if span % 2 == 1 {
             b = arith.square_n(&b, 1);
         }
-        let mut next = batch(arith, &[ExpMul { base: m, exp: h, factor: &b }, ExpMul { base: &a, exp: h, factor: m }])?;
+        let mut next = checked_batch(arith, &[ExpMul { base: m, exp: h, factor: &b }, ExpMul { base: &a, exp: h, factor: m }])?;
         a = next.pop().expect("batch checked two results");
         b = next.pop().expect("batch checked two results");
         span = span.div_ceil(2);
