@@ -28,3 +28,4 @@ pub mod run;
 mod run_options;
 pub mod select;
 pub mod state;
+pub mod trace;

@@ -15,6 +15,7 @@ use crate::proof::points::StoreError;
 use crate::residue::Residue;
 pub use crate::run_options::{Fault, RunOptions, SpotMode};
 use crate::state::{SavedState, StateError};
+use crate::trace;
 use serde_bytes::ByteBuf;
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
@@ -342,7 +343,14 @@ impl Driver<'_> {
             }
             return Ok(None);
         }
+        let last = k >= end;
+        if last {
+            trace::mark("run: final gerbicz check");
+        }
         let ok = g.check(self.engine, k)?;
+        if last {
+            trace::mark("run: final gerbicz check done");
+        }
         let (anchor_k, anchor_x) = (g.verified().0, g.verified().1.clone());
         bump(&mut self.checks, "gerbicz_checks", 1);
         if !ok {
@@ -354,6 +362,9 @@ impl Driver<'_> {
         // Verified: the points read since the last check go to disk before any state that
         // claims this iteration does.
         self.flush_points(k)?;
+        if last {
+            trace::mark("run: proof points written");
+        }
         if planned {
             let prev = self.save_prev.take().map(|(_, r)| r);
             self.settle_spots(self.opts.spot == SpotMode::Full)?;
@@ -373,6 +384,7 @@ impl Driver<'_> {
         self.engine.iterate(next - self.k)?;
         if next >= self.end() {
             self.last_iteration = Some(Instant::now());
+            trace::mark("run: last iteration done");
         }
         self.k = next;
         let k = next;
@@ -415,7 +427,10 @@ impl Driver<'_> {
                 // (s_j − 2)·s_{j−1}², so every later state fails too).
                 self.jacobi = None;
                 bump(&mut self.checks, "jacobi_checks", 1);
-                if !ll_jacobi_ok(&x) {
+                trace::mark("run: final jacobi check");
+                let ok = ll_jacobi_ok(&x);
+                trace::mark("run: final jacobi check done");
+                if !ok {
                     self.jacobi_failed(k)?;
                     return Ok(None);
                 }
@@ -455,6 +470,7 @@ pub fn run(engine: &mut dyn Engine, opts: RunOptions, progress: &mut Progress) -
     let kind = engine.kind();
     let mut checks = CheckLog::default();
     let saved = crate::resume::resume(engine, &opts, &mut checks)?;
+    trace::mark("run: saved states looked at");
     let (k, x, chain, shift, started, resumed_from) = match saved {
         Some(s) => {
             let x = s.residue().map_err(|why| StateError::Corrupt { path: "state".into(), why })?;
@@ -480,7 +496,9 @@ pub fn run(engine: &mut dyn Engine, opts: RunOptions, progress: &mut Progress) -
         TestKind::Prp => Some(Gerbicz::anchor(engine, opts.gerbicz_block, k, x.clone())?),
         TestKind::Ll => None,
     };
+    trace::mark("run: start value loaded");
     let spot = (opts.spot != SpotMode::Off).then(|| SpotPool::new(p, kind, opts.spot_threads));
+    trace::mark("run: spot threads started");
     let n_faults = opts.faults.len();
     let t0 = Instant::now();
     let mut d = Driver {
@@ -515,7 +533,9 @@ pub fn run(engine: &mut dyn Engine, opts: RunOptions, progress: &mut Progress) -
         }
         if d.k >= d.end() {
             // Everything computed; every spot check in flight must agree before we finish.
+            trace::mark("run: waiting for spot checks");
             d.settle_spots(true)?;
+            trace::mark("run: spot checks settled");
             if d.k >= d.end() && d.final_residue.is_some() && d.spot_results.is_empty() {
                 break;
             }
@@ -528,6 +548,7 @@ pub fn run(engine: &mut dyn Engine, opts: RunOptions, progress: &mut Progress) -
         progress.update(d.k.min(d.opts.total));
     }
     progress.finish();
+    trace::mark("run: loop finished");
     if !d.pending_points.is_empty() {
         return Err(EngineError::Other(format!("internal: {} proof points were never covered by a Gerbicz check", d.pending_points.len())).into());
     }

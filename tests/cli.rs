@@ -185,3 +185,53 @@ fn tune_times_the_gpu_or_says_why_it_cannot() {
     let o = env.prove(&["9", "--tune"]);
     assert!(!o.status.success() && stderr(&o).contains("not prime"), "{}", stderr(&o));
 }
+
+#[test]
+fn trace_prints_the_phases_in_order_only_when_asked() {
+    let env = Env::new();
+    let cert = env.path("t.cbor");
+    std::fs::write(env.path("key"), format!("{}\n", "11".repeat(32))).unwrap();
+    let run = |trace: bool| {
+        let mut c = bin("prove");
+        c.args(["4423", "--engine", "cpu", "--cert"]).arg(&cert).arg("--key").arg(env.path("key")).arg("--state-dir").arg(env.path("state"));
+        if trace {
+            c.env("MERSENNE_CERT_TRACE", "1");
+        } else {
+            c.env_remove("MERSENNE_CERT_TRACE");
+        }
+        c.output().unwrap()
+    };
+    let quiet = run(false);
+    assert!(quiet.status.success() && !stderr(&quiet).contains("trace:"), "{}", stderr(&quiet));
+    let o = run(true);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let marks: Vec<(f64, String)> = stderr(&o)
+        .lines()
+        .filter_map(|l| l.strip_prefix("trace: "))
+        .map(|l| {
+            let (ms, phase) = l.split_once(" ms  ").expect(l);
+            (ms.parse().expect(l), phase.to_string())
+        })
+        .collect();
+    let phases: Vec<&str> = marks.iter().map(|(_, p)| p.as_str()).collect();
+    let expected = [
+        "args parsed",
+        "signing key loaded",
+        "state store opened",
+        "engine open",
+        "run started",
+        "run: final jacobi check done",
+        "run finished",
+        "certificate signed",
+        "certificate written",
+        "result printed",
+        "state cleared",
+        "exit",
+    ];
+    let mut at = 0;
+    for want in expected {
+        at += phases[at..].iter().position(|p| *p == want).unwrap_or_else(|| panic!("no '{want}' after {:?}: {phases:?}", phases.get(at)));
+    }
+    assert!(marks.windows(2).all(|w| w[0].0 <= w[1].0), "{marks:?}");
+    assert_eq!(phases.last(), Some(&"exit"));
+}

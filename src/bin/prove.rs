@@ -15,7 +15,7 @@ use mersenne_cert::layout::{CheckpointLayout, DEFAULT_RESIDUE_BUDGET};
 use mersenne_cert::report::{self, TestInfo};
 use mersenne_cert::run::{self, Fault, RunEnd, RunOptions, SpotMode};
 use mersenne_cert::state::{self, StateStore};
-use mersenne_cert::{fsutil, host, select};
+use mersenne_cert::{fsutil, host, select, trace};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -176,7 +176,11 @@ fn build_proof(setup: &ProofSetup, engine: &mut dyn mersenne_cert::engine::Engin
 }
 
 fn main() {
-    if let Err(e) = real_main() {
+    trace::init();
+    let result = real_main();
+    // After real_main's locals (the engine and its GPU context among them) are dropped.
+    trace::mark("exit");
+    if let Err(e) = result {
         eprintln!("prove: error: {e:#}");
         std::process::exit(1);
     }
@@ -205,6 +209,7 @@ fn tune(p: u32) -> Result<()> {
 fn real_main() -> Result<()> {
     let args = Args::parse();
     let p = parse_exponent(&args.exponent)?;
+    trace::mark("args parsed");
     if args.tune {
         return tune(p);
     }
@@ -237,6 +242,7 @@ fn real_main() -> Result<()> {
             if created {
                 eprintln!("created a new signing key at {}", key_path.display());
             }
+            trace::mark(if created { "signing key created" } else { "signing key loaded" });
             Some(key)
         }
         None => None,
@@ -255,6 +261,7 @@ fn real_main() -> Result<()> {
         store.clear()?;
         StateStore::open(&root, p, kind)?;
     }
+    trace::mark("state store opened");
     let proof = match want_proof {
         true => {
             let s = session::setup(store.dir(), p, args.proof_power, args.proof_disk_budget).context("proof")?;
@@ -265,8 +272,11 @@ fn real_main() -> Result<()> {
         }
         false => None,
     };
+    trace::mark("proof setup");
 
+    trace::mark("engine opening");
     let (mut engine, fallback) = select::open_engine(args.engine, p, kind, shift)?;
+    trace::mark("engine open");
     if let Some(why) = fallback {
         eprintln!("no GPU engine ({why}); using the CPU engine");
     }
@@ -282,6 +292,7 @@ fn real_main() -> Result<()> {
         })
         .context("cannot install the Ctrl-C handler")?;
     }
+    trace::mark("ctrl-c handler installed");
     let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     let opts = RunOptions {
         total,
@@ -303,7 +314,10 @@ fn real_main() -> Result<()> {
         proof: proof.as_ref().map(|s| s.store.clone()),
     };
     let mut progress = Progress::new(&format!("M{p} {}", kind.worktype()), total, 0);
-    let rec = match run::run(engine.as_mut(), opts, &mut progress)? {
+    trace::mark("run started");
+    let run_end = run::run(engine.as_mut(), opts, &mut progress);
+    trace::mark("run finished");
+    let rec = match run_end? {
         RunEnd::Done(rec) => rec,
         RunEnd::Interrupted { iteration } => {
             eprintln!(
@@ -318,6 +332,7 @@ fn real_main() -> Result<()> {
         eprintln!("resumed from a saved state at iteration {k}");
     }
     let outcome = cert::Outcome::from_final(kind, total, &rec.last)?;
+    trace::mark("outcome computed");
     let verdict = match (outcome.status.as_str(), kind) {
         ("P", TestKind::Ll) => "is prime",
         ("P", TestKind::Prp) => "is a probable prime",
@@ -334,6 +349,9 @@ fn real_main() -> Result<()> {
         })?),
         None => None,
     };
+    if proof.is_some() {
+        trace::mark("proof built");
+    }
     let info = TestInfo {
         p,
         kind,
@@ -345,16 +363,21 @@ fn real_main() -> Result<()> {
         finished: report::now_rfc3339(),
         proof: built,
     };
+    trace::mark("test info (host described)");
 
     let mut cert_ref = None;
     if let (Some(path), Some(key)) = (&args.cert, &key) {
         let body = report::cert_body(&info, &rec, &outcome);
+        trace::mark("certificate body built");
         let bytes = cert::seal(&body, key);
+        trace::mark("certificate signed");
         fsutil::write_atomic(path, &bytes, 0o644).with_context(|| format!("cannot write the certificate to {}", path.display()))?;
         cert_ref = Some((path.display().to_string(), cert::certificate_hash(&bytes)));
+        trace::mark("certificate written");
     }
     if let (Some(path), Some(b)) = (&args.gimps_proof, &info.proof) {
         fsutil::write_atomic(path, &b.bytes, 0o644).with_context(|| format!("cannot write the proof file {}", path.display()))?;
+        trace::mark("gimps proof written");
     }
     let line = report::result_line(&info, &rec, &outcome, cert_ref.as_ref().map(|(a, b)| (a.as_str(), b.as_str())));
     println!("{line}");
@@ -363,8 +386,10 @@ fn real_main() -> Result<()> {
         let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).with_context(|| format!("cannot append to {}", path.display()))?;
         writeln!(f, "{line}")?;
     }
+    trace::mark("result printed");
     // The result is out: the saved states of this test, and its proof points, are no longer needed.
     store.clear()?;
+    trace::mark("state cleared");
     if let Some(b) = &info.proof {
         eprintln!(
             "proof: power {}, {} bytes, built and checked in {:.2} s on the {}; a verifier needs {} squarings (2^-{} of the test){}",
@@ -390,5 +415,6 @@ fn real_main() -> Result<()> {
         summary(&rec.checks, rec.iterations_here),
         cert_ref.as_ref().map(|(p, _)| format!("; certificate {p}")).unwrap_or_default()
     );
+    trace::mark("summary printed");
     Ok(())
 }

@@ -92,6 +92,7 @@ impl GpuEngine {
         } else {
             Route::Passes(Pipeline::new(&dev, plan)?)
         };
+        crate::trace::mark("gpu: tables uploaded, pipeline built");
         let alloc = |len: usize| dev.stream.alloc_zeros::<u64>(len).map_err(cuda_err("alloc"));
         let carries = || dev.stream.alloc_zeros::<i64>(pipe.segments()).map_err(cuda_err("alloc"));
         let buf = Buffers {
@@ -106,6 +107,7 @@ impl GpuEngine {
         let mut e = GpuEngine { dev, pipe, buf, kind, shift, acc_shift: shift, graph: None, slots: Slots::default() };
         e.load(&Residue::from_u64(p, kind.start_value()))?;
         e.acc_reset()?;
+        crate::trace::mark("gpu: buffers allocated, start value loaded");
         Ok(e)
     }
 

@@ -5,6 +5,7 @@
 
 use crate::engine::EngineError;
 use crate::plan::MAX_SHARED_LOG2;
+use crate::trace;
 use cudarc::driver::{sys, CudaContext, CudaFunction, CudaModule, CudaStream};
 use cudarc::nvrtc::Ptx;
 use std::ffi::CString;
@@ -86,11 +87,13 @@ fn libraries_present() -> Result<(), EngineError> {
     if !unsafe { sys::is_culib_present() } {
         return Err(EngineError::NoGpu("the NVIDIA driver library (libcuda.so) was not found".into()));
     }
+    trace::mark("gpu: libcuda present (dlopen)");
     if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
         return Err(EngineError::NoGpu(
             "the CUDA run-time compiler library (libnvrtc.so, CUDA 13) was not found".into(),
         ));
     }
+    trace::mark("gpu: libnvrtc present (dlopen, dlclose)");
     Ok(())
 }
 
@@ -178,20 +181,26 @@ fn load_kernels(module: &Arc<CudaModule>) -> Result<Kernels, EngineError> {
 impl Device {
     /// Open GPU 0 and build the kernels.
     pub fn open() -> Result<Device, EngineError> {
+        trace::mark("gpu: opening");
         libraries_present()?;
         let ctx = CudaContext::new(0).map_err(|e| EngineError::NoGpu(format!("cannot open GPU 0: {e:?}")))?;
+        trace::mark("gpu: cuda context");
         // Buffers are used on one stream only; no cross-stream event bookkeeping is needed, and
         // without it launches can be captured into a graph.
         // SAFETY: every buffer of this context is created and used on `stream` alone.
         unsafe { ctx.disable_event_tracking() };
         let stream = ctx.new_stream().map_err(cuda_err("stream"))?;
+        trace::mark("gpu: stream");
         let name = ctx.name().map_err(cuda_err("device name"))?;
         let (major, minor) = ctx.compute_capability().map_err(cuda_err("compute capability"))?;
         let arch = format!("sm_{major}{minor}");
         let mem = ctx.total_mem().map_err(cuda_err("memory size"))? >> 20;
+        trace::mark("gpu: device queried");
         let source = source()?;
         let kernel_key = kernel_key(&source, &arch, &name);
+        trace::mark("gpu: source hashed, cache key (nvrtc loaded)");
         let (cubin, cached) = cubin_for(&source, &arch, &kernel_key)?;
+        trace::mark(if cached { "gpu: cubin read from cache" } else { "gpu: cubin compiled" });
         let module = match ctx.load_module(Ptx::from_binary(cubin)) {
             Ok(m) => m,
             Err(_) if cached => {
@@ -200,7 +209,9 @@ impl Device {
             }
             Err(e) => return Err(cuda_err("module")(e)),
         };
+        trace::mark("gpu: module loaded");
         let kernels = load_kernels(&module)?;
+        trace::mark("gpu: functions loaded");
         let pdl = major >= 9 && std::env::var_os("MERSENNE_CERT_NO_PDL").is_none();
         let description = format!(
             "{name} ({arch}, {mem} MiB, driver {}, kernels {}, {})",

@@ -9,6 +9,7 @@ use super::module::{cache_path, Device};
 use crate::engine::EngineError;
 use crate::fsutil;
 use crate::plan::Plan;
+use crate::trace;
 use std::ops::RangeInclusive;
 
 /// Stages per line that [`tune`] times (9 and 10 hold too many values per thread to compete).
@@ -51,10 +52,12 @@ fn file_name(dev: &Device) -> String {
 /// makes a plan), else the default.
 pub(crate) fn plan_for(dev: &Device, p: u32) -> Result<Plan, EngineError> {
     let plan = Plan::new(p)?;
+    trace::mark("gpu: plan built");
     if plan.is_small() {
         return Ok(plan);
     }
     let text = cache_path(&file_name(dev)).and_then(|path| std::fs::read_to_string(path).ok()).unwrap_or_default();
+    trace::mark("gpu: tuning cache read");
     match stored(&text, plan.log2()).filter(|k| CANDIDATES.contains(k)) {
         Some(k) => Ok(plan.clone().with_line_stages(k).unwrap_or(plan)),
         None => Ok(plan),
