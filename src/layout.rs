@@ -17,6 +17,9 @@ pub const DEFAULT_RESIDUE_BUDGET: u64 = 64 << 20;
 pub const MAX_FULL_RESIDUES: u64 = 1024;
 /// The default checkpoint interval aims at about this many checkpoints per test.
 const TARGET_CHECKPOINTS: u64 = 2000;
+/// ... but is at least this many iterations: a checkpoint costs a read of the residue (on a GPU
+/// a wait of ~20 µs, ~3 one-block iterations at small p), so short tests take fewer.
+const MIN_EVERY: u64 = 64;
 
 /// Where the checkpoints of a run fall and which carry the full residue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,12 +32,12 @@ pub struct CheckpointLayout {
 
 impl CheckpointLayout {
     /// The layout for `iterations` iterations of p: `every` as given or chosen for ~2000
-    /// checkpoints, full residues spaced to fit `budget` bytes and [`MAX_FULL_RESIDUES`].
+    /// checkpoints (at least MIN_EVERY iterations apart), full residues spaced to fit `budget` bytes and [`MAX_FULL_RESIDUES`].
     pub fn choose(p: u32, iterations: u64, every: Option<u64>, budget: u64) -> Result<Self, LayoutError> {
         let every = match every {
             Some(0) => return Err(LayoutError("--checkpoint-every must be at least 1".into())),
             Some(k) => k,
-            None => (iterations / TARGET_CHECKPOINTS).max(1),
+            None => (iterations / TARGET_CHECKPOINTS).max(MIN_EVERY),
         };
         let count = iterations.div_ceil(every).max(1);
         let bytes = byte_count(p) as u64;
@@ -71,12 +74,21 @@ mod tests {
     #[test]
     fn layout_counts() {
         let l = CheckpointLayout::choose(9689, 9687, None, DEFAULT_RESIDUE_BUDGET).unwrap();
-        assert_eq!(l.every, 4);
+        assert_eq!(l.every, MIN_EVERY);
         let cps: Vec<u64> = (1..=9687).filter(|&k| l.is_checkpoint(k, 9687)).collect();
-        assert!(cps.len() >= 1000 && cps.len() <= 10000, "{}", cps.len());
+        assert_eq!(cps.len(), 9687 / 64 + 1);
         assert_eq!(*cps.last().unwrap(), 9687);
         let full = cps.iter().filter(|&&k| l.is_full(k, 9687)).count() as u64;
-        assert!((2..=MAX_FULL_RESIDUES + 1).contains(&full));
+        assert_eq!(full, cps.len() as u64, "all of them fit the budget");
+        // A long test: about 2000 checkpoints, at most MAX_FULL_RESIDUES full ones (+ the last).
+        let l = CheckpointLayout::choose(20_996_011, 20_996_010, None, DEFAULT_RESIDUE_BUDGET).unwrap();
+        assert_eq!(l.every, 20_996_010 / 2000);
+        let cps = (l.every..=20_996_010u64).step_by(l.every as usize).chain([20_996_010]);
+        let full = cps.filter(|&k| l.is_full(k, 20_996_010)).count() as u64;
+        assert!((2..=MAX_FULL_RESIDUES + 1).contains(&full), "{full}");
+        // Tests shorter than one interval have only their final checkpoint.
+        let l = CheckpointLayout::choose(13, 11, None, DEFAULT_RESIDUE_BUDGET).unwrap();
+        assert_eq!((1..=11).filter(|&k| l.is_checkpoint(k, 11)).collect::<Vec<_>>(), vec![11]);
         // A tight budget: at most 3 residues of 1212 bytes.
         let l = CheckpointLayout::choose(9689, 9687, Some(100), 3 * 1212).unwrap();
         let full = (1..=9687).filter(|&k| l.is_full(k, 9687)).count();

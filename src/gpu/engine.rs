@@ -1,8 +1,8 @@
 //! [`GpuEngine`]: the [`Engine`] on an NVIDIA GPU. The state, the accumulator (each as digits
 //! plus pending carries, see kernels/carry.cu) and the shift count live in device memory; the
 //! host applies the pending carries (the CPU twin's carry_fixup) when it reads a residue, tracks
-//! the shift too and checks that both agree on every read. Iterations are launched in batches
-//! replayed from a CUDA graph, or at small lengths as one launch of the one-block kernel
+//! the shift too and checks that both agree on every read. Iterations are launched as replays
+//! of CUDA graphs of 2^k iterations, or at small lengths as one launch of the one-block kernel
 //! (small.rs) for the whole batch.
 
 use super::module::{cuda_err, Device};
@@ -12,10 +12,10 @@ use crate::engine::{Engine, EngineError, Shift, Slots, Value};
 use crate::exponent::TestKind;
 use crate::plan::Plan;
 use crate::residue::Residue;
-use cudarc::driver::{sys, CudaGraph, CudaSlice};
+use cudarc::driver::{sys, CudaGraph, CudaSlice, PinnedHostSlice};
 
-/// Iterations captured in one CUDA graph.
-const GRAPH_ITERS: u64 = 32;
+/// The CUDA graphs hold 2^0 … 2^GRAPH_LOG2_MAX iterations.
+const GRAPH_LOG2_MAX: usize = 5;
 
 /// Device buffers of one engine.
 struct Buffers {
@@ -25,6 +25,14 @@ struct Buffers {
     acc_carries: CudaSlice<i64>,
     tmp: CudaSlice<u64>,
     shift: CudaSlice<u32>,
+}
+
+/// Page-locked host copies of one value and the device shift: a read queues the three copies
+/// and waits once (a copy to pageable memory waits for each).
+struct HostCopy {
+    x: PinnedHostSlice<u64>,
+    carries: PinnedHostSlice<i64>,
+    shift: PinnedHostSlice<u32>,
 }
 
 /// How the engine squares: the multi-pass pipeline, or one block at small lengths.
@@ -56,7 +64,10 @@ pub struct GpuEngine {
     kind: TestKind,
     shift: Shift,
     acc_shift: Shift,
-    graph: Option<Graph>,
+    /// graphs[k]: 2^k iterations, captured on first use.
+    graphs: [Option<Graph>; GRAPH_LOG2_MAX + 1],
+    /// Host side of reads, allocated by the first.
+    host: Option<HostCopy>,
     /// Scratch slots (digits, pending carries) for the proof arithmetic.
     slots: Slots<(CudaSlice<u64>, CudaSlice<i64>)>,
 }
@@ -104,7 +115,7 @@ impl GpuEngine {
             shift: dev.stream.alloc_zeros::<u32>(1).map_err(cuda_err("alloc"))?,
         };
         let shift = Shift::new(p, shift);
-        let mut e = GpuEngine { dev, pipe, buf, kind, shift, acc_shift: shift, graph: None, slots: Slots::default() };
+        let mut e = GpuEngine { dev, pipe, buf, kind, shift, acc_shift: shift, graphs: Default::default(), host: None, slots: Slots::default() };
         e.load(&Residue::from_u64(p, kind.start_value()))?;
         e.acc_reset()?;
         crate::trace::mark("gpu: buffers allocated, start value loaded");
@@ -152,17 +163,35 @@ impl GpuEngine {
         self.dev.stream.memset_zeros(carries).map_err(cuda_err("upload"))
     }
 
-    /// The digits with the pending carries applied.
-    fn download(&self, which: Which) -> Result<Vec<i64>, EngineError> {
+    /// The digits with the pending carries applied, and the device's shift count.
+    fn download(&mut self, which: Which) -> Result<(Vec<i64>, u32), EngineError> {
+        let (n, segs) = (self.pipe.plan().n(), self.pipe.segments());
+        if self.host.is_none() {
+            let ctx = &self.dev.ctx;
+            // SAFETY: page-locked host buffers (flags 0: cached, readable by the host), fully
+            // written by the copies below before they are read.
+            self.host = Some(unsafe {
+                HostCopy {
+                    x: ctx.alloc_pinned_with_flags(n, 0).map_err(cuda_err("host buffer"))?,
+                    carries: ctx.alloc_pinned_with_flags(segs, 0).map_err(cuda_err("host buffer"))?,
+                    shift: ctx.alloc_pinned_with_flags(1, 0).map_err(cuda_err("host buffer"))?,
+                }
+            });
+        }
+        let h = self.host.as_mut().expect("allocated above");
         let (src, carries) = match which {
             Which::State => (&self.buf.x, &self.buf.x_carries),
             Which::Acc => (&self.buf.acc, &self.buf.acc_carries),
         };
-        let words = self.dev.stream.clone_dtoh(src).map_err(cuda_err("download"))?;
-        let carries = self.dev.stream.clone_dtoh(carries).map_err(cuda_err("download"))?;
-        let mut digits: Vec<i64> = words.into_iter().map(|w| w as i64).collect();
-        crate::ntt::carry_fixup(self.pipe.plan(), &mut digits, &carries);
-        Ok(digits)
+        let stream = &self.dev.stream;
+        stream.memcpy_dtoh(src, &mut h.x).map_err(cuda_err("download"))?;
+        stream.memcpy_dtoh(carries, &mut h.carries).map_err(cuda_err("download"))?;
+        stream.memcpy_dtoh(&self.buf.shift, &mut h.shift).map_err(cuda_err("download"))?;
+        stream.synchronize().map_err(cuda_err("download"))?;
+        let words = h.x.as_slice().map_err(cuda_err("download"))?;
+        let mut digits: Vec<i64> = words.iter().map(|&w| w as i64).collect();
+        crate::ntt::carry_fixup(self.pipe.plan(), &mut digits, h.carries.as_slice().map_err(cuda_err("download"))?);
+        Ok((digits, h.shift.as_slice().map_err(cuda_err("download"))?[0]))
     }
 
     fn set_device_shift(&mut self) -> Result<(), EngineError> {
@@ -176,7 +205,7 @@ impl GpuEngine {
         let ll = self.kind == TestKind::Ll;
         match &self.pipe {
             Route::Small(small) => small.square(&self.dev, x, s, ll, count)?,
-            Route::Passes(pipe) => queue_passes(&mut self.graph, &self.dev, pipe, x, s, ll, count)?,
+            Route::Passes(pipe) => queue_passes(&mut self.graphs, &self.dev, pipe, x, s, ll, count)?,
         }
         for _ in 0..count {
             self.shift = self.shift.squared();
@@ -204,28 +233,34 @@ impl GpuEngine {
     }
 }
 
-/// Queue `count` squarings on the multi-pass pipeline: whole batches of GRAPH_ITERS replayed
-/// from a CUDA graph (captured on first use), the rest launched one by one.
-fn queue_passes(graph: &mut Option<Graph>, dev: &Device, pipe: &Pipeline, x: Res, s: u64, ll: bool, count: u64) -> Result<(), EngineError> {
+/// Queue `count` squarings on the multi-pass pipeline as replays of CUDA graphs of 2^k
+/// iterations (count in binary, at most 2^GRAPH_LOG2_MAX per replay), each captured on first
+/// use: one launch per replay instead of one per kernel.
+fn queue_passes(
+    graphs: &mut [Option<Graph>; GRAPH_LOG2_MAX + 1],
+    dev: &Device,
+    pipe: &Pipeline,
+    x: Res,
+    s: u64,
+    ll: bool,
+    count: u64,
+) -> Result<(), EngineError> {
     let mut left = count;
-    if left >= GRAPH_ITERS && graph.is_none() {
-        let stream = &dev.stream;
-        stream
-            .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
-            .map_err(cuda_err("capture"))?;
-        let queued = (0..GRAPH_ITERS).try_for_each(|_| pipe.square(dev, x, s, ll));
-        let captured = stream.end_capture(sys::CUgraphInstantiate_flags(0)).map_err(cuda_err("graph"))?;
-        queued?;
-        *graph = captured.map(Graph);
-    }
-    if let Some(g) = graph {
-        while left >= GRAPH_ITERS {
-            g.0.launch().map_err(cuda_err("graph launch"))?;
-            left -= GRAPH_ITERS;
+    while left > 0 {
+        let k = (63 - left.leading_zeros() as usize).min(GRAPH_LOG2_MAX);
+        let graph = &mut graphs[k];
+        if graph.is_none() {
+            let stream = &dev.stream;
+            stream
+                .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+                .map_err(cuda_err("capture"))?;
+            let queued = (0..1u64 << k).try_for_each(|_| pipe.square(dev, x, s, ll));
+            let captured = stream.end_capture(sys::CUgraphInstantiate_flags(0)).map_err(cuda_err("graph"))?;
+            queued?;
+            *graph = Some(Graph(captured.ok_or_else(|| EngineError::Cuda("an empty graph was captured".into()))?));
         }
-    }
-    for _ in 0..left {
-        pipe.square(dev, x, s, ll)?;
+        graph.as_ref().expect("captured above").0.launch().map_err(cuda_err("graph launch"))?;
+        left -= 1 << k;
     }
     Ok(())
 }
@@ -258,14 +293,9 @@ impl Engine for GpuEngine {
         self.synchronize()
     }
     fn read(&mut self) -> Result<Residue, EngineError> {
-        let d = self.download(Which::State)?;
-        let dev_shift = self.dev.stream.clone_dtoh(&self.buf.shift).map_err(cuda_err("download shift"))?;
-        if dev_shift.first() != Some(&self.shift.get()) {
-            return Err(EngineError::Other(format!(
-                "device shift {:?} disagrees with host shift {}",
-                dev_shift,
-                self.shift.get()
-            )));
+        let (d, dev_shift) = self.download(Which::State)?;
+        if dev_shift != self.shift.get() {
+            return Err(EngineError::Other(format!("device shift {dev_shift} disagrees with host shift {}", self.shift.get())));
         }
         self.pipe.plan().digits_to_residue(&d, self.shift.get())
     }
@@ -285,7 +315,7 @@ impl Engine for GpuEngine {
         Ok(())
     }
     fn acc_read(&mut self) -> Result<Residue, EngineError> {
-        let d = self.download(Which::Acc)?;
+        let (d, _) = self.download(Which::Acc)?;
         self.pipe.plan().digits_to_residue(&d, self.acc_shift.get())
     }
     fn acc_load(&mut self, r: &Residue) -> Result<(), EngineError> {
