@@ -10,6 +10,7 @@
 pub mod cert;
 pub mod check;
 pub mod cpu_ref;
+mod digits;
 pub mod engine;
 pub mod exponent;
 pub mod field;

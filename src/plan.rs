@@ -38,9 +38,6 @@
 
 use crate::engine::EngineError;
 use crate::field::{Gl, MAX_ROOT_OF_TWO_LOG};
-use crate::residue::{word_count, Residue};
-use rug::integer::Order;
-use rug::Integer;
 
 /// Largest supported transform length: 2^26 (the largest n with an n-th root of 2 in the field).
 pub const MAX_LOG2: u32 = MAX_ROOT_OF_TWO_LOG;
@@ -391,82 +388,14 @@ impl Plan {
         }
         (lo, -(1i64 << (b - self.start(lo))))
     }
-
-    /// Balanced digits of r·2^shift (|d| ≤ 2^(w−1)).
-    pub fn residue_to_digits(&self, r: &Residue, shift: u32) -> Vec<i64> {
-        let x = r.mul_pow2(shift);
-        let words = x.words();
-        let mut d: Vec<i64> = (0..self.n())
-            .map(|j| get_bits(words, self.start(j), self.width(j)) as i64)
-            .collect();
-        let mut carry = 0i64;
-        loop {
-            for (j, dj) in d.iter_mut().enumerate() {
-                let w = self.width(j);
-                let t = *dj + carry;
-                (*dj, carry) = if t >= 1 << (w - 1) { (t - (1 << w), 1) } else { (t, 0) };
-            }
-            if carry == 0 {
-                return d;
-            }
-        }
-    }
-
-    /// The residue x with x·2^shift ≡ Σ d_j·2^start_j (mod M_p), for any digits.
-    pub fn digits_to_residue(&self, digits: &[i64], shift: u32) -> Result<Residue, EngineError> {
-        if digits.len() != self.n() {
-            return Err(EngineError::Other(format!("{} digits for a plan of {}", digits.len(), self.n())));
-        }
-        let mut d: Vec<i128> = digits.iter().map(|&x| x as i128).collect();
-        let mut carry = 0i128;
-        // Round 1 brings every digit into [0, 2^w); later rounds only absorb a carry of ±1 that
-        // wrapped from the top, which stops within two more rounds.
-        for _ in 0..4 {
-            for (j, dj) in d.iter_mut().enumerate() {
-                let w = self.width(j);
-                let t = *dj + carry;
-                *dj = t & ((1 << w) - 1);
-                carry = t >> w;
-            }
-            if carry == 0 {
-                let mut words = vec![0u64; word_count(self.p)];
-                for (j, &dj) in d.iter().enumerate() {
-                    put_bits(&mut words, self.start(j), dj as u64);
-                }
-                let x = Residue::from_integer(self.p, &Integer::from_digits(&words, Order::Lsf));
-                return Ok(x.div_pow2(shift));
-            }
-        }
-        Err(EngineError::Other("carry did not settle while reading digits".into()))
-    }
-}
-
-/// Bits [pos, pos + w) of a little-endian word array (w ≤ 63; bits past the end read as 0).
-fn get_bits(words: &[u64], pos: u64, w: u32) -> u64 {
-    let (i, off) = ((pos / 64) as usize, (pos % 64) as u32);
-    let lo = words.get(i).copied().unwrap_or(0) >> off;
-    let hi = if off == 0 { 0 } else { words.get(i + 1).copied().unwrap_or(0) << (64 - off) };
-    (lo | hi) & ((1u64 << w) - 1)
-}
-
-/// OR v into the bits starting at pos (bits past the end are dropped: they are zero for
-/// digits of a value below 2^p).
-fn put_bits(words: &mut [u64], pos: u64, v: u64) {
-    let (i, off) = ((pos / 64) as usize, (pos % 64) as u32);
-    if let Some(w) = words.get_mut(i) {
-        *w |= v << off;
-    }
-    if off != 0 {
-        if let Some(w) = words.get_mut(i + 1) {
-            *w |= v >> (64 - off);
-        }
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::residue::Residue;
     use quickcheck::{quickcheck, TestResult};
+    use rug::Integer;
 
     #[test]
     fn known_lengths() {
@@ -570,19 +499,6 @@ mod tests {
     }
 
     quickcheck! {
-        fn digits_round_trip(seed: Vec<u64>, p: u32, shift: u32) -> TestResult {
-            let p = 100 + p % 20_000;
-            if !crate::exponent::is_prime(p as u64) { return TestResult::discard(); }
-            let plan = Plan::new(p).unwrap();
-            let mut x = Integer::from_digits(&seed, Order::Lsf);
-            x.keep_bits_mut(p);
-            let r = Residue::from_integer(p, &x);
-            let s = shift % p;
-            let d = plan.residue_to_digits(&r, s);
-            let balanced = d.iter().enumerate().all(|(j, &v)| v.unsigned_abs() <= 1 << (plan.width(j) - 1));
-            TestResult::from_bool(balanced && plan.digits_to_residue(&d, s).unwrap() == r)
-        }
-
         fn minus_two_lands_on_its_bit(p: u32, s: u32) -> TestResult {
             let p = 100 + p % 50_000;
             if !crate::exponent::is_prime(p as u64) { return TestResult::discard(); }

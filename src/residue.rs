@@ -168,16 +168,38 @@ impl Residue {
         w[..32].iter().rev().map(|x| format!("{x:016X}")).collect()
     }
 
-    /// self · 2^c mod M_p (a rotation of the p-bit value by c places to the left).
+    /// self · 2^c mod M_p (a rotation of the p-bit value by c places to the left): the sum of
+    /// (self << c) mod 2^p and self >> (p − c), whose bits do not overlap. A rotation of a value
+    /// below M_p (not all ones) is again below M_p, so the words need no reduction.
     pub fn mul_pow2(&self, c: u32) -> Residue {
         let c = c % self.p;
         if c == 0 {
             return self.clone();
         }
-        let x = self.to_integer();
-        let lo = Integer::from(&x << c).keep_bits(self.p);
-        let hi = Integer::from(&x >> (self.p - c));
-        Residue::from_integer(self.p, &(lo + hi))
+        let (src, mut words) = (&self.words, vec![0u64; self.words.len()]);
+        let (a, s) = ((c / 64) as usize, c % 64);
+        for (w, &x) in words[a..].iter_mut().zip(src) {
+            *w = x << s;
+        }
+        if s != 0 {
+            for (w, &x) in words[a + 1..].iter_mut().zip(src) {
+                *w |= x >> (64 - s);
+            }
+        }
+        let top_bits = self.p as usize - 64 * (words.len() - 1);
+        if top_bits < 64 {
+            *words.last_mut().expect("p >= 2 gives at least one word") &= (1 << top_bits) - 1;
+        }
+        let (b, t) = (((self.p - c) / 64) as usize, (self.p - c) % 64);
+        for (w, &x) in words.iter_mut().zip(&src[b..]) {
+            *w |= x >> t;
+        }
+        if t != 0 {
+            for (w, &x) in words.iter_mut().zip(&src[b + 1..]) {
+                *w |= x << (64 - t);
+            }
+        }
+        Residue { p: self.p, words }
     }
 
     /// self · 2^(−c) mod M_p (rotation to the right): undoes [`Residue::mul_pow2`].
