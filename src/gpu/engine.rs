@@ -12,7 +12,7 @@ use crate::engine::{Engine, EngineError, Shift, Slots, Value};
 use crate::exponent::TestKind;
 use crate::plan::Plan;
 use crate::residue::Residue;
-use cudarc::driver::{sys, CudaGraph, CudaSlice, PinnedHostSlice};
+use cudarc::driver::{sys, CudaEvent, CudaGraph, CudaSlice, PinnedHostSlice};
 
 /// The CUDA graphs hold 2^0 … 2^GRAPH_LOG2_MAX iterations.
 const GRAPH_LOG2_MAX: usize = 5;
@@ -33,6 +33,14 @@ struct HostCopy {
     x: PinnedHostSlice<u64>,
     carries: PinnedHostSlice<i64>,
     shift: PinnedHostSlice<u32>,
+}
+
+/// Page-locked staging buffer of uploads, and the event of the last upload from it: an upload
+/// from pageable memory would wait for everything queued before it, so that the host could not
+/// prepare the next value while the GPU works.
+struct Staging {
+    words: PinnedHostSlice<u64>,
+    sent: Option<CudaEvent>,
 }
 
 /// How the engine squares: the multi-pass pipeline, or one block at small lengths.
@@ -68,6 +76,8 @@ pub struct GpuEngine {
     graphs: [Option<Graph>; GRAPH_LOG2_MAX + 1],
     /// Host side of reads, allocated by the first.
     host: Option<HostCopy>,
+    /// Host side of uploads, allocated by the first.
+    staging: Option<Staging>,
     /// Scratch slots (digits, pending carries) for the proof arithmetic.
     slots: Slots<(CudaSlice<u64>, CudaSlice<i64>)>,
 }
@@ -115,7 +125,7 @@ impl GpuEngine {
             shift: dev.stream.alloc_zeros::<u32>(1).map_err(cuda_err("alloc"))?,
         };
         let shift = Shift::new(p, shift);
-        let mut e = GpuEngine { dev, pipe, buf, kind, shift, acc_shift: shift, graphs: Default::default(), host: None, slots: Slots::default() };
+        let mut e = GpuEngine { dev, pipe, buf, kind, shift, acc_shift: shift, graphs: Default::default(), host: None, staging: None, slots: Slots::default() };
         e.load(&Residue::from_u64(p, kind.start_value()))?;
         e.acc_reset()?;
         crate::trace::mark("gpu: buffers allocated, start value loaded");
@@ -154,13 +164,28 @@ impl GpuEngine {
 
     /// Store digits (no pending carries).
     fn upload(&mut self, which: Which, digits: &[i64]) -> Result<(), EngineError> {
-        let words: Vec<u64> = digits.iter().map(|&d| d as u64).collect();
+        if self.staging.is_none() {
+            // SAFETY: page-locked host memory, write-combined (the host only writes it); every
+            // word is written below before the first copy from it.
+            let words = unsafe { self.dev.ctx.alloc_pinned::<u64>(self.pipe.plan().n()) }.map_err(cuda_err("host buffer"))?;
+            self.staging = Some(Staging { words, sent: None });
+        }
+        let st = self.staging.as_mut().expect("allocated above");
+        if let Some(e) = st.sent.take() {
+            e.synchronize().map_err(cuda_err("upload"))?; // the previous upload has left the buffer
+        }
+        let words = st.words.as_mut_slice().map_err(cuda_err("upload"))?;
+        for (w, &d) in words.iter_mut().zip(digits) {
+            *w = d as u64;
+        }
         let (dst, carries) = match which {
             Which::State => (&mut self.buf.x, &mut self.buf.x_carries),
             Which::Acc => (&mut self.buf.acc, &mut self.buf.acc_carries),
         };
-        self.dev.stream.memcpy_htod(&words, dst).map_err(cuda_err("upload"))?;
-        self.dev.stream.memset_zeros(carries).map_err(cuda_err("upload"))
+        let stream = &self.dev.stream;
+        stream.memcpy_htod(&st.words, dst).map_err(cuda_err("upload"))?;
+        st.sent = Some(stream.record_event(None).map_err(cuda_err("upload"))?);
+        stream.memset_zeros(carries).map_err(cuda_err("upload"))
     }
 
     /// The digits with the pending carries applied, and the device's shift count.
