@@ -168,8 +168,7 @@ pub fn replay(body: &CertBody, opts: &ReplayOptions) -> Result<ReplayReport, Rep
         Ok((e, d))
     };
     let hashes = AtomicU64::new(0);
-    let description;
-    if choice == EngineChoice::Cpu {
+    let description = if choice == EngineChoice::Cpu {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(opts.jobs).build().map_err(|e| ReplayError::Pool(e.to_string()))?;
         pool.install(|| {
             chosen.par_iter().try_for_each(|seg| {
@@ -179,7 +178,7 @@ pub fn replay(body: &CertBody, opts: &ReplayOptions) -> Result<ReplayReport, Rep
                 Ok::<(), ReplayError>(())
             })
         })?;
-        description = format!("cpu: GMP (rug), {} threads", opts.jobs);
+        format!("cpu: GMP (rug), {} threads", opts.jobs)
     } else {
         // One device: segments one after another on one engine (a fresh shift per segment
         // would need a new plan upload; the engine's own shift already differs from the prover's
@@ -189,8 +188,8 @@ pub fn replay(body: &CertBody, opts: &ReplayOptions) -> Result<ReplayReport, Rep
             replay_segment(seg, e.as_mut())?;
             hashes.fetch_add(seg.checks.len() as u64, Ordering::Relaxed);
         }
-        description = d;
-    }
+        d
+    };
     Ok(ReplayReport {
         segments_total: all.len(),
         segments_replayed: chosen.len(),
