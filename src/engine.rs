@@ -113,14 +113,26 @@ impl<T> Slots<T> {
         }
         Ok(e.as_mut().expect("filled above"))
     }
-    /// Put a copy of `v` (shift `shift`) into slot `slot`, reusing its storage.
-    pub fn store(&mut self, slot: usize, v: &T, shift: Shift) -> Result<(), EngineError>
+    /// [`Engine::stash`] for an engine that holds its two values as `T`s: a copy of `state` or
+    /// `acc` (with its shift) into slot `slot`, reusing the slot's storage.
+    pub fn stash(&mut self, slot: usize, from: Value, state: (&T, Shift), acc: (&T, Shift)) -> Result<(), EngineError>
     where
         T: Clone,
     {
+        let (v, shift) = if from == Value::State { state } else { acc };
         let e = self.entry(slot, shift, || Ok(v.clone()))?;
         e.0.clone_from(v);
         e.1 = shift;
+        Ok(())
+    }
+    /// [`Engine::unstash`] likewise: slot `slot` copied into `state` and its shift.
+    pub fn unstash(&self, slot: usize, state: (&mut T, &mut Shift)) -> Result<(), EngineError>
+    where
+        T: Clone,
+    {
+        let (v, shift) = self.get(slot)?;
+        state.0.clone_from(v);
+        *state.1 = *shift;
         Ok(())
     }
     /// The value in slot `slot`, an error if it holds none.

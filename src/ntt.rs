@@ -221,17 +221,10 @@ impl Engine for TwinEngine {
         Ok(())
     }
     fn stash(&mut self, from: Value, slot: usize) -> Result<(), EngineError> {
-        let (v, s) = match from {
-            Value::State => (&self.digits, self.shift),
-            Value::Acc => (&self.acc, self.acc_shift),
-        };
-        self.slots.store(slot, v, s)
+        self.slots.stash(slot, from, (&self.digits, self.shift), (&self.acc, self.acc_shift))
     }
     fn unstash(&mut self, slot: usize) -> Result<(), EngineError> {
-        let (d, s) = self.slots.get(slot)?;
-        self.digits.clone_from(d);
-        self.shift = *s;
-        Ok(())
+        self.slots.unstash(slot, (&mut self.digits, &mut self.shift))
     }
     fn inject_fault(&mut self, word: usize, bit: u32) -> Result<(), EngineError> {
         let n = self.digits.len();

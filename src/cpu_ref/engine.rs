@@ -115,18 +115,11 @@ impl Engine for GmpEngine {
     }
 
     fn stash(&mut self, from: Value, slot: usize) -> Result<(), EngineError> {
-        let (v, s) = match from {
-            Value::State => (&self.x, self.x_shift),
-            Value::Acc => (&self.acc, self.acc_shift),
-        };
-        self.slots.store(slot, v, s)
+        self.slots.stash(slot, from, (&self.x, self.x_shift), (&self.acc, self.acc_shift))
     }
 
     fn unstash(&mut self, slot: usize) -> Result<(), EngineError> {
-        let (x, s) = self.slots.get(slot)?;
-        self.x.clone_from(x);
-        self.x_shift = *s;
-        Ok(())
+        self.slots.unstash(slot, (&mut self.x, &mut self.x_shift))
     }
 
     fn inject_fault(&mut self, word: usize, bit: u32) -> Result<(), EngineError> {
