@@ -384,14 +384,12 @@ impl Driver<'_> {
         if next >= self.end() {
             // The last batch is waited for, so that the loop's time is the engine's.
             self.engine.iterate(next - self.k)?;
+            self.last_iteration = Some(Instant::now());
+            trace::mark("run: last iteration done");
         } else {
             // A read at this stop, if any, waits for the batch; a GPU meanwhile needs no
             // extra round trip.
             self.engine.iterate_queued(next - self.k)?;
-        }
-        if next >= self.end() {
-            self.last_iteration = Some(Instant::now());
-            trace::mark("run: last iteration done");
         }
         self.k = next;
         let k = next;

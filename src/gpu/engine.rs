@@ -6,13 +6,13 @@
 //! (small.rs) for the whole batch.
 
 use super::module::{cuda_err, Device};
-use super::pipeline::{addr, flip_bit, Pipeline, Res};
+use super::pipeline::{addr, capture, flip_bit, Pipeline, Res};
 use super::small::SmallPipeline;
 use crate::engine::{Engine, EngineError, Shift, Slots, Value};
 use crate::exponent::TestKind;
 use crate::plan::Plan;
 use crate::residue::Residue;
-use cudarc::driver::{sys, CudaEvent, CudaGraph, CudaSlice, PinnedHostSlice};
+use cudarc::driver::{CudaEvent, CudaGraph, CudaSlice, PinnedHostSlice};
 
 /// The CUDA graphs hold 2^0 … 2^GRAPH_LOG2_MAX iterations.
 const GRAPH_LOG2_MAX: usize = 5;
@@ -275,14 +275,7 @@ fn queue_passes(
         let k = (63 - left.leading_zeros() as usize).min(GRAPH_LOG2_MAX);
         let graph = &mut graphs[k];
         if graph.is_none() {
-            let stream = &dev.stream;
-            stream
-                .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
-                .map_err(cuda_err("capture"))?;
-            let queued = (0..1u64 << k).try_for_each(|_| pipe.square(dev, x, s, ll));
-            let captured = stream.end_capture(sys::CUgraphInstantiate_flags(0)).map_err(cuda_err("graph"))?;
-            queued?;
-            *graph = Some(Graph(captured.ok_or_else(|| EngineError::Cuda("an empty graph was captured".into()))?));
+            *graph = Some(Graph(capture(dev, 1 << k, || pipe.square(dev, x, s, ll))?));
         }
         graph.as_ref().expect("captured above").0.launch().map_err(cuda_err("graph launch"))?;
         left -= 1 << k;

@@ -11,7 +11,7 @@
 use super::module::{cuda_err, Device};
 use crate::engine::EngineError;
 use crate::plan::{ColumnPass, Plan, BLOCK_WORDS_LOG2, SHARED_BLOCKS_LOG2};
-use cudarc::driver::{sys, CudaFunction, CudaSlice, DevicePtr, DeviceRepr};
+use cudarc::driver::{sys, CudaFunction, CudaGraph, CudaSlice, DevicePtr, DeviceRepr};
 use std::ffi::c_void;
 
 /// The plan as the kernels see it; field for field the `Layout` of kernels/goldilocks.cuh.
@@ -48,6 +48,16 @@ pub(crate) const WEIGH: u32 = 1;
 pub(crate) const UNWEIGH: u32 = 2;
 pub(crate) const ADVANCE: u32 = 4;
 pub(crate) const LL: u32 = 8;
+
+/// A CUDA graph of `count` runs of `step` (each queues launches on the device's stream).
+pub(crate) fn capture(dev: &Device, count: u64, mut step: impl FnMut() -> Result<(), EngineError>) -> Result<CudaGraph, EngineError> {
+    let s = &dev.stream;
+    s.begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL).map_err(cuda_err("capture"))?;
+    let queued = (0..count).try_for_each(|_| step());
+    let graph = s.end_capture(sys::CUgraphInstantiate_flags(0)).map_err(cuda_err("graph"))?;
+    queued?;
+    graph.ok_or_else(|| EngineError::Cuda("an empty graph was captured".into()))
+}
 
 /// A raw device address of a buffer that lives as long as the pipeline using it.
 pub(crate) fn addr<T>(dev: &Device, s: &CudaSlice<T>) -> u64 {
@@ -255,11 +265,7 @@ impl Pipeline {
         let mut out = Vec::new();
         for (name, step) in &steps {
             let s = &dev.stream;
-            s.begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL).map_err(cuda_err("capture"))?;
-            let queued = (0..reps).try_for_each(|_| step());
-            let graph = s.end_capture(sys::CUgraphInstantiate_flags(0)).map_err(cuda_err("graph"))?;
-            queued?;
-            let graph = graph.ok_or_else(|| EngineError::Cuda("empty graph".into()))?;
+            let graph = capture(dev, reps as u64, step)?;
             graph.launch().map_err(cuda_err("graph"))?;
             let ev = || dev.ctx.new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT)).map_err(cuda_err("event"));
             let (a, b) = (ev()?, ev()?);
