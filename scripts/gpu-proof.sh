@@ -12,6 +12,9 @@
 #   CPU_VERIFY=0 ...                          # skip the CPU verify (GMP: ~p/2^power squarings,
 #                                             # ~35 min at 20,996,011 power 10); with $OUT set the
 #                                             # certificate and proof file are copied there (in 15 MiB parts) to verify elsewhere
+#   ALSO_POWERS="8" POWERS=10 ...             # also the power-8 proof from the power-10 run's points
+#                                             # (prove --keep-proof-points; gpu-selftest proof-from-points):
+#                                             # its build time, size and verify times without a second test
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/gpu-common.sh
@@ -20,11 +23,24 @@ POWERS=${POWERS:-8 10}
 MAX_SECONDS=${MAX_SECONDS:-0}
 STATE=${STATE:-}
 CPU_VERIFY=${CPU_VERIFY:-1}
+ALSO_POWERS=${ALSO_POWERS:-}
 state=$WORK/s
 if [ -n "$STATE" ]; then
   state=$STATE/s
   export XDG_CONFIG_HOME="$STATE/config" XDG_DATA_HOME="$STATE/data"
 fi
+# verify_both NAME ARGS...: verify on the GPU, and on the CPU unless CPU_VERIFY=0; sets vg, vc
+verify_both() {
+  local name=$1; shift
+  t=$(now); "$BIN/verify" "$@" --engine gpu >"$WORK/$name-gpu" 2>&1 || { cat "$WORK/$name-gpu"; FAILED=1; }
+  vg=$(secs "$t" "$(now)")
+  vc=skipped
+  if [ "$CPU_VERIFY" = 1 ]; then
+    t=$(now); "$BIN/verify" "$@" --engine cpu >"$WORK/$name-cpu" 2>&1 || { cat "$WORK/$name-cpu"; FAILED=1; }
+    vc=$(secs "$t" "$(now)")
+  fi
+  tail -1 "$WORK/$name-gpu"
+}
 prove_timed() { if [ "$MAX_SECONDS" -gt 0 ]; then timeout -s INT "$MAX_SECONDS" "$@"; else "$@"; fi; }
 
 header
@@ -33,8 +49,11 @@ FAILED=0
 for p in $EXPONENTS; do
   for k in $POWERS; do
     t=$(now)
+    keep=()
+    kept=$state.kept # beside the state: the points are moved there, on the same file system
+    [ -z "$ALSO_POWERS" ] || { rm -rf "$kept"; keep=(--keep-proof-points "$kept"); }
     prove_timed "$BIN/prove" "$p" --prp --engine gpu --proof-power "$k" --cert "$WORK/c.cbor" --gimps-proof "$WORK/c.proof" \
-      --state-dir "$state" >"$WORK/out" 2>"$WORK/err"
+      --state-dir "$state" "${keep[@]}" >"$WORK/out" 2>"$WORK/err"
     rc=$?
     if [ $rc -eq 124 ]; then
       tail -2 "$WORK/err"
@@ -45,18 +64,20 @@ for p in $EXPONENTS; do
     test_s=$(secs "$t" "$(now)") # this call only, when the test was resumed
     cat "$WORK/err"
     build=$(sed -n 's/^proof: power [0-9]*, \([0-9]*\) bytes, built and checked in \([0-9.]*\) s.*/\2 s, \1 bytes/p' "$WORK/err")
-    t=$(now); "$BIN/verify" "$WORK/c.cbor" --engine gpu >"$WORK/v1" 2>&1 || { cat "$WORK/v1"; FAILED=1; }
-    vg=$(secs "$t" "$(now)")
     [ -z "${OUT:-}" ] || for f in cbor proof; do split -b 15M -d "$WORK/c.$f" "$OUT/M$p-power$k.$f."; done # files come back in parts of 16 MiB at most: cat them
-    vc=skipped
-    if [ "$CPU_VERIFY" = 1 ]; then
-      t=$(now); "$BIN/verify" "$WORK/c.cbor" --engine cpu >"$WORK/v2" 2>&1 || { cat "$WORK/v2"; FAILED=1; }
-      vc=$(secs "$t" "$(now)")
-    fi
+    verify_both cert "$WORK/c.cbor"
     t=$(now); "$BIN/verify" --gimps-proof "$WORK/c.proof" --engine gpu >"$WORK/v3" 2>&1 || { cat "$WORK/v3"; FAILED=1; }
     vf=$(secs "$t" "$(now)")
-    tail -1 "$WORK/v1"
     ROWS+=("| $p | $k | $test_s | $build | $vg | $vc | $vf |")
+    for j in $ALSO_POWERS; do
+      "$BIN/gpu-selftest" proof-from-points "$kept" "$p" --power "$j" --out "$WORK/c$j.proof" >"$WORK/pfp" 2>&1 || { cat "$WORK/pfp"; FAILED=1; continue; }
+      cat "$WORK/pfp"
+      build=$(sed -n 's/^proof: power [0-9]*, \([0-9]*\) bytes, built and checked in \([0-9.]*\) s.*/\2 s, \1 bytes/p' "$WORK/pfp")
+      [ -z "${OUT:-}" ] || split -b 15M -d "$WORK/c$j.proof" "$OUT/M$p-power$j.proof."
+      verify_both "file$j" --gimps-proof "$WORK/c$j.proof"
+      ROWS+=("| $p | $j (points of the power-$k run) | — | $build | — | $vc (file) | $vg |")
+    done
+    rm -rf "$kept"
   done
 done
 echo

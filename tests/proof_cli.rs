@@ -1,6 +1,7 @@
 //! PRP proofs end to end through `prove` and `verify`: proofs on by default for a full PRP
 //! test, at two powers and at p ≈ 20k; the GIMPS file; --no-proof; a wrong saved point caught
-//! before anything is published; a corrupted point caught on resume; tampered proofs refused.
+//! before anything is published; a corrupted point caught on resume; tampered proofs refused;
+//! kept points giving the proofs of lower powers.
 
 mod common;
 
@@ -118,6 +119,29 @@ fn no_proof_options_and_budget() {
         assert!(!o.status.success(), "{args:?}");
         assert!(stderr(&o).contains(needle) && !stderr(&o).contains("panicked"), "{args:?}: {}", stderr(&o));
     }
+}
+
+#[test]
+fn kept_points_give_the_lower_powers_proofs() {
+    use mersenne_cert::proof::{arith::CpuArith, points::ProofStore, prove_from_store};
+    let env = Env::new();
+    let (cert, kept) = (env.path("c.cbor"), env.path("kept"));
+    let o = prove_prp(&env, "4423", &cert, &["--proof-power", "5", "--keep-proof-points", kept.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("proof points kept in"), "{}", stderr(&o));
+    assert_eq!(point_files(&kept).len(), 32);
+    let top = Proof::from_gimps_bytes(&proof_bytes(&cert)).unwrap();
+    let saved = ProofStore::open_saved(&kept, 4423).unwrap();
+    for power in [5, 3, 1] {
+        let proof = prove_from_store(&saved.at_power(power).unwrap(), &mut CpuArith).unwrap();
+        assert_eq!((proof.power(), proof.b()), (power, top.b()));
+        assert_eq!(power == 5, proof.middles() == top.middles());
+    }
+    // The directory must be new: refused before the test runs.
+    let o = prove_prp(&env, "4423", &cert, &["--keep-proof-points", kept.to_str().unwrap()]);
+    assert!(!o.status.success() && stderr(&o).contains("exists already"), "{}", stderr(&o));
+    let o = prove_prp(&env, "4423", &cert, &["--no-proof", "--keep-proof-points", "k2"]);
+    assert!(!o.status.success() && stderr(&o).contains("cannot be used with"), "{}", stderr(&o));
 }
 
 #[test]

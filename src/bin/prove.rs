@@ -100,6 +100,11 @@ struct Args {
     /// Also write the proof to FILE as a GIMPS "PRP PROOF" VERSION=2 file.
     #[arg(long, value_name = "FILE", conflicts_with = "no_proof")]
     gimps_proof: Option<PathBuf>,
+    /// Move the run's saved proof points to DIR (a new directory, on the state directory's file system)
+    /// instead of deleting them: `gpu-selftest proof-from-points` builds the proof of this or any
+    /// lower power from them.
+    #[arg(long, value_name = "DIR", conflicts_with = "no_proof")]
+    keep_proof_points: Option<PathBuf>,
     /// Time the GPU's pass shapes at P's transform length, keep the fastest for later runs on
     /// this GPU, print the timings and exit (no test is run).
     #[arg(long)]
@@ -227,8 +232,16 @@ fn real_main() -> Result<()> {
     };
     let layout = CheckpointLayout::choose(p, total.max(1), args.checkpoint_every, args.residue_budget)?;
     let want_proof = kind == TestKind::Prp && total == full && !args.no_proof;
-    if !want_proof && (args.proof_power.is_some() || args.gimps_proof.is_some() || args.corrupt_proof_point.is_some()) {
-        bail!("--proof-power and --gimps-proof need a full PRP test with a proof (--prp, without --iterations or --no-proof)");
+    let proof_args = args.proof_power.is_some() || args.gimps_proof.is_some() || args.keep_proof_points.is_some();
+    if !want_proof && (proof_args || args.corrupt_proof_point.is_some()) {
+        bail!(
+            "--proof-power, --gimps-proof and --keep-proof-points need a full PRP test with a proof (--prp, without --iterations or --no-proof)"
+        );
+    }
+    if let Some(dir) = &args.keep_proof_points {
+        if dir.exists() {
+            bail!("--keep-proof-points {}: it exists already; name a new directory", dir.display());
+        }
     }
     if let Some(path) = &args.gimps_proof {
         fsutil::probe_writable(path).with_context(|| format!("cannot write the proof file {}", path.display()))?;
@@ -387,7 +400,13 @@ fn real_main() -> Result<()> {
         writeln!(f, "{line}")?;
     }
     trace::mark("result printed");
-    // The result is out: the saved states of this test, and its proof points, are no longer needed.
+    // The result is out: the saved states of this test, and its proof points (unless kept), are
+    // no longer needed.
+    if let (Some(dir), Some(setup)) = (&args.keep_proof_points, &proof) {
+        std::fs::rename(setup.store.dir(), dir)
+            .with_context(|| format!("cannot move the proof points from {} to {}", setup.store.dir().display(), dir.display()))?;
+        eprintln!("proof points kept in {}", dir.display());
+    }
     store.clear()?;
     trace::mark("state cleared");
     if let Some(b) = &info.proof {

@@ -39,6 +39,8 @@ pub enum StoreError {
     IndexOutOfRange { index: usize, power: u32, count: usize },
     #[error("proof point {index} (iteration {iteration}) is missing: {path}")]
     Missing { index: usize, iteration: u64, path: PathBuf },
+    #[error("the points saved in {dir} are of power {saved}: they hold no proof of power {want}")]
+    PowerAboveSaved { dir: PathBuf, saved: u32, want: u32 },
     #[error("proof point {index} (iteration {iteration}) is corrupt ({why}): {path}")]
     Corrupt { index: usize, iteration: u64, path: PathBuf, why: &'static str },
     #[error(
@@ -97,6 +99,9 @@ pub struct ProofStore {
     dir: PathBuf,
     p: u32,
     power: u32,
+    /// The power the files were saved for (their header says it); above `power` in a view
+    /// made by [`ProofStore::at_power`].
+    saved_power: u32,
     points: Vec<u64>,
 }
 
@@ -105,7 +110,32 @@ impl ProofStore {
     pub fn new(dir: &Path, p: u32, power: u32) -> Result<ProofStore, StoreError> {
         let points = pietrzak::proof_points(p, power)?;
         fs::create_dir_all(dir).map_err(|source| StoreError::Io { path: dir.to_path_buf(), source })?;
-        Ok(ProofStore { dir: dir.to_path_buf(), p, power, points })
+        Ok(ProofStore { dir: dir.to_path_buf(), p, power, saved_power: power, points })
+    }
+
+    /// Open the points a finished run saved in `dir` (for example kept with `prove
+    /// --keep-proof-points`) at the power their last point, x_p, was saved for.
+    pub fn open_saved(dir: &Path, p: u32) -> Result<ProofStore, StoreError> {
+        let path = dir.join(format!("{p}.point"));
+        let bytes = fs::read(&path).map_err(|source| StoreError::Io { path: path.clone(), source })?;
+        let header = bytes.get(..HEADER_LEN).filter(|h| &h[..8] == MAGIC && h[8..12] == p.to_le_bytes());
+        let Some(header) = header else {
+            return Err(StoreError::Corrupt { index: 0, iteration: p as u64, path, why: "not a proof point of this exponent" });
+        };
+        let power = u32::from_le_bytes(header[12..16].try_into().expect("4 bytes"));
+        pietrzak::check_params(p, power)?;
+        Ok(ProofStore { dir: dir.to_path_buf(), p, power, saved_power: power, points: pietrzak::proof_points(p, power)? })
+    }
+
+    /// The same saved points seen as a store of a power at most the saved one: the points of
+    /// power k are those of power K > k whose last K − k bits are 0 (the spans ⌈p/2^l⌉ do not
+    /// depend on the power), so one run's points also give every lower power's proof.
+    pub fn at_power(&self, power: u32) -> Result<ProofStore, StoreError> {
+        if power > self.saved_power {
+            return Err(StoreError::PowerAboveSaved { dir: self.dir.clone(), saved: self.saved_power, want: power });
+        }
+        let points = pietrzak::proof_points(self.p, power)?;
+        Ok(ProofStore { power, points, ..self.clone() })
     }
 
     pub fn exponent(&self) -> u32 {
@@ -139,7 +169,7 @@ impl ProofStore {
         let mut v = Vec::with_capacity(HEADER_LEN + byte_count(self.p) + HASH_LEN);
         v.extend_from_slice(MAGIC);
         v.extend_from_slice(&self.p.to_le_bytes());
-        v.extend_from_slice(&self.power.to_le_bytes());
+        v.extend_from_slice(&self.saved_power.to_le_bytes());
         v.extend_from_slice(&iteration.to_le_bytes());
         v.extend_from_slice(&r.to_bytes());
         let hash = blake3::hash(&v);
@@ -286,5 +316,37 @@ mod tests {
         fs::write(store.dir().join(format!("{}.point.tmp4242", pts[1])), b"torn").unwrap();
         store.remove_all().unwrap();
         assert!(!store.dir().exists());
+    }
+
+    #[test]
+    fn lower_powers_are_views_of_the_saved_points() {
+        for p in [521u32, 9689, 86_243, 1_257_787, 20_996_011] {
+            let top = pietrzak::max_power(p).min(10);
+            let all = pietrzak::proof_points(p, top).unwrap();
+            for k in 1..top {
+                let sub = pietrzak::proof_points(p, k).unwrap();
+                assert!(sub.iter().all(|x| all.binary_search(x).is_ok()), "p={p} k={k}");
+            }
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let (p, saved) = (9689, 5);
+        let store = ProofStore::new(dir.path(), p, saved).unwrap();
+        for (i, &k) in store.points().iter().enumerate() {
+            store.save(k, &Residue::from_u64(p, i as u64 + 7)).unwrap();
+        }
+        let opened = ProofStore::open_saved(dir.path(), p).unwrap();
+        assert_eq!((opened.power(), opened.points()), (saved, store.points()));
+        let low = opened.at_power(3).unwrap();
+        assert_eq!(low.points(), pietrzak::proof_points(p, 3).unwrap());
+        for (i, &k) in low.points().iter().enumerate() {
+            let j = store.points().binary_search(&k).unwrap();
+            assert_eq!(low.load(i).unwrap(), Residue::from_u64(p, j as u64 + 7));
+        }
+        assert!(matches!(opened.at_power(6), Err(StoreError::PowerAboveSaved { saved: 5, want: 6, .. })));
+        assert!(ProofStore::open_saved(dir.path(), 9941).is_err());
+        let other = tempfile::tempdir().unwrap();
+        ProofStore::new(other.path(), p, saved).unwrap().save(p as u64, &Residue::from_u64(p, 1)).unwrap();
+        fs::write(other.path().join(format!("{p}.point")), b"MCPROOF1 truncated").unwrap();
+        assert!(matches!(ProofStore::open_saved(other.path(), p), Err(StoreError::Corrupt { .. })));
     }
 }
