@@ -145,7 +145,7 @@ fi
 # 7: interrupt and resume on the GPU.
 if want_step 7; then
 p=1257787
-timeout --preserve-status -s INT 6 "$BIN/prove" $p --engine gpu --save-every 1 --state-dir "$WORK/state" >/dev/null 2>"$WORK/int.err"; irc=$?
+timeout --foreground --preserve-status -s INT 6 "$BIN/prove" $p --engine gpu --save-every 1 --state-dir "$WORK/state" >/dev/null 2>"$WORK/int.err"; irc=$?
 out=$("$BIN/prove" $p --engine gpu --state-dir "$WORK/state" 2>"$WORK/res.err")
 ok=ok
 [ $irc -eq 130 ] || ok=FAIL

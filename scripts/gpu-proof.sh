@@ -41,7 +41,7 @@ verify_both() {
   fi
   tail -1 "$WORK/$name-gpu"
 }
-prove_timed() { if [ "$MAX_SECONDS" -gt 0 ]; then timeout -s INT "$MAX_SECONDS" "$@"; else "$@"; fi; }
+prove_timed() { if [ "$MAX_SECONDS" -gt 0 ]; then timeout --foreground -s INT "$MAX_SECONDS" "$@"; else "$@"; fi; }
 
 header
 ROWS=()

@@ -19,10 +19,12 @@ use mersenne_cert::{fsutil, host, select, trace};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Exit status after an interruption that saved the state (128 + SIGINT).
 const EXIT_INTERRUPTED: i32 = 130;
+/// A second interrupt sooner than this after the first is the same signal delivered twice.
+const DUPLICATE_INTERRUPT: Duration = Duration::from_secs(1);
 /// Default disk budget for the proof points of a run: 32 GiB.
 const DEFAULT_PROOF_DISK_BUDGET: u64 = 32 << 30;
 
@@ -296,11 +298,18 @@ fn real_main() -> Result<()> {
     let stop = Arc::new(AtomicBool::new(false));
     {
         let stop = Arc::clone(&stop);
+        let first = std::sync::OnceLock::new();
         ctrlc::set_handler(move || {
             if stop.swap(true, Ordering::SeqCst) {
+                // A signal sent to the process group (GNU `timeout` without --foreground, a
+                // supervisor) arrives twice at once: only a later, deliberate one quits.
+                if first.get().is_some_and(|t: &Instant| t.elapsed() < DUPLICATE_INTERRUPT) {
+                    return;
+                }
                 eprintln!("\nsecond interrupt: exiting without saving");
                 std::process::exit(EXIT_INTERRUPTED);
             }
+            let _ = first.set(Instant::now());
             eprintln!("\ninterrupt: saving a verified checkpoint, then exiting (Ctrl-C again to quit at once)");
         })
         .context("cannot install the Ctrl-C handler")?;
