@@ -45,9 +45,10 @@ __device__ __forceinline__ u64 gl_sub(u64 a, u64 b) {
     return d - (u64)borrow;  // borrow: 0xFFFFFFFF = EPS, zero-extended
 }
 
-// A 128-bit value lo + 2^64 hi, hi = 2^32 hh + hl, folded with 2^96 = -1 and 2^64 = EPS:
-// lo - hh + hl*EPS, canonical. Any lo and hi.
-__device__ __forceinline__ u64 gl_reduce128(u64 lo, u64 hi) {
+// 128-bit product lo + 2^64 hi, hi = 2^32 hh + hl, folded with 2^96 = -1 and 2^64 = EPS:
+// lo - hh + hl*EPS.
+__device__ __forceinline__ u64 gl_mul(u64 a, u64 b) {
+    const u64 lo = a * b, hi = __umul64hi(a, b);
     u64 t0, s, u;
     u32 borrow, c, c2;
     asm("sub.cc.u64 %0, %2, %3;\n\tsubc.u32 %1, 0, 0;" : "=l"(t0), "=r"(borrow) : "l"(lo), "l"(hi >> 32));
@@ -59,24 +60,6 @@ __device__ __forceinline__ u64 gl_reduce128(u64 lo, u64 hi) {
     // s >= P iff s + EPS carries out, and then s - P = s + EPS mod 2^64.
     asm("add.cc.u64 %0, %2, %3;\n\taddc.u32 %1, 0, 0;" : "=l"(u), "=r"(c2) : "l"(s), "l"(GL_EPS));
     return c2 ? u : s;
-}
-
-__device__ __forceinline__ u64 gl_mul(u64 a, u64 b) { return gl_reduce128(a * b, __umul64hi(a, b)); }
-
-__device__ __forceinline__ u64 gl_neg(u64 a) { return gl_sub(0, a); }
-
-// a * 2^t for 0 <= t < 192 (2 has order 192: 2^96 = -1). Meant for twiddles that are powers of
-// two with t a compile-time constant once the caller is unrolled: the branches then fold away
-// and what is left is shifts and one or two reductions, no multiplication of a by a variable.
-__device__ __forceinline__ u64 gl_mul_pow2(u64 a, u32 t) {
-    const bool neg = t >= 96;
-    if (neg) t -= 96;
-    if (t >= 64) {
-        a = gl_reduce128(a << 48, a >> 16);
-        t -= 48;
-    }
-    if (t != 0) a = gl_reduce128(a << t, a >> (64 - t));
-    return neg ? gl_neg(a) : a;
 }
 
 __device__ __forceinline__ u64 gl_from_i64(i64 d) { return d < 0 ? (u64)d + GL_P : (u64)d; }

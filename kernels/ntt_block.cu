@@ -103,57 +103,6 @@ __device__ __forceinline__ void dit(u64* v, const u64* table, const Lines<R1, R2
     dit_stages<Q>(v, LineTw<Q0, KMUL>{table, ln.tw0 + koff * ln.s, ln.s});
 }
 
-// Row passes (s = 1) need no twiddle table inside their stages: a line's upper R1 stages are a
-// pure 2^R1-point DIF of the values k = g + h*2^R2 followed by the twist w_{2^R}^(g*rev(h))
-// (rev: R1-bit reversal), and its lower R2 stages are pure (the stages of a sub-line with
-// stride S and column i equal its pure DIF then w_{S*2^Q}^(i*rev(k)); src/ntt.rs
-// row_pass_by_pure_stages). Pure stages multiply by powers of two, so a value pays one
-// multiplication (its twist) per direction instead of R/2. The inverse untwists first.
-__device__ __forceinline__ constexpr u32 reverse_bits(u32 h, int bits) {
-    u32 r = 0;
-    for (int b = 0; b < bits; b++) r |= ((h >> b) & 1u) << (bits - 1 - b);
-    return r;
-}
-
-// w_{2^R}^(+-g*rev(h)) from the forward or inverse table (table[m + e] = w_{2m}^(+-e), e < m).
-template <int R1, int R2>
-__device__ __forceinline__ u64 twist(const u64* table, u32 g, u32 h) {
-    constexpr u32 M = 1u << (R1 + R2 - 1);
-    const u32 e = (g * reverse_bits(h, R1)) & (2 * M - 1);
-    const u64 t = table[M + (e & (M - 1))];
-    return (e & M) ? gl_neg(t) : t;  // w^M = -1
-}
-
-// The upper R1 stages of this thread's values k = g + h*2^R2 (forward), their inverse, and the
-// lower R2 stages of one group (values h*2^R2 + l), forward and inverse.
-template <int R1, int R2>
-__device__ __forceinline__ void dif_upper(u64* v, const Layout& L, const Lines<R1, R2>& ln) {
-    if (!ln.rows) return dif<R1, R2, R1, R2, 1 << R2>(v, L.tw, ln, ln.g);
-    dif_stages<R1>(v, Pow2Tw<false>{});
-#pragma unroll
-    for (u32 h = 1; h < (1u << R1); h++) v[h] = gl_mul(v[h], twist<R1, R2>(L.tw, ln.g, h));
-}
-
-template <int R1, int R2>
-__device__ __forceinline__ void dit_upper(u64* v, const Layout& L, const Lines<R1, R2>& ln) {
-    if (!ln.rows) return dit<R1, R2, R1, R2, 1 << R2>(v, L.itw, ln, ln.g);
-#pragma unroll
-    for (u32 h = 1; h < (1u << R1); h++) v[h] = gl_mul(v[h], twist<R1, R2>(L.itw, ln.g, h));
-    dit_stages<R1>(v, Pow2Tw<true>{});
-}
-
-template <int R1, int R2>
-__device__ __forceinline__ void dif_lower(u64* u, const Layout& L, const Lines<R1, R2>& ln) {
-    if (ln.rows) return dif_stages<R2>(u, Pow2Tw<false>{});
-    dif<R1, R2, R2, 0, 1>(u, L.tw, ln, 0);
-}
-
-template <int R1, int R2>
-__device__ __forceinline__ void dit_lower(u64* u, const Layout& L, const Lines<R1, R2>& ln) {
-    if (ln.rows) return dit_stages<R2>(u, Pow2Tw<true>{});
-    dit<R1, R2, R2, 0, 1>(u, L.itw, ln, 0);
-}
-
 // Programmatic dependent launch: the next kernel may launch once every block got here.
 __device__ __forceinline__ void launch_next() {
 #if __CUDA_ARCH__ >= 900
@@ -238,7 +187,7 @@ __device__ __forceinline__ void ntt_block(u64* x, const u64* other, i64* carries
 #pragma unroll
             for (u32 h = 0; h < H1; h++) v[h] = x[ln.at(ln.g + (h << R2))];
         }
-        dif_upper(v, L, ln);
+        dif<R1, R2, R1, R2, H2>(v, L.tw, ln, ln.g);
 #pragma unroll
         for (u32 h = 0; h < H1; h++) sm[ln.slot(ln.g + (h << R2))] = v[h];
         __syncthreads();
@@ -247,7 +196,7 @@ __device__ __forceinline__ void ntt_block(u64* x, const u64* other, i64* carries
             u64 u[H2];
 #pragma unroll
             for (u32 l = 0; l < H2; l++) u[l] = sm[ln.slot((h << R2) + l)];
-            dif_lower(u, L, ln);
+            dif<R1, R2, R2, 0, 1>(u, L.tw, ln, 0);
             if (op == OP_FORWARD) {
 #pragma unroll
                 for (u32 l = 0; l < H2; l++) x[ln.at((h << R2) + l)] = u[l];
@@ -260,7 +209,7 @@ __device__ __forceinline__ void ntt_block(u64* x, const u64* other, i64* carries
 #pragma unroll
                 for (u32 l = 0; l < H2; l++) u[l] = gl_mul(u[l], other[ln.at((h << R2) + l)]);
             }
-            dit_lower(u, L, ln);
+            dit<R1, R2, R2, 0, 1>(u, L.itw, ln, 0);
 #pragma unroll
             for (u32 l = 0; l < H2; l++) sm[ln.slot((h << R2) + l)] = u[l];
         }
@@ -270,7 +219,7 @@ __device__ __forceinline__ void ntt_block(u64* x, const u64* other, i64* carries
             u64 u[H2];
 #pragma unroll
             for (u32 l = 0; l < H2; l++) u[l] = x[ln.at((h << R2) + l)];
-            dit_lower(u, L, ln);
+            dit<R1, R2, R2, 0, 1>(u, L.itw, ln, 0);
 #pragma unroll
             for (u32 l = 0; l < H2; l++) sm[ln.slot((h << R2) + l)] = u[l];
         }
@@ -280,7 +229,7 @@ __device__ __forceinline__ void ntt_block(u64* x, const u64* other, i64* carries
     u64 v[H1];
 #pragma unroll
     for (u32 h = 0; h < H1; h++) v[h] = sm[ln.slot(ln.g + (h << R2))];
-    dit_upper(v, L, ln);
+    dit<R1, R2, R1, R2, H2>(v, L.itw, ln, ln.g);
     if (flags & FLAG_UNWEIGH) {
         store_digits(x, carries, shift, L, ln, v, flags);
         return;

@@ -21,7 +21,6 @@ pub mod layout;
 pub mod ntt;
 pub mod plan;
 pub mod progress;
-pub mod pure_stages;
 pub mod proof;
 pub mod report;
 pub mod residue;
