@@ -30,7 +30,7 @@ fn hms(d: Duration) -> String {
 
 impl Progress {
     /// A reporter that draws on stderr: a bar on a terminal, periodic lines otherwise.
-    pub fn new(label: &str, total: u64, start_done: u64) -> Self {
+    pub fn new(label: &str, total: u64) -> Self {
         let bar = std::io::stderr().is_terminal().then(|| {
             let b = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
             b.set_style(
@@ -39,7 +39,6 @@ impl Progress {
                     .progress_chars("=> "),
             );
             b.set_message(label.to_string());
-            b.set_position(start_done);
             b
         });
         Progress {
@@ -47,7 +46,7 @@ impl Progress {
             total,
             bar,
             start: Instant::now(),
-            start_done,
+            start_done: 0,
             last_plain: Instant::now(),
             enabled: true,
         }
@@ -55,13 +54,25 @@ impl Progress {
 
     /// A reporter that prints nothing (library use, tests).
     pub fn hidden() -> Self {
-        let mut p = Progress::new("", 0, 0);
+        let mut p = Progress::new("", 0);
         p.bar = None;
         p.enabled = false;
         p
     }
 
-    /// Milliseconds per iteration measured since this reporter started.
+    /// The work starts (or resumes) now at `done` iterations: rates and ETAs count from here,
+    /// not from iteration 0.
+    pub fn start_at(&mut self, done: u64) {
+        self.start = Instant::now();
+        self.start_done = done;
+        self.last_plain = self.start;
+        if let Some(b) = &self.bar {
+            b.set_position(done);
+            b.reset_eta();
+        }
+    }
+
+    /// Milliseconds per iteration measured since [`Progress::start_at`] (or creation).
     pub fn ms_per_iter(&self, done: u64) -> f64 {
         let n = done.saturating_sub(self.start_done);
         if n == 0 {
@@ -99,5 +110,27 @@ impl Progress {
         if let Some(b) = self.bar.take() {
             b.finish_and_clear();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_resumed_run_rates_only_its_own_iterations() {
+        let mut p = Progress::hidden();
+        p.start_at(15_444_000);
+        std::thread::sleep(Duration::from_millis(20));
+        let ms = p.ms_per_iter(15_444_010);
+        assert!(ms >= 1.5, "20 ms over 10 iterations gave {ms} ms/iter");
+        assert_eq!(p.ms_per_iter(15_444_000), 0.0);
+    }
+
+    #[test]
+    fn durations_read_as_hours_minutes_seconds() {
+        assert_eq!(hms(Duration::from_secs(9)), "9s");
+        assert_eq!(hms(Duration::from_secs(125)), "2m05s");
+        assert_eq!(hms(Duration::from_secs(3725)), "1h02m05s");
     }
 }

@@ -532,6 +532,7 @@ pub fn run(engine: &mut dyn Engine, opts: RunOptions, progress: &mut Progress) -
     };
     // Spot checks start at the first iteration too (with full coverage the windows tile the run).
     d.maybe_spot(&x)?;
+    progress.start_at(d.k);
     loop {
         if d.k >= d.end() && d.final_residue.is_none() {
             return Err(EngineError::Other(format!("internal: reached iteration {} without the final residue", d.k)).into());

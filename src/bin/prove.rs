@@ -335,7 +335,7 @@ fn real_main() -> Result<()> {
         stop_at: args.stop_after,
         proof: proof.as_ref().map(|s| s.store.clone()),
     };
-    let mut progress = Progress::new(&format!("M{p} {}", kind.worktype()), total, 0);
+    let mut progress = Progress::new(&format!("M{p} {}", kind.worktype()), total);
     trace::mark("run started");
     let run_end = run::run(engine.as_mut(), opts, &mut progress);
     trace::mark("run finished");
