@@ -74,6 +74,8 @@ pub struct GpuEngine {
     acc_shift: Shift,
     /// graphs[k]: 2^k iterations, captured on first use.
     graphs: [Option<Graph>; GRAPH_LOG2_MAX + 1],
+    /// acc := acc·state on the multi-pass pipeline (about ten launches), captured on first use.
+    mul_graph: Option<Graph>,
     /// Host side of reads, allocated by the first.
     host: Option<HostCopy>,
     /// Host side of uploads, allocated by the first.
@@ -125,7 +127,7 @@ impl GpuEngine {
             shift: dev.stream.alloc_zeros::<u32>(1).map_err(cuda_err("alloc"))?,
         };
         let shift = Shift::new(p, shift);
-        let mut e = GpuEngine { dev, pipe, buf, kind, shift, acc_shift: shift, graphs: Default::default(), host: None, staging: None, slots: Slots::default() };
+        let mut e = GpuEngine { dev, pipe, buf, kind, shift, acc_shift: shift, graphs: Default::default(), mul_graph: None, host: None, staging: None, slots: Slots::default() };
         e.load(&Residue::from_u64(p, kind.start_value()))?;
         e.acc_reset()?;
         crate::trace::mark("gpu: buffers allocated, start value loaded");
@@ -219,9 +221,15 @@ impl GpuEngine {
         Ok((digits, h.shift.as_slice().map_err(cuda_err("download"))?[0]))
     }
 
+    /// Queue the host's shift count into the device's. A memset carries the value in the call:
+    /// a copy from pageable host memory may wait for the work queued before it, and `unstash`
+    /// (twice per node of a proof middle) would then stall the host behind the GPU.
     fn set_device_shift(&mut self) -> Result<(), EngineError> {
-        let s = [self.shift.get()];
-        self.dev.stream.memcpy_htod(&s, &mut self.buf.shift).map_err(cuda_err("upload shift"))
+        let dst = addr(&self.dev, &self.buf.shift);
+        // SAFETY: buf.shift is a live allocation of one u32 on this device and stream.
+        unsafe { cudarc::driver::sys::cuMemsetD32Async(dst, self.shift.get(), 1, self.dev.stream.cu_stream()) }
+            .result()
+            .map_err(cuda_err("upload shift"))
     }
 
     /// Queue `count` squarings without waiting for them (the host shift advances with them).
@@ -326,7 +334,12 @@ impl Engine for GpuEngine {
         let (acc, x) = (self.res(Which::Acc), self.res(Which::State));
         let (d, tmp) = (&self.dev, addr(&self.dev, &self.buf.tmp));
         match &self.pipe {
-            Route::Passes(pipe) => pipe.multiply(d, acc, x, tmp, addr(d, &self.buf.shift))?,
+            Route::Passes(pipe) => {
+                if self.mul_graph.is_none() {
+                    self.mul_graph = Some(Graph(capture(d, 1, || pipe.multiply(d, acc, x, tmp, addr(d, &self.buf.shift)))?));
+                }
+                self.mul_graph.as_ref().expect("captured above").0.launch().map_err(cuda_err("graph launch"))?;
+            }
             Route::Small(small) => small.multiply(d, acc, x, tmp, addr(d, &self.buf.shift))?,
         }
         self.acc_shift = self.acc_shift.plus(self.shift);
