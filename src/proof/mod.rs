@@ -10,6 +10,7 @@ pub mod gimps;
 pub mod outcome;
 pub mod pietrzak;
 pub mod points;
+pub mod prefetch;
 pub mod session;
 
 use crate::residue::Residue;
@@ -124,10 +125,15 @@ impl Proof {
     }
 }
 
+/// Build the proof from a run's saved points, read ahead on background threads.
+pub fn build_from_store<A: ProofArith + ?Sized>(store: &ProofStore, arith: &mut A) -> Result<Proof, ProofError> {
+    prefetch::with_prefetch(store, |load| pietrzak::build(store.exponent(), store.power(), load, arith))
+}
+
 /// Build the proof from a run's saved points, then verify it locally before returning it, so
 /// that a corrupted point or arithmetic fault never reaches a published certificate.
 pub fn prove_from_store<A: ProofArith + ?Sized>(store: &ProofStore, arith: &mut A) -> Result<Proof, ProofError> {
-    let proof = pietrzak::build(store.exponent(), store.power(), |i| Ok(store.load(i)?), arith)?;
+    let proof = build_from_store(store, arith)?;
     pietrzak::self_check(&proof, arith).map_err(|e| ProofError::SelfCheck(Box::new(e)))?;
     Ok(proof)
 }

@@ -158,6 +158,17 @@ fn require_unit(a: &Residue) -> Result<(), ProofError> {
     Ok(())
 }
 
+/// The order in which [`build`] asks for the proof points (0-based indices, see
+/// [`proof_points`]): B first, then level by level the leaves of each middle's tree.
+pub fn load_order(power: u32) -> Vec<usize> {
+    let count = 1usize << power;
+    let leaves = (0..power).flat_map(|level| {
+        let stride = 1usize << (power - level - 1);
+        (0..1usize << level).map(move |i| stride * (2 * i + 1) - 1)
+    });
+    std::iter::once(count - 1).chain(leaves).collect()
+}
+
 /// Build a proof from the saved residues. `load(i)` returns the residue at proof point i
 /// (0-based, see [`proof_points`]); each point is loaded exactly once, B (the last) first.
 pub fn build<A, L>(p: u32, power: u32, mut load: L, arith: &mut A) -> Result<Proof, ProofError>
@@ -247,6 +258,7 @@ fn check<A: ProofArith + ?Sized>(proof: &Proof, arith: &mut A, x0: u64, unit_tes
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::proof::arith::CpuArith;
 
     #[test]
     fn spans_and_points_of_the_real_exponent() {
@@ -275,6 +287,17 @@ mod tests {
             pts.remove(0);
             pts.push(p as u64);
             assert_eq!(proof_points(p, power).unwrap(), pts, "p={p} power={power}");
+        }
+    }
+
+    #[test]
+    fn build_asks_for_the_points_in_load_order() {
+        let p = 4423;
+        for power in 1..=6 {
+            let mut asked = Vec::new();
+            let x = Residue::from_u64(p, 5);
+            build(p, power, |i| { asked.push(i); Ok(x.clone()) }, &mut CpuArith).unwrap();
+            assert_eq!(asked, load_order(power), "power {power}");
         }
     }
 
