@@ -43,15 +43,9 @@ pub fn with_prefetch<T>(
         let mut load = |i: usize| -> Result<Residue, ProofError> {
             match order.get(next) {
                 Some(&want) if want == i => {}
-                _ => {
-                    return Err(ProofError::Arith(format!(
-                        "proof point {i} asked for out of the build's order"
-                    )))
-                }
+                _ => return Err(ProofError::Arith(format!("proof point {i} asked for out of the build's order"))),
             }
-            let got = receivers[next % READERS]
-                .recv()
-                .map_err(|_| ProofError::Arith("a point reader stopped".into()))?;
+            let got = receivers[next % READERS].recv().map_err(|_| ProofError::Arith("a point reader stopped".into()))?;
             next += 1;
             got
         };
@@ -90,10 +84,7 @@ mod tests {
         let (p, power) = (4423, 4);
         let (store, saved) = store_with_points(dir.path(), p, power);
         let direct = pietrzak::build(p, power, |i| Ok(saved[i].clone()), &mut CpuArith).unwrap();
-        let fetched = with_prefetch(&store, |load| {
-            pietrzak::build(p, power, load, &mut CpuArith)
-        })
-        .unwrap();
+        let fetched = with_prefetch(&store, |load| pietrzak::build(p, power, load, &mut CpuArith)).unwrap();
         assert_eq!(fetched.to_gimps_bytes(), direct.to_gimps_bytes());
     }
 
