@@ -13,6 +13,18 @@ pub struct LayoutError(pub String);
 
 /// Default size budget for the full residues embedded in a certificate.
 pub const DEFAULT_RESIDUE_BUDGET: u64 = 64 << 20;
+/// The budget when none is given: [`DEFAULT_RESIDUE_BUDGET`] for the replay, or with a PRP
+/// proof only the final residue: the proof replaces the replay (`verify --replay` then replays
+/// the test from its start), and the certificate stays about the size of a GIMPS proof file
+/// (at p = 20,996,011 power 10: 29 MB instead of 96 MB).
+pub fn default_residue_budget(p: u32, with_proof: bool) -> u64 {
+    if with_proof {
+        byte_count(p) as u64
+    } else {
+        DEFAULT_RESIDUE_BUDGET
+    }
+}
+
 /// Never embed more than this many full residues (replay segments), whatever the budget.
 pub const MAX_FULL_RESIDUES: u64 = 1024;
 /// The default checkpoint interval aims at about this many checkpoints per test.
@@ -94,6 +106,11 @@ mod tests {
         let full = (1..=9687).filter(|&k| l.is_full(k, 9687)).count();
         assert!(full <= 4, "{full}");
         assert!(CheckpointLayout::choose(9689, 9687, Some(0), 1 << 20).is_err());
+        // With a proof, the default keeps only the final residue.
+        let l = CheckpointLayout::choose(20_996_011, 20_996_011, None, default_residue_budget(20_996_011, true)).unwrap();
+        let fulls: Vec<u64> = (l.every..=20_996_011u64).step_by(l.every as usize).chain([20_996_011]).filter(|&k| l.is_full(k, 20_996_011)).collect();
+        assert_eq!(fulls, vec![20_996_011]);
+        assert_eq!(default_residue_budget(20_996_011, false), DEFAULT_RESIDUE_BUDGET);
         assert!(CheckpointLayout::choose(9689, 9687, None, 100).is_err());
     }
 

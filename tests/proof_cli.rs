@@ -68,12 +68,29 @@ fn proofs_at_two_powers_verify_without_replay() {
         assert!(out.contains(&format!("verified with 2^-{power} of the test's squarings")), "{out}");
         assert!(out.contains("replay: skipped"), "{out}");
         assert!(out.contains("M4423 is a probable prime"), "{out}");
+        // Only the final residue is embedded by default (the proof replaces the replay), and a
+        // replay still covers the whole test, from the start value.
+        let (body, _) = cert::open(&std::fs::read(&cert).unwrap(), None).unwrap();
+        let full: Vec<u64> = body.checkpoints.iter().filter(|c| c.residue.is_some()).map(|c| c.iteration).collect();
+        assert_eq!(full, vec![4423], "{} checkpoints", body.checkpoints.len());
+        assert!(body.checkpoints.len() > 1);
         let out = verify_ok(&env, &cert, &["--replay"]);
         assert!(out.contains("100.00% replayed"), "{out}");
         let v = bin("verify").arg("--gimps-proof").arg(&gimps).args(["--engine", "cpu"]).output().unwrap();
         assert!(v.status.success(), "{}", stderr(&v));
         assert!(stdout(&v).contains("M4423 is a probable prime (GIMPS PRP proof, power"), "{}", stdout(&v));
     }
+}
+
+#[test]
+fn residue_budget_still_sets_the_replay_residues_with_a_proof() {
+    let env = Env::new();
+    let cert = env.path("c.cbor");
+    let o = prove_prp(&env, "4423", &cert, &["--residue-budget", "1000000"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (body, _) = cert::open(&std::fs::read(&cert).unwrap(), None).unwrap();
+    assert!(body.checkpoints.iter().filter(|c| c.residue.is_some()).count() > 1);
+    assert!(body.proof.is_some());
 }
 
 #[test]

@@ -11,7 +11,7 @@ use mersenne_cert::proof::arith::{CpuArith, ProofArith};
 use mersenne_cert::proof::pietrzak::final_span;
 use mersenne_cert::proof::session::{self, BuiltProof, ProofSetup};
 use mersenne_cert::residue::Residue;
-use mersenne_cert::layout::{CheckpointLayout, DEFAULT_RESIDUE_BUDGET};
+use mersenne_cert::layout::{default_residue_budget, CheckpointLayout};
 use mersenne_cert::report::{self, TestInfo};
 use mersenne_cert::run::{self, Fault, RunEnd, RunOptions, SpotMode};
 use mersenne_cert::state::{self, StateStore};
@@ -68,9 +68,11 @@ struct Args {
     /// Stop after N iterations (a partial test; the result says "partial").
     #[arg(long, value_name = "N")]
     iterations: Option<u64>,
-    /// Size budget in bytes for the full residues embedded in the certificate.
-    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_RESIDUE_BUDGET)]
-    residue_budget: u64,
+    /// Size budget in bytes for the full residues embedded in the certificate, from which
+    /// `verify --replay` replays segments in parallel [default: 64 MiB; with a PRP proof only the
+    /// final residue, as the proof makes the replay unnecessary]
+    #[arg(long, value_name = "BYTES")]
+    residue_budget: Option<u64>,
     /// Where resumable states are saved (default: the user's data directory).
     #[arg(long, value_name = "DIR")]
     state_dir: Option<PathBuf>,
@@ -232,8 +234,9 @@ fn real_main() -> Result<()> {
         Some(n) if n > full => bail!("--iterations {n} exceeds the {full} iterations of a full {} test of M{p}", kind.worktype()),
         Some(n) => n,
     };
-    let layout = CheckpointLayout::choose(p, total.max(1), args.checkpoint_every, args.residue_budget)?;
     let want_proof = kind == TestKind::Prp && total == full && !args.no_proof;
+    let budget = args.residue_budget.unwrap_or_else(|| default_residue_budget(p, want_proof));
+    let layout = CheckpointLayout::choose(p, total.max(1), args.checkpoint_every, budget)?;
     let proof_args = args.proof_power.is_some() || args.gimps_proof.is_some() || args.keep_proof_points.is_some();
     if !want_proof && (proof_args || args.corrupt_proof_point.is_some()) {
         bail!(
