@@ -13,13 +13,10 @@ typedef unsigned int u32;
 struct Layout {
     const u64* tw;     // tw[m + i] = w_{2m}^i
     const u64* itw;    // itw[m + i] = w_{2m}^-i
-    const u64* w_hi;   // weight a_j = w_hi[e >> lo_bits] * w_lo[e & mask], e = weight_exp(j)
-    const u64* w_lo;
-    const u64* iw_hi;  // 1/(n a_j), 1/n folded into iw_hi
-    const u64* iw_lo;
+    const u64* w;      // w[j] = a_j, the IBDWT weight of digit j (weights.cu expands it)
+    const u64* iw;     // iw[j] = 1/(n a_j)
     u32 p;
     u32 log_n;
-    u32 lo_bits;
     u32 seg_log;       // log2 of the digits per carry segment
     u32 fixup_depth;
 };
@@ -75,28 +72,8 @@ __device__ __forceinline__ u32 digit_width(const Layout& L, u64 j) {
     return (u32)(digit_start(L, j + 1) - digit_start(L, j));
 }
 
-// e_j = ceil(pj/n) n - pj = (-pj) mod n.
-__device__ __forceinline__ u64 weight_exp(const Layout& L, u64 j) {
-    u64 mask = (1ull << L.log_n) - 1;
-    return (0ull - (u64)L.p * j) & mask;
-}
+// Signed digit (stored as its two's-complement bits) to field element weighted by w = L.w[j].
+__device__ __forceinline__ u64 weigh_digit(u64 raw, u64 w) { return gl_mul(gl_from_i64((i64)raw), w); }
 
-__device__ __forceinline__ u64 weight(const Layout& L, u64 j) {
-    u64 e = weight_exp(L, j);
-    return gl_mul(L.w_hi[e >> L.lo_bits], L.w_lo[e & ((1ull << L.lo_bits) - 1)]);
-}
-
-__device__ __forceinline__ u64 inv_weight(const Layout& L, u64 j) {
-    u64 e = weight_exp(L, j);
-    return gl_mul(L.iw_hi[e >> L.lo_bits], L.iw_lo[e & ((1ull << L.lo_bits) - 1)]);
-}
-
-// Signed digit (stored as its two's-complement bits) to weighted field element.
-__device__ __forceinline__ u64 weigh_digit(const Layout& L, u64 raw, u64 j) {
-    return gl_mul(gl_from_i64((i64)raw), weight(L, j));
-}
-
-// Field element to signed convolution output (two's-complement bits).
-__device__ __forceinline__ u64 unweigh_value(const Layout& L, u64 v, u64 j) {
-    return (u64)gl_centered(gl_mul(v, inv_weight(L, j)));
-}
+// Field element to signed convolution output (two's-complement bits), with iw = L.iw[j].
+__device__ __forceinline__ u64 unweigh_value(u64 v, u64 iw) { return (u64)gl_centered(gl_mul(v, iw)); }

@@ -111,7 +111,8 @@ __device__ __forceinline__ void launch_next() {
 }
 
 // Load the digits of this thread's values k = g + h*2^R2 through shared memory, apply the
-// pending carry to every carry segment of the block, and weigh them into v.
+// pending carry to every carry segment of the block, and weigh them into v. The weights are
+// loaded with the digits, so that their latency overlaps the fix-up.
 template <int R1, int R2>
 __device__ __forceinline__ void load_digits(const u64* x, const i64* carries, const Layout& L,
                                             const Lines<R1, R2>& ln, u64* v) {
@@ -126,6 +127,7 @@ __device__ __forceinline__ void load_digits(const u64* x, const i64* carries, co
     for (u32 h = 0; h < (1u << R1); h++) {
         const u32 k = ln.g + (h << R2);
         d[ln.walk_slot(k)] = (i64)x[ln.at(k)];
+        v[h] = L.w[ln.at(k)];
     }
     __syncthreads();
     for (u32 r = r0; r < ln.segments(); r += blockDim.x) {
@@ -134,11 +136,7 @@ __device__ __forceinline__ void load_digits(const u64* x, const i64* carries, co
     }
     __syncthreads();
 #pragma unroll
-    for (u32 h = 0; h < (1u << R1); h++) {
-        const u32 k = ln.g + (h << R2);
-        const u64 j = ln.at(k);
-        v[h] = weigh_digit(L, (u64)d[ln.walk_slot(k)], j);
-    }
+    for (u32 h = 0; h < (1u << R1); h++) v[h] = weigh_digit((u64)d[ln.walk_slot(ln.g + (h << R2))], v[h]);
     __syncthreads();  // the exchange reuses the shared memory
 }
 
@@ -149,12 +147,12 @@ __device__ __forceinline__ void store_digits(u64* x, i64* carries, const u32* sh
                                              const Lines<R1, R2>& ln, const u64* v, u32 flags) {
     extern __shared__ u64 sm[];
     i64* d = (i64*)sm;
+    u64 iw[1u << R1];  // loaded before the barrier, which then hides some of their latency
+#pragma unroll
+    for (u32 h = 0; h < (1u << R1); h++) iw[h] = L.iw[ln.at(ln.g + (h << R2))];
     __syncthreads();  // every thread has read its values of the exchange
 #pragma unroll
-    for (u32 h = 0; h < (1u << R1); h++) {
-        const u32 k = ln.g + (h << R2);
-        d[ln.walk_slot(k)] = (i64)unweigh_value(L, v[h], ln.at(k));
-    }
+    for (u32 h = 0; h < (1u << R1); h++) d[ln.walk_slot(ln.g + (h << R2))] = (i64)unweigh_value(v[h], iw[h]);
     __syncthreads();
     const u64 bit = (flags & FLAG_LL) ? ((u64)shift[0] + 1) % L.p : ~0ull;
     for (u32 r = threadIdx.x; r < ln.segments(); r += blockDim.x) {

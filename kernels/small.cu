@@ -57,7 +57,7 @@ __device__ __forceinline__ void small_round(const Layout& L, u32 pad_log, u32 q0
         for (int k = 0; k < (1 << Q); k++) {
             const u32 i = base + (k << q0);
             v[k] = sm[small_slot(i, pad_log)];
-            if (what & SMALL_WEIGH) v[k] = weigh_digit(L, v[k], i);
+            if (what & SMALL_WEIGH) v[k] = weigh_digit(v[k], L.w[i]);
         }
         if (what & SMALL_FORWARD) dif_stages<Q>(v, GroupTw{L.tw, q0, lo});
         if (what & SMALL_POINTWISE) {
@@ -68,7 +68,7 @@ __device__ __forceinline__ void small_round(const Layout& L, u32 pad_log, u32 q0
 #pragma unroll
         for (int k = 0; k < (1 << Q); k++) {
             const u32 i = base + (k << q0);
-            sm[small_slot(i, pad_log)] = (what & SMALL_UNWEIGH) ? unweigh_value(L, v[k], i) : v[k];
+            sm[small_slot(i, pad_log)] = (what & SMALL_UNWEIGH) ? unweigh_value(v[k], L.iw[i]) : v[k];
         }
     }
 }

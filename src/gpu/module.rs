@@ -14,13 +14,14 @@ use std::sync::Arc;
 
 /// Kernel sources (file name in kernels/, text), in the order they are concatenated into one
 /// compilation unit.
-const SOURCES: [(&str, &str); 6] = [
+const SOURCES: [(&str, &str); 7] = [
     ("goldilocks.cuh", include_str!("../../kernels/goldilocks.cuh")),
     ("carry.cu", include_str!("../../kernels/carry.cu")),
     ("stages.cuh", include_str!("../../kernels/stages.cuh")),
     ("ntt_block.cu", include_str!("../../kernels/ntt_block.cu")),
     ("small.cu", include_str!("../../kernels/small.cu")),
     ("fault_inject.cu", include_str!("../../kernels/fault_inject.cu")),
+    ("weights.cu", include_str!("../../kernels/weights.cu")),
 ];
 
 /// The compilation unit: the built-in sources, or, for kernel development, the files of the same
@@ -51,6 +52,7 @@ pub(crate) struct Kernels {
     /// small[V − 1]: the small_r<V> kernel (one block, rounds of V stages).
     pub small: Vec<CudaFunction>,
     pub flip_bit: CudaFunction,
+    pub expand_weights: CudaFunction,
 }
 
 /// An open GPU: context, stream, compiled kernels and a description.
@@ -175,6 +177,7 @@ fn load_kernels(module: &Arc<CudaModule>) -> Result<Kernels, EngineError> {
         ntt: (1..=MAX_SHARED_LOG2).map(|r| f(&format!("ntt_r{r}"))).collect::<Result<_, _>>()?,
         small: (1..=super::small::MAX_STAGES).map(|v| f(&format!("small_r{v}"))).collect::<Result<_, _>>()?,
         flip_bit: f("flip_bit")?,
+        expand_weights: f("expand_weights")?,
     })
 }
 

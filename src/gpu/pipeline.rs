@@ -20,13 +20,10 @@ use std::ffi::c_void;
 pub(crate) struct Layout {
     tw: u64,
     itw: u64,
-    w_hi: u64,
-    w_lo: u64,
-    iw_hi: u64,
-    iw_lo: u64,
+    w: u64,
+    iw: u64,
     p: u32,
     log_n: u32,
-    lo_bits: u32,
     seg_log: u32,
     fixup_depth: u32,
 }
@@ -126,18 +123,25 @@ pub(crate) fn upload_plan(dev: &Device, plan: &Plan) -> Result<(Layout, Vec<Cuda
     };
     let (tw, itw) = plan.twiddles();
     let [w_hi, w_lo, iw_hi, iw_lo] = plan.weight_tables();
-    let tables = vec![upload(tw)?, upload(itw)?, upload(w_hi)?, upload(w_lo)?, upload(iw_hi)?, upload(iw_lo)?];
+    let two_level = [upload(w_hi)?, upload(w_lo)?, upload(iw_hi)?, upload(iw_lo)?];
+    let n = plan.n();
+    // SAFETY: expand_weights writes all n words of both before anything reads them.
+    let full = || unsafe { dev.stream.alloc::<u64>(n) }.map_err(cuda_err("weight tables"));
+    let tables = vec![upload(tw)?, upload(itw)?, full()?, full()?];
     let a: Vec<u64> = tables.iter().map(|t| addr(dev, t)).collect();
+    let [h, l, ih, il] = two_level.each_ref().map(|t| addr(dev, t));
+    let (p, log_n, lo_bits) = (plan.exponent(), plan.log2(), plan.lo_bits());
+    let shape = Shape { blocks: n.div_ceil(256) as u32, threads: 256.min(n as u32), shared_bytes: 0 };
+    Pipeline::launch(dev, &dev.kernels.expand_weights, shape, &[&a[2], &a[3], &h, &l, &ih, &il, &p, &log_n, &lo_bits])?;
+    // The two-level tables are freed in stream order, after the expansion has read them.
+    drop(two_level);
     let layout = Layout {
         tw: a[0],
         itw: a[1],
-        w_hi: a[2],
-        w_lo: a[3],
-        iw_hi: a[4],
-        iw_lo: a[5],
-        p: plan.exponent(),
-        log_n: plan.log2(),
-        lo_bits: plan.lo_bits(),
+        w: a[2],
+        iw: a[3],
+        p,
+        log_n,
         seg_log: plan.seg_len().trailing_zeros(),
         fixup_depth: plan.fixup_depth() as u32,
     };
