@@ -236,11 +236,20 @@ __device__ __forceinline__ void ntt_block(u64* x, const u64* other, i64* carries
     for (u32 h = 0; h < H1; h++) x[ln.at(ln.g + (h << R2))] = v[h];
 }
 
-// ntt_r<R>: R1 = ceil(R/2), R2 = floor(R/2).
+// ntt_r<R>: R1 = ceil(R/2), R2 = floor(R/2). ntt_sq_r<R>: the row pass of a squaring (s_log 0,
+// OP_SQUARE, no flags; the other arguments are as for ntt_r<R> and ignored), compiled on its own
+// so that its code and registers serve that path alone: the row pass is the longest launch of
+// an iteration, and the generic kernel's code for every op did not fit the instruction cache.
+// Its launch bounds (256 threads, 3 blocks per SM: at most 80 registers) gained 1% at 2^22 and
+// 2^23 and 2% at 2^16 on an H200; the generic kernels lost with them (bench/RESULTS.md).
 #define NTT_KERNEL(R)                                                                                  \
     extern "C" __global__ void ntt_r##R(u64* x, const u64* other, i64* carries, u32* shift, Layout L, u32 s_log, \
                                         u32 c_log, u32 op, u32 flags) {                                \
         ntt_block<(R + 1) / 2, R / 2>(x, other, carries, shift, L, s_log, c_log, op, flags);           \
+    }                                                                                                  \
+    extern "C" __global__ void __launch_bounds__(256, 3) ntt_sq_r##R(u64* x, const u64*, i64* carries, u32* shift, Layout L, u32, u32 c_log, \
+                                           u32, u32) {                                                 \
+        ntt_block<(R + 1) / 2, R / 2>(x, x, carries, shift, L, 0, c_log, OP_SQUARE, 0);                \
     }
 
 NTT_KERNEL(1)

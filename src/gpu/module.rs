@@ -49,6 +49,8 @@ pub(crate) fn cuda_err(what: &str) -> impl Fn(cudarc::driver::DriverError) -> En
 pub(crate) struct Kernels {
     /// ntt[R − 1]: the ntt_r<R> kernel (R radix-2 stages per line).
     pub ntt: Vec<CudaFunction>,
+    /// square_rows[R − 1]: ntt_sq_r<R>, the row pass of a squaring alone.
+    pub square_rows: Vec<CudaFunction>,
     /// small[V − 1]: the small_r<V> kernel (one block, rounds of V stages).
     pub small: Vec<CudaFunction>,
     pub flip_bit: CudaFunction,
@@ -175,6 +177,7 @@ fn load_kernels(module: &Arc<CudaModule>) -> Result<Kernels, EngineError> {
     let f = |name: &str| module.load_function(name).map_err(cuda_err(name));
     Ok(Kernels {
         ntt: (1..=MAX_SHARED_LOG2).map(|r| f(&format!("ntt_r{r}"))).collect::<Result<_, _>>()?,
+        square_rows: (1..=MAX_SHARED_LOG2).map(|r| f(&format!("ntt_sq_r{r}"))).collect::<Result<_, _>>()?,
         small: (1..=super::small::MAX_STAGES).map(|v| f(&format!("small_r{v}"))).collect::<Result<_, _>>()?,
         flip_bit: f("flip_bit")?,
         expand_weights: f("expand_weights")?,

@@ -209,7 +209,9 @@ impl Pipeline {
     }
 
     fn ntt(&self, dev: &Device, pass: &Pass, x: Res, other: u64, shift: u64, op: Op, flags: u32) -> Result<(), EngineError> {
-        let f = &dev.kernels.ntt[pass.stages as usize - 1];
+        let square_rows = pass.s_log == 0 && op == Op::Square && flags == 0;
+        let kernels = if square_rows { &dev.kernels.square_rows } else { &dev.kernels.ntt };
+        let f = &kernels[pass.stages as usize - 1];
         let args: [&dyn Arg; 9] =
             [&x.x, &other, &x.carries, &shift, &self.layout, &pass.s_log, &pass.c_log, &(op as u32), &flags];
         Self::launch(dev, f, pass.shape(self.n()), &args)
