@@ -184,6 +184,10 @@ __device__ __forceinline__ void ntt_block(u64* x, const u64* other, i64* carries
         } else {
 #pragma unroll
             for (u32 h = 0; h < H1; h++) v[h] = x[ln.at(ln.g + (h << R2))];
+            // Every load issued before the first butterfly (where the thread holds two groups of
+            // the inner stages, as in the inverse below; with one, R1 = R2, both were slower at
+            // 2^22 and 2^23: bench/RESULTS.md, 2026-11-25).
+            if constexpr (R1 > R2) asm volatile("" ::: "memory");
         }
         dif<R1, R2, R1, R2, H2>(v, L.tw, ln, ln.g);
 #pragma unroll
@@ -213,13 +217,29 @@ __device__ __forceinline__ void ntt_block(u64* x, const u64* other, i64* carries
         }
         if (op == OP_FORWARD) return;
     } else {
-        for (u32 h = ln.g; h < H1; h += H2) {
-            u64 u[H2];
-#pragma unroll
-            for (u32 l = 0; l < H2; l++) u[l] = x[ln.at((h << R2) + l)];
+        // The group of values h*2^R2 + l in u: its inner stages, into shared memory.
+        auto group = [&](u64* u, u32 h) {
             dit<R1, R2, R2, 0, 1>(u, L.itw, ln, 0);
 #pragma unroll
             for (u32 l = 0; l < H2; l++) sm[ln.slot((h << R2) + l)] = u[l];
+        };
+        if constexpr (R1 > R2) {
+            // The thread's H1 / H2 groups (h = g, g + H2, ...), all loaded first.
+            u64 w[H1];
+#pragma unroll
+            for (u32 t = 0; t < H1 / H2; t++)
+#pragma unroll
+                for (u32 l = 0; l < H2; l++) w[t * H2 + l] = x[ln.at(((ln.g + t * H2) << R2) + l)];
+            asm volatile("" ::: "memory");
+#pragma unroll
+            for (u32 t = 0; t < H1 / H2; t++) group(w + t * H2, ln.g + t * H2);
+        } else {
+            for (u32 h = ln.g; h < H1; h += H2) {
+                u64 u[H2];
+#pragma unroll
+                for (u32 l = 0; l < H2; l++) u[l] = x[ln.at((h << R2) + l)];
+                group(u, h);
+            }
         }
         launch_next();
     }

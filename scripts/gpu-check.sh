@@ -51,7 +51,7 @@ fi
 # 1, 2: kernels and single squarings.
 if want_step 1; then
 t=$(now); out=$("$BIN/gpu-selftest" --seed 11 kernels --from 2 --to 24 2>&1); rc=$?; echo "$out"
-record 1 kernels "$([ $rc -eq 0 ] && echo ok || echo FAIL)" "$(grep -c ' OK' <<<"$out") lengths OK ($(secs "$t" "$(now)") s)"
+record 1 kernels "$([ $rc -eq 0 ] && echo ok || echo FAIL)" "$(grep -c '^n=.* OK' <<<"$out") lengths OK, $(grep -c '^field.*: OK' <<<"$out") field check OK ($(secs "$t" "$(now)") s)"
 fi
 if want_step 2; then
 t=$(now); out=$("$BIN/gpu-selftest" --seed 12 squaring --count 200 --min 1000 --max 140000000 2>&1); rc=$?; echo "$out"

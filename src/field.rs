@@ -152,6 +152,17 @@ impl Gl {
     }
 }
 
+/// Words at the edges of the field's branches: around 0, EPSILON, 2^32, 2^63, P and 2^64 (words
+/// P .. 2^64 − 1 included: `Gl::new` and products take any u64), for the tests here and for
+/// `gpu-selftest kernels`, which checks the device's field operations on every pair of them.
+pub fn edge_words() -> Vec<u64> {
+    let mut v = vec![0, 1, 2, 3, EPSILON - 1, EPSILON, EPSILON + 1, 1 << 32, (1 << 32) + 1, 1 << 63];
+    v.extend([P - 2, P - 1, P, P + 1, (P - 1) / 2, P / 2 + 1, P + EPSILON / 2, u64::MAX, u64::MAX - 1]);
+    v.extend([u64::MAX - EPSILON, 0xFFFF_FFFE_FFFF_FFFF, P - EPSILON, P - (1 << 32), 0x8000_0000_7FFF_FFFF]);
+    v.extend([0x1234_5678_9ABC_DEF0, 0xFFFF_FFFF_7FFF_FFFF]);
+    v
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -159,16 +170,9 @@ mod tests {
 
     const PP: u128 = P as u128;
 
-    fn edge_values() -> Vec<u64> {
-        let mut v = vec![0, 1, 2, 3, EPSILON - 1, EPSILON, EPSILON + 1, 1 << 32, 1 << 63];
-        v.extend([P - 2, P - 1, (P - 1) / 2, P / 2 + 1, u64::MAX - EPSILON, 0xFFFF_FFFE_FFFF_FFFF]);
-        v.extend([P - EPSILON, P - (1 << 32), 0x8000_0000_7FFF_FFFF, 0x1234_5678_9ABC_DEF0]);
-        v
-    }
-
     #[test]
     fn edge_cases_against_u128() {
-        let vals = edge_values();
+        let vals = edge_words();
         for &a in &vals {
             for &b in &vals {
                 let (x, y) = (Gl::new(a), Gl::new(b));

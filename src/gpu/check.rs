@@ -1,12 +1,12 @@
-//! Kernel-level checks for `gpu-selftest`: each kernel runs on random input (digits with random
-//! pending carries, or field elements) and its output (values, carries, shift count) is compared
-//! word for word with the CPU twin's stage functions (src/ntt.rs) on the same input. Small
-//! lengths run on the one-block kernel, checked by small.rs.
+//! Kernel-level checks for `gpu-selftest`: the field operations on edge words, then each kernel on
+//! random input (digits with random pending carries, or field elements), its output (values,
+//! carries, shift count) compared word for word with the CPU twin's stage functions (src/ntt.rs)
+//! on the same input. Small lengths run on the one-block kernel, checked by small.rs.
 
 use super::module::{cuda_err, Device};
-use super::pipeline::{addr, Op, Pipeline, Res, ADVANCE, LL};
+use super::pipeline::{addr, Op, Pipeline, Res, Shape, ADVANCE, LL};
 use crate::engine::EngineError;
-use crate::field::{Gl, P};
+use crate::field::{edge_words, Gl, P};
 use crate::ntt;
 use crate::plan::Plan;
 use cudarc::driver::CudaSlice;
@@ -78,6 +78,33 @@ impl KernelChecker {
         let c = self.dev.stream.clone_dtoh(&io.carries).map_err(cuda_err("download"))?;
         let s = self.dev.stream.clone_dtoh(&io.shift).map_err(cuda_err("download"))?;
         Ok((self.get(&io.x)?, c, s[0]))
+    }
+
+    /// The kernels' field operations (kernels/field_check.cu) against the CPU field, word for
+    /// word, on every pair of edge words and `random` random pairs drawn from `seed`.
+    pub fn check_field(&self, seed: u64, random: usize) -> Result<KernelVerdict, EngineError> {
+        let edges = edge_words();
+        let mut rng = Rng(seed | 1);
+        let (mut a, mut b): (Vec<u64>, Vec<u64>) = edges.iter().flat_map(|&x| edges.iter().map(move |&y| (x, y))).unzip();
+        a.extend((0..random).map(|_| rng.next()));
+        b.extend((0..random).map(|_| rng.next()));
+        let n = a.len() as u32;
+        let up = |v: &[u64]| self.dev.stream.clone_htod(v).map_err(cuda_err("upload"));
+        let (da, db) = (up(&a)?, up(&b)?);
+        let out = self.dev.stream.alloc_zeros::<u64>(3 * a.len()).map_err(cuda_err("alloc"))?;
+        let (pa, pb, po) = (addr(&self.dev, &da), addr(&self.dev, &db), addr(&self.dev, &out));
+        let shape = Shape { blocks: n.div_ceil(256), threads: 256, shared_bytes: 0 };
+        Pipeline::launch(&self.dev, &self.dev.kernels.field_ops, shape, &[&pa, &pb, &po, &n])?;
+        let got = self.get(&out)?;
+        let want: Vec<u64> = a
+            .iter()
+            .zip(&b)
+            .flat_map(|(&x, &y)| {
+                let (gx, gy) = (Gl::new(x), Gl::new(y));
+                [gx.add(gy), gx.sub(gy), Gl::reduce128(x as u128 * y as u128)].map(Gl::value)
+            })
+            .collect();
+        Ok(KernelVerdict { kernel: format!("field operations ({n} pairs)"), ok: got == want })
     }
 
     /// Check every kernel at length 2^log2 on random data drawn from `seed`.

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 /// Kernel sources (file name in kernels/, text), in the order they are concatenated into one
 /// compilation unit.
-const SOURCES: [(&str, &str); 7] = [
+const SOURCES: [(&str, &str); 8] = [
     ("goldilocks.cuh", include_str!("../../kernels/goldilocks.cuh")),
     ("carry.cu", include_str!("../../kernels/carry.cu")),
     ("stages.cuh", include_str!("../../kernels/stages.cuh")),
@@ -22,6 +22,7 @@ const SOURCES: [(&str, &str); 7] = [
     ("small.cu", include_str!("../../kernels/small.cu")),
     ("fault_inject.cu", include_str!("../../kernels/fault_inject.cu")),
     ("weights.cu", include_str!("../../kernels/weights.cu")),
+    ("field_check.cu", include_str!("../../kernels/field_check.cu")),
 ];
 
 /// The compilation unit: the built-in sources, or, for kernel development, the files of the same
@@ -55,6 +56,7 @@ pub(crate) struct Kernels {
     pub small: Vec<CudaFunction>,
     pub flip_bit: CudaFunction,
     pub expand_weights: CudaFunction,
+    pub field_ops: CudaFunction,
 }
 
 /// An open GPU: context, stream, compiled kernels and a description.
@@ -181,6 +183,7 @@ fn load_kernels(module: &Arc<CudaModule>) -> Result<Kernels, EngineError> {
         small: (1..=super::small::MAX_STAGES).map(|v| f(&format!("small_r{v}"))).collect::<Result<_, _>>()?,
         flip_bit: f("flip_bit")?,
         expand_weights: f("expand_weights")?,
+        field_ops: f("field_ops")?,
     })
 }
 
