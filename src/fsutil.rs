@@ -1,6 +1,7 @@
 //! Durable file writes: write to a temporary file beside the target, fsync it, rename it over the
 //! target, fsync the directory. A crash leaves either the old file or the new one, never a torn
-//! one. Also the early "can I write there?" probe used before hours of computation.
+//! one; removals in a stated order. Also the early "can I write there?" probe used before hours
+//! of computation.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
@@ -38,6 +39,16 @@ pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
         let _ = fs::remove_file(&tmp);
     }
     result
+}
+
+/// Delete `path` if it exists, durably: the directory is fsynced after the removal, so that
+/// what the caller deletes next cannot reach the disk before it.
+pub fn remove_durably(path: &Path) -> io::Result<()> {
+    match fs::remove_file(path) {
+        Ok(()) => File::open(parent_dir(path))?.sync_all(),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
+    }
 }
 
 /// Check that a file can be created at `path` (its directory exists and is writable) without

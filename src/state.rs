@@ -6,7 +6,7 @@
 
 use crate::cert::{CheckLog, Checkpoint};
 use crate::exponent::TestKind;
-use crate::fsutil::write_atomic;
+use crate::fsutil::{remove_durably, write_atomic};
 use crate::residue::Residue;
 use serde::{Deserialize, Serialize};
 use serde_bytes::ByteBuf;
@@ -129,8 +129,22 @@ impl StateStore {
             .collect()
     }
 
-    /// Delete the saved states (the test is finished or the user asked for a fresh start).
+    /// Delete the saved state files, newest first, durably. Whatever else the directory holds
+    /// (the proof points a state relies on) must go only after this: a run killed or crashing
+    /// on the way then leaves either a state with everything it needs or no state, never a
+    /// state whose proof points are gone.
+    pub fn forget(&self) -> Result<(), StateError> {
+        for name in [CURRENT, PREVIOUS] {
+            let path = self.dir.join(name);
+            remove_durably(&path).map_err(|source| StateError::Io { path, source })?;
+        }
+        Ok(())
+    }
+
+    /// Delete the saved states, then the directory with everything in it (the test is finished
+    /// or the user asked for a fresh start).
     pub fn clear(&self) -> Result<(), StateError> {
+        self.forget()?;
         match std::fs::remove_dir_all(&self.dir) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
@@ -187,6 +201,12 @@ mod tests {
         let c = st.candidates();
         assert!(matches!(c[0], Err(StateError::Corrupt { .. })));
         assert_eq!(c[1].as_ref().unwrap().iteration, 5);
+        // forget() takes the states and leaves the rest; clear() takes the directory.
+        std::fs::write(st.dir().join("other"), b"x").unwrap();
+        st.forget().unwrap();
+        assert!(st.candidates().is_empty());
+        assert!(st.dir().join("other").exists());
+        st.forget().unwrap();
         st.clear().unwrap();
         assert!(!st.dir().exists());
     }

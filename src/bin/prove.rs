@@ -413,7 +413,9 @@ fn real_main() -> Result<()> {
     }
     trace::mark("result printed");
     // The result is out: the saved states of this test, and its proof points (unless kept), are
-    // no longer needed.
+    // no longer needed. The states go first (a run killed in between must not resume from a
+    // state whose proof points are gone).
+    store.forget()?;
     if let (Some(dir), Some(setup)) = (&args.keep_proof_points, &proof) {
         std::fs::rename(setup.store.dir(), dir)
             .with_context(|| format!("cannot move the proof points from {} to {}", setup.store.dir().display(), dir.display()))?;
