@@ -40,10 +40,11 @@ struct Lines {
     u32 c, g, c_log;
     bool rows;
 
-    __device__ __forceinline__ Lines(u32 s_log, u32 c_log_) {
+    // A column pass (s_log > 0) or the row pass (s_log ignored), as the kernel knows at compile time.
+    __device__ __forceinline__ Lines(u32 s_log, u32 c_log_, bool columns) {
         c_log = c_log_;
-        rows = s_log == 0;
-        s = 1u << s_log;
+        rows = !columns;
+        s = columns ? 1u << s_log : 1u;
         if (rows) {
             g = threadIdx.x & ((1u << R2) - 1);
             c = threadIdx.x >> R2;
@@ -167,19 +168,22 @@ __device__ __forceinline__ void store_digits(u64* x, i64* carries, const u32* sh
     }
 }
 
-template <int R1, int R2>
+// COL: a column pass (s_log > 0, op FORWARD or INVERSE); otherwise the row pass (s_log 0, any op).
+// Each kernel compiles only its own layout (and the column passes no pointwise op).
+template <int R1, int R2, bool COL>
 __device__ __forceinline__ void ntt_block(u64* x, const u64* other, i64* carries, u32* shift, const Layout& L,
-                                          u32 s_log, u32 c_log, u32 op, u32 flags) {
+                                          u32 s_log, u32 c_log, u32 op_in, u32 flags) {
     extern __shared__ u64 sm[];
     constexpr u32 H1 = 1u << R1, H2 = 1u << R2;
-    const Lines<R1, R2> ln(s_log, c_log);
+    const u32 op = COL && op_in != OP_INVERSE ? OP_FORWARD : op_in;
+    const Lines<R1, R2> ln(s_log, c_log, COL);
 #if __CUDA_ARCH__ >= 900
     asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
     if ((flags & FLAG_ADVANCE) && blockIdx.x == 0 && threadIdx.x == 0) shift[0] = (u32)((2ull * shift[0]) % L.p);
     if (op != OP_INVERSE) {
         u64 v[H1];
-        if (flags & FLAG_WEIGH) {
+        if (COL && (flags & FLAG_WEIGH)) {
             load_digits(x, carries, L, ln, v);
         } else {
 #pragma unroll
@@ -248,7 +252,7 @@ __device__ __forceinline__ void ntt_block(u64* x, const u64* other, i64* carries
 #pragma unroll
     for (u32 h = 0; h < H1; h++) v[h] = sm[ln.slot(ln.g + (h << R2))];
     dit<R1, R2, R1, R2, H2>(v, L.itw, ln, ln.g);
-    if (flags & FLAG_UNWEIGH) {
+    if (COL && (flags & FLAG_UNWEIGH)) {
         store_digits(x, carries, shift, L, ln, v, flags);
         return;
     }
@@ -256,20 +260,26 @@ __device__ __forceinline__ void ntt_block(u64* x, const u64* other, i64* carries
     for (u32 h = 0; h < H1; h++) x[ln.at(ln.g + (h << R2))] = v[h];
 }
 
-// ntt_r<R>: R1 = ceil(R/2), R2 = floor(R/2). ntt_sq_r<R>: the row pass of a squaring (s_log 0,
-// OP_SQUARE, no flags; the other arguments are as for ntt_r<R> and ignored), compiled on its own
-// so that its code and registers serve that path alone: the row pass is the longest launch of
-// an iteration, and the generic kernel's code for every op did not fit the instruction cache.
-// Its launch bounds (256 threads, 3 blocks per SM: at most 80 registers) gained 1% at 2^22 and
-// 2^23 and 2% at 2^16 on an H200; the generic kernels lost with them (bench/RESULTS.md).
+// R1 = ceil(R/2), R2 = floor(R/2). ntt_col_r<R>: the column passes (s_log > 0, OP_FORWARD or
+// OP_INVERSE, any flags). ntt_r<R>: the row pass (s_log ignored), any op. ntt_sq_r<R>: the row
+// pass of a squaring (OP_SQUARE, no flags; the other arguments are as for ntt_r<R> and ignored),
+// compiled on its own so that its code and registers serve that path alone: the row pass is the
+// longest launch of an iteration, and the generic kernel's code for every op did not fit the
+// instruction cache. Its launch bounds (256 threads, 3 blocks per SM: at most 80 registers)
+// gained 1% at 2^22 and 2^23 and 2% at 2^16 on an H200; the generic kernels lost with them
+// (bench/RESULTS.md). The column passes were split off the generic kernel likewise (2026-11-25).
 #define NTT_KERNEL(R)                                                                                  \
     extern "C" __global__ void ntt_r##R(u64* x, const u64* other, i64* carries, u32* shift, Layout L, u32 s_log, \
                                         u32 c_log, u32 op, u32 flags) {                                \
-        ntt_block<(R + 1) / 2, R / 2>(x, other, carries, shift, L, s_log, c_log, op, flags);           \
+        ntt_block<(R + 1) / 2, R / 2, false>(x, other, carries, shift, L, s_log, c_log, op, flags);    \
     }                                                                                                  \
     extern "C" __global__ void __launch_bounds__(256, 3) ntt_sq_r##R(u64* x, const u64*, i64* carries, u32* shift, Layout L, u32, u32 c_log, \
                                            u32, u32) {                                                 \
-        ntt_block<(R + 1) / 2, R / 2>(x, x, carries, shift, L, 0, c_log, OP_SQUARE, 0);                \
+        ntt_block<(R + 1) / 2, R / 2, false>(x, x, carries, shift, L, 0, c_log, OP_SQUARE, 0);         \
+    }                                                                                                  \
+    extern "C" __global__ void ntt_col_r##R(u64* x, const u64*, i64* carries, u32* shift, Layout L, u32 s_log, \
+                                            u32 c_log, u32 op, u32 flags) {                            \
+        ntt_block<(R + 1) / 2, R / 2, true>(x, x, carries, shift, L, s_log, c_log, op, flags);         \
     }
 
 NTT_KERNEL(1)

@@ -48,10 +48,12 @@ pub(crate) fn cuda_err(what: &str) -> impl Fn(cudarc::driver::DriverError) -> En
 
 /// Every kernel the engine launches.
 pub(crate) struct Kernels {
-    /// ntt[R − 1]: the ntt_r<R> kernel (R radix-2 stages per line).
+    /// ntt[R − 1]: the ntt_r<R> kernel (R radix-2 stages per line), the row pass of any op.
     pub ntt: Vec<CudaFunction>,
     /// square_rows[R − 1]: ntt_sq_r<R>, the row pass of a squaring alone.
     pub square_rows: Vec<CudaFunction>,
+    /// columns[R − 1]: ntt_col_r<R>, the column passes alone.
+    pub columns: Vec<CudaFunction>,
     /// small[V − 1]: the small_r<V> kernel (one block, rounds of V stages).
     pub small: Vec<CudaFunction>,
     pub flip_bit: CudaFunction,
@@ -180,6 +182,7 @@ fn load_kernels(module: &Arc<CudaModule>) -> Result<Kernels, EngineError> {
     Ok(Kernels {
         ntt: (1..=MAX_SHARED_LOG2).map(|r| f(&format!("ntt_r{r}"))).collect::<Result<_, _>>()?,
         square_rows: (1..=MAX_SHARED_LOG2).map(|r| f(&format!("ntt_sq_r{r}"))).collect::<Result<_, _>>()?,
+        columns: (1..=MAX_SHARED_LOG2).map(|r| f(&format!("ntt_col_r{r}"))).collect::<Result<_, _>>()?,
         small: (1..=super::small::MAX_STAGES).map(|v| f(&format!("small_r{v}"))).collect::<Result<_, _>>()?,
         flip_bit: f("flip_bit")?,
         expand_weights: f("expand_weights")?,

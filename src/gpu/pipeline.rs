@@ -3,7 +3,8 @@
 //! column passes over the outer stages (pending carries and weights fused into the first), the
 //! row pass over contiguous chunks (inner forward stages, pointwise square or multiply, inner
 //! inverse stages), inverse column passes (unweighting and the carry walk fused into the last).
-//! All of them are the ntt_r<R> kernels of kernels/ntt_block.cu; a residue on the device is its
+//! All of them are the ntt_r<R> kernels of kernels/ntt_block.cu (or their specialisations for
+//! the column passes and for a squaring's row pass); a residue on the device is its
 //! digits plus one pending carry per segment (kernels/carry.cu). Kernels go out with
 //! programmatic dependent launch where the GPU has it (sm_90), so each starts while the previous
 //! one drains. Nothing is copied to the host.
@@ -209,8 +210,13 @@ impl Pipeline {
     }
 
     fn ntt(&self, dev: &Device, pass: &Pass, x: Res, other: u64, shift: u64, op: Op, flags: u32) -> Result<(), EngineError> {
-        let square_rows = pass.s_log == 0 && op == Op::Square && flags == 0;
-        let kernels = if square_rows { &dev.kernels.square_rows } else { &dev.kernels.ntt };
+        // Column passes run forward or inverse stages only (transform() below).
+        debug_assert!(pass.s_log == 0 || matches!(op, Op::Forward | Op::Inverse));
+        let kernels = match (pass.s_log, op, flags) {
+            (1.., _, _) => &dev.kernels.columns,
+            (0, Op::Square, 0) => &dev.kernels.square_rows,
+            _ => &dev.kernels.ntt,
+        };
         let f = &kernels[pass.stages as usize - 1];
         let args: [&dyn Arg; 9] =
             [&x.x, &other, &x.carries, &shift, &self.layout, &pass.s_log, &pass.c_log, &(op as u32), &flags];
