@@ -42,21 +42,55 @@ __device__ __forceinline__ u64 gl_sub(u64 a, u64 b) {
     return d - (u64)borrow;  // borrow: 0xFFFFFFFF = EPS, zero-extended
 }
 
-// 128-bit product lo + 2^64 hi, hi = 2^32 hh + hl, folded with 2^96 = -1 and 2^64 = EPS:
-// lo - hh + hl*EPS.
-__device__ __forceinline__ u64 gl_mul(u64 a, u64 b) {
-    const u64 lo = a * b, hi = __umul64hi(a, b);
-    u64 t0, s, u;
-    u32 borrow, c, c2;
-    asm("sub.cc.u64 %0, %2, %3;\n\tsubc.u32 %1, 0, 0;" : "=l"(t0), "=r"(borrow) : "l"(lo), "l"(hi >> 32));
-    t0 -= (u64)borrow;  // lo - hh + 2^64 > EPS: no second borrow
-    u64 t1;
-    asm("mul.wide.u32 %0, %1, %2;" : "=l"(t1) : "r"((u32)hi), "r"(0xFFFFFFFFu));  // hl*EPS < 2^64 - 2^33
+// t0 + t1 mod P (canonical) for any 64-bit t0 and t1 <= 2^64 - 2^33 + 1 (the largest h*EPS, h < 2^32).
+__device__ __forceinline__ u64 gl_add_folded(u64 t0, u64 t1) {
+    u64 s, u;
+    u32 c, c2;
     asm("add.cc.u64 %0, %2, %3;\n\taddc.u32 %1, 0, 0;" : "=l"(s), "=r"(c) : "l"(t0), "l"(t1));
     s += (u64)(0u - c);  // carry: + EPS (no overflow: t0 + t1 - 2^64 < t1)
     // s >= P iff s + EPS carries out, and then s - P = s + EPS mod 2^64.
     asm("add.cc.u64 %0, %2, %3;\n\taddc.u32 %1, 0, 0;" : "=l"(u), "=r"(c2) : "l"(s), "l"(GL_EPS));
     return c2 ? u : s;
+}
+
+// h*EPS = h*2^32 - h, for h < 2^32.
+__device__ __forceinline__ u64 gl_times_eps(u32 h) {
+    u64 t;
+    asm("mul.wide.u32 %0, %1, %2;" : "=l"(t) : "r"(h), "r"(0xFFFFFFFFu));
+    return t;
+}
+
+// The 128-bit value lo + 2^64 hi, hi = 2^32 hh + hl, folded with 2^96 = -1 and 2^64 = EPS:
+// lo - hh + hl*EPS.
+__device__ __forceinline__ u64 gl_reduce128(u64 lo, u64 hi) {
+    u64 t0;
+    u32 borrow;
+    asm("sub.cc.u64 %0, %2, %3;\n\tsubc.u32 %1, 0, 0;" : "=l"(t0), "=r"(borrow) : "l"(lo), "l"(hi >> 32));
+    t0 -= (u64)borrow;  // lo - hh + 2^64 > EPS: no second borrow
+    return gl_add_folded(t0, gl_times_eps((u32)hi));
+}
+
+__device__ __forceinline__ u64 gl_mul(u64 a, u64 b) { return gl_reduce128(a * b, __umul64hi(a, b)); }
+
+// x*2^E for a compile-time 0 <= E < 96, by shifts (2 has order 192: the 64th roots of unity are
+// powers of 2, w_64 = 2^GL_W64_LOG2, which src/field.rs checks). x may be any 64-bit word.
+#define GL_W64_LOG2 39
+template <int E>
+__device__ __forceinline__ u64 gl_shl(u64 x) {
+    static_assert(E >= 0 && E < 96, "gl_shl takes 0 <= E < 96");
+    if constexpr (E == 0) {
+        return x >= GL_P ? x - GL_P : x;
+    } else if constexpr (E < 32) {
+        // lo + 2^64 hi with hi < 2^32: lo + hi*EPS.
+        return gl_add_folded(x << E, gl_times_eps((u32)(x >> (64 - E))));
+    } else if constexpr (E < 64) {
+        return gl_reduce128(x << E, x >> (64 - E));
+    } else {
+        // x 2^(E-64) = lo + 2^64 hi (hi < 2^32), times 2^64: lo 2^64 + hi 2^128, 2^128 = -2^32.
+        constexpr int F = E - 64;
+        const u64 lo = x << F, hi = F == 0 ? 0 : x >> ((64 - F) & 63);
+        return gl_sub(gl_reduce128(0, lo), hi << 32);  // hi 2^32 <= P - 1: canonical
+    }
 }
 
 __device__ __forceinline__ u64 gl_from_i64(i64 d) { return d < 0 ? (u64)d + GL_P : (u64)d; }

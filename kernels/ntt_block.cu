@@ -1,14 +1,16 @@
-// All NTT stages, as one kernel family (R = 1 .. 10 stages per line). A thread block takes C = 2^c_log "lines" of 2^R values
-// and runs R radix-2 stages on each line, in registers, with one exchange through shared memory
-// (R = R1 + R2: a thread first holds the 2^R1 values k = g + h*2^R2 of its line and runs the
-// stages that pair bits R-1 .. R2 of k, then the 2^R2 values k = h*2^R2 + l and runs the stages
-// that pair bits R2-1 .. 0; the inverse runs the same in reverse).
+// The NTT passes of lengths above the small ones (src/gpu/pipeline.rs launches them). A pass
+// runs R stages on lines of 2^R values; a thread block takes C = 2^c_log lines.
 //
+// R = R1 + R2: a thread first holds the 2^R1 values k = g + h*2^R2 of its line, then, after one
+// exchange through shared memory, groups of 2^R2 values k = h*2^R2 + l.
 // Column passes (s_log > 0): line c of block-row `base` is the values base + c + k*s; adjacent
 // columns sit next to each other in memory, so threads vary c fastest (coalesced runs of C words).
 // Row pass (s_log = 0): line c is the contiguous chunk base + c*2^R + k; threads vary g fastest.
-// Stage half-size m = s*2^q pairs k and k + 2^q (bit q clear) with twiddle w_{2m}^(i + (k mod 2^q)*s),
-// i the column: exactly src/ntt.rs forward_stages / inverse_stages.
+// Either way a line's stages are computed as DFTs whose twiddles are powers of 2 (shifts,
+// stages.cuh) and twiddle multiplications from the pass's table ptw (ntt_block): the same values
+// as the stages of half-size m = s*2^q with twiddles w_{2m}^(i + (k mod 2^q)*s), i the column,
+// that src/ntt.rs forward_stages / inverse_stages compute (src/line.rs is the CPU twin of the
+// factorization and builds the tables).
 //
 // op FORWARD: forward stages only; INVERSE: inverse stages only; SQUARE / MULTIPLY: forward
 // stages, pointwise square (or product with `other`, already forward-transformed), inverse stages.
@@ -17,7 +19,9 @@
 // (walk_segment); both only in the outermost column pass, whose runs of adjacent columns are the
 // carry segments (small lengths, where one block holds the whole residue, run on small.cu).
 // ADVANCE: block 0 doubles the shift count mod p first; LL: the walk subtracts 2·2^s (s the
-// shift, as advanced by an earlier launch).
+// shift, as advanced by an earlier launch). POW2 (column passes of up to 6 stages with
+// c_log >= 5, so that g is the same across a warp): the column twiddles of a line, powers of 2,
+// by shifts in one branch per g rather than by products with table entries.
 //
 // Launched with programmatic dependent launch, a kernel waits (griddepcontrol.wait) for the
 // previous one before touching memory, and lets the next one launch once every block is half
@@ -32,6 +36,7 @@
 #define FLAG_UNWEIGH 2
 #define FLAG_ADVANCE 4
 #define FLAG_LL 8
+#define FLAG_POW2 16
 
 template <int R1, int R2>
 struct Lines {
@@ -77,32 +82,6 @@ struct Lines {
     __device__ __forceinline__ u32 walk_slot(u32 k) const { return k * (seg_len() + 1) + c; }
     __device__ __forceinline__ u32 seg_start(u32 r) const { return base + r * s; }
 };
-
-// Twiddles of a line's stages Q0 .. Q0+Q-1 (stages.cuh): local stage q is stage Q0+q, whose
-// pairs with (k mod 2^(Q0+q)) = koff + j*KMUL take the table entry
-// (s << (Q0+q)) + tw0 + (koff + j*KMUL)*s = off + s*((1 << (Q0+q)) + j*KMUL), off = tw0 + koff*s:
-// one multiply-add per twiddle address.
-template <int Q0, int KMUL>
-struct LineTw {
-    const u64* table;
-    u32 off, s;
-    template <int q>
-    __device__ __forceinline__ u64 get(int j) const {
-        return table[off + s * ((1u << (Q0 + q)) + j * KMUL)];
-    }
-};
-
-// The stages of one phase of a line: the upper R1 (values koff + j*2^R2, from stage R2 up) or
-// the lower R2 (values 0 .. 2^R2 of a group, from stage 0).
-template <int R1, int R2, int Q, int Q0, int KMUL>
-__device__ __forceinline__ void dif(u64* v, const u64* table, const Lines<R1, R2>& ln, u32 koff) {
-    dif_stages<Q>(v, LineTw<Q0, KMUL>{table, ln.tw0 + koff * ln.s, ln.s});
-}
-
-template <int R1, int R2, int Q, int Q0, int KMUL>
-__device__ __forceinline__ void dit(u64* v, const u64* table, const Lines<R1, R2>& ln, u32 koff) {
-    dit_stages<Q>(v, LineTw<Q0, KMUL>{table, ln.tw0 + koff * ln.s, ln.s});
-}
 
 // Programmatic dependent launch: the next kernel may launch once every block got here.
 __device__ __forceinline__ void launch_next() {
@@ -168,19 +147,45 @@ __device__ __forceinline__ void store_digits(u64* x, i64* carries, const u32* sh
     }
 }
 
-// COL: a column pass (s_log > 0, op FORWARD or INVERSE); otherwise the row pass (s_log 0, any op).
-// Each kernel compiles only its own layout (and the column passes no pointwise op).
+// One pass: R = R1 + R2 stages on each line. A line's 2^R values are factored as 2^R2 columns g
+// of 2^R1 values k = g + h*2^R2: their DFT (dif_pow2<R1>, twiddles powers of 2), the twiddle
+// w_{2^R}^(g*rev(h)) of position h (ptw[h*2^R2 + g]; the inverse's at ptw[2^R + h*2^R2 + g]), then,
+// after the exchange, the DFT of each group of 2^R2 (dif_pow2<R2>) and, in a column pass, the
+// pass's twiddle of value k of the line in column i, w_{2^R s}^(i*rev(k)) (ptw[2^(R+1) + k*s + i];
+// the inverse's at ptw[2^(R+1) + 2^R s + k*s + i]): the same values as R radix-2 stages
+// (src/line.rs).
+// COL: a column pass (s_log > 0, op FORWARD or INVERSE, any flags); otherwise the row pass (s_log
+// 0, any op, no flags). Each kernel compiles only its own layout (and the column passes no
+// pointwise op).
 template <int R1, int R2, bool COL>
-__device__ __forceinline__ void ntt_block(u64* x, const u64* other, i64* carries, u32* shift, const Layout& L,
-                                          u32 s_log, u32 c_log, u32 op_in, u32 flags) {
+__device__ __forceinline__ void ntt_block(u64* x, const u64* other, const u64* ptw, i64* carries, u32* shift,
+                                          const Layout& L, u32 s_log, u32 c_log, u32 op_in, u32 flags) {
     extern __shared__ u64 sm[];
-    constexpr u32 H1 = 1u << R1, H2 = 1u << R2;
+    constexpr u32 H1 = 1u << R1, H2 = 1u << R2, LEN = H1 * H2;
     const u32 op = COL && op_in != OP_INVERSE ? OP_FORWARD : op_in;
     const Lines<R1, R2> ln(s_log, c_log, COL);
+    // This thread's column twiddles (forward at 0, inverse at LEN); by shifts with FLAG_POW2.
+    auto mid = [&](u64* v, u32 table) {
+        if constexpr (COL && R1 + R2 <= 6) {
+            if (flags & FLAG_POW2) {
+                if (table) column_twiddles_pow2<R1 + R2, R1, true>(v, ln.g);
+                else column_twiddles_pow2<R1 + R2, R1, false>(v, ln.g);
+                return;
+            }
+        }
+#pragma unroll
+        for (u32 h = 1; h < H1; h++) v[h] = gl_mul(v[h], ptw[table + (h << R2) + ln.g]);
+    };
+    // The pass's twiddles of group h (column passes), forward or inverse as op says.
+    const u64* outer = ptw + 2 * LEN + (op == OP_INVERSE ? ln.s * LEN : 0) + ln.tw0;
+    auto pass_twiddles = [&](u64* u, u32 h) {
+#pragma unroll
+        for (u32 l = 0; l < H2; l++) u[l] = gl_mul(u[l], outer[((h << R2) + l) * ln.s]);
+    };
 #if __CUDA_ARCH__ >= 900
     asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
-    if ((flags & FLAG_ADVANCE) && blockIdx.x == 0 && threadIdx.x == 0) shift[0] = (u32)((2ull * shift[0]) % L.p);
+    if (COL && (flags & FLAG_ADVANCE) && blockIdx.x == 0 && threadIdx.x == 0) shift[0] = (u32)((2ull * shift[0]) % L.p);
     if (op != OP_INVERSE) {
         u64 v[H1];
         if (COL && (flags & FLAG_WEIGH)) {
@@ -193,7 +198,8 @@ __device__ __forceinline__ void ntt_block(u64* x, const u64* other, i64* carries
             // 2^22 and 2^23: bench/RESULTS.md, 2026-11-25).
             if constexpr (R1 > R2) asm volatile("" ::: "memory");
         }
-        dif<R1, R2, R1, R2, H2>(v, L.tw, ln, ln.g);
+        dif_pow2<R1>(v);
+        mid(v, 0);
 #pragma unroll
         for (u32 h = 0; h < H1; h++) sm[ln.slot(ln.g + (h << R2))] = v[h];
         __syncthreads();
@@ -202,8 +208,9 @@ __device__ __forceinline__ void ntt_block(u64* x, const u64* other, i64* carries
             u64 u[H2];
 #pragma unroll
             for (u32 l = 0; l < H2; l++) u[l] = sm[ln.slot((h << R2) + l)];
-            dif<R1, R2, R2, 0, 1>(u, L.tw, ln, 0);
+            dif_pow2<R2>(u);
             if (op == OP_FORWARD) {
+                if (COL) pass_twiddles(u, h);
 #pragma unroll
                 for (u32 l = 0; l < H2; l++) x[ln.at((h << R2) + l)] = u[l];
                 continue;
@@ -215,7 +222,7 @@ __device__ __forceinline__ void ntt_block(u64* x, const u64* other, i64* carries
 #pragma unroll
                 for (u32 l = 0; l < H2; l++) u[l] = gl_mul(u[l], other[ln.at((h << R2) + l)]);
             }
-            dit<R1, R2, R2, 0, 1>(u, L.itw, ln, 0);
+            dit_pow2<R2>(u);
 #pragma unroll
             for (u32 l = 0; l < H2; l++) sm[ln.slot((h << R2) + l)] = u[l];
         }
@@ -223,7 +230,8 @@ __device__ __forceinline__ void ntt_block(u64* x, const u64* other, i64* carries
     } else {
         // The group of values h*2^R2 + l in u: its inner stages, into shared memory.
         auto group = [&](u64* u, u32 h) {
-            dit<R1, R2, R2, 0, 1>(u, L.itw, ln, 0);
+            if (COL) pass_twiddles(u, h);
+            dit_pow2<R2>(u);
 #pragma unroll
             for (u32 l = 0; l < H2; l++) sm[ln.slot((h << R2) + l)] = u[l];
         };
@@ -251,7 +259,8 @@ __device__ __forceinline__ void ntt_block(u64* x, const u64* other, i64* carries
     u64 v[H1];
 #pragma unroll
     for (u32 h = 0; h < H1; h++) v[h] = sm[ln.slot(ln.g + (h << R2))];
-    dit<R1, R2, R1, R2, H2>(v, L.itw, ln, ln.g);
+    mid(v, LEN);
+    dit_pow2<R1>(v);
     if (COL && (flags & FLAG_UNWEIGH)) {
         store_digits(x, carries, shift, L, ln, v, flags);
         return;
@@ -269,17 +278,17 @@ __device__ __forceinline__ void ntt_block(u64* x, const u64* other, i64* carries
 // gained 1% at 2^22 and 2^23 and 2% at 2^16 on an H200; the generic kernels lost with them
 // (bench/RESULTS.md). The column passes were split off the generic kernel likewise (2026-11-25).
 #define NTT_KERNEL(R)                                                                                  \
-    extern "C" __global__ void ntt_r##R(u64* x, const u64* other, i64* carries, u32* shift, Layout L, u32 s_log, \
-                                        u32 c_log, u32 op, u32 flags) {                                \
-        ntt_block<(R + 1) / 2, R / 2, false>(x, other, carries, shift, L, s_log, c_log, op, flags);    \
+    extern "C" __global__ void ntt_r##R(u64* x, const u64* other, const u64* ptw, i64* carries, u32* shift, Layout L, \
+                                        u32 s_log, u32 c_log, u32 op, u32 flags) {                     \
+        ntt_block<(R + 1) / 2, R / 2, false>(x, other, ptw, carries, shift, L, s_log, c_log, op, flags); \
     }                                                                                                  \
-    extern "C" __global__ void __launch_bounds__(256, 3) ntt_sq_r##R(u64* x, const u64*, i64* carries, u32* shift, Layout L, u32, u32 c_log, \
-                                           u32, u32) {                                                 \
-        ntt_block<(R + 1) / 2, R / 2, false>(x, x, carries, shift, L, 0, c_log, OP_SQUARE, 0);         \
+    extern "C" __global__ void __launch_bounds__(256, 3) ntt_sq_r##R(u64* x, const u64*, const u64* ptw, i64* carries, \
+                                                                     u32* shift, Layout L, u32, u32 c_log, u32, u32) { \
+        ntt_block<(R + 1) / 2, R / 2, false>(x, x, ptw, carries, shift, L, 0, c_log, OP_SQUARE, 0);    \
     }                                                                                                  \
-    extern "C" __global__ void ntt_col_r##R(u64* x, const u64*, i64* carries, u32* shift, Layout L, u32 s_log, \
-                                            u32 c_log, u32 op, u32 flags) {                            \
-        ntt_block<(R + 1) / 2, R / 2, true>(x, x, carries, shift, L, s_log, c_log, op, flags);         \
+    extern "C" __global__ void ntt_col_r##R(u64* x, const u64*, const u64* ptw, i64* carries, u32* shift, Layout L, \
+                                            u32 s_log, u32 c_log, u32 op, u32 flags) {                 \
+        ntt_block<(R + 1) / 2, R / 2, true>(x, x, ptw, carries, shift, L, s_log, c_log, op, flags);    \
     }
 
 NTT_KERNEL(1)

@@ -18,6 +18,7 @@ pub mod fsutil;
 pub mod gpu;
 pub mod host;
 pub mod layout;
+pub mod line;
 pub mod ntt;
 pub mod plan;
 pub mod progress;

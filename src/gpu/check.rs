@@ -91,7 +91,7 @@ impl KernelChecker {
         let n = a.len() as u32;
         let up = |v: &[u64]| self.dev.stream.clone_htod(v).map_err(cuda_err("upload"));
         let (da, db) = (up(&a)?, up(&b)?);
-        let out = self.dev.stream.alloc_zeros::<u64>(3 * a.len()).map_err(cuda_err("alloc"))?;
+        let out = self.dev.stream.alloc_zeros::<u64>(4 * a.len()).map_err(cuda_err("alloc"))?;
         let (pa, pb, po) = (addr(&self.dev, &da), addr(&self.dev, &db), addr(&self.dev, &out));
         let shape = Shape { blocks: n.div_ceil(256), threads: 256, shared_bytes: 0 };
         Pipeline::launch(&self.dev, &self.dev.kernels.field_ops, shape, &[&pa, &pb, &po, &n])?;
@@ -99,9 +99,11 @@ impl KernelChecker {
         let want: Vec<u64> = a
             .iter()
             .zip(&b)
-            .flat_map(|(&x, &y)| {
+            .enumerate()
+            .flat_map(|(i, (&x, &y))| {
                 let (gx, gy) = (Gl::new(x), Gl::new(y));
-                [gx.add(gy), gx.sub(gy), Gl::reduce128(x as u128 * y as u128)].map(Gl::value)
+                let shifted = Gl::new(x).mul(Gl::new(2).pow(i as u64 % 96));
+                [gx.add(gy), gx.sub(gy), Gl::reduce128(x as u128 * y as u128), shifted].map(Gl::value)
             })
             .collect();
         Ok(KernelVerdict { kernel: format!("field operations ({n} pairs)"), ok: got == want })

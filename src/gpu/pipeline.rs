@@ -3,14 +3,16 @@
 //! column passes over the outer stages (pending carries and weights fused into the first), the
 //! row pass over contiguous chunks (inner forward stages, pointwise square or multiply, inner
 //! inverse stages), inverse column passes (unweighting and the carry walk fused into the last).
-//! All of them are the ntt_r<R> kernels of kernels/ntt_block.cu (or their specialisations for
-//! the column passes and for a squaring's row pass); a residue on the device is its
+//! The kernels are kernels/ntt_block.cu's: ntt_col_r<R> for the column passes, ntt_sq_r<R> for
+//! a squaring's row pass, ntt_r<R> for the row pass of other ops; each reads its pass's twiddle
+//! table (src/line.rs). A residue on the device is its
 //! digits plus one pending carry per segment (kernels/carry.cu). Kernels go out with
 //! programmatic dependent launch where the GPU has it (sm_90), so each starts while the previous
 //! one drains. Nothing is copied to the host.
 
 use super::module::{cuda_err, Device};
 use crate::engine::EngineError;
+use crate::line::twiddle_table;
 use crate::plan::{ColumnPass, Plan, BLOCK_WORDS_LOG2, SHARED_BLOCKS_LOG2};
 use cudarc::driver::{sys, CudaFunction, CudaGraph, CudaSlice, DevicePtr, DeviceRepr};
 use std::ffi::c_void;
@@ -46,6 +48,10 @@ pub(crate) const WEIGH: u32 = 1;
 pub(crate) const UNWEIGH: u32 = 2;
 pub(crate) const ADVANCE: u32 = 4;
 pub(crate) const LL: u32 = 8;
+const POW2: u32 = 16;
+/// Column passes take their lines' column twiddles by shifts (POW2) from this length on: on an
+/// H200 that gained 1-4% at 2^20-2^23 and lost 14% at 2^18 (bench/RESULTS.md, 2026-11-25).
+const POW2_MIN_LOG2: u32 = 20;
 
 /// A CUDA graph of `count` runs of `step` (each queues launches on the device's stream).
 pub(crate) fn capture(dev: &Device, count: u64, mut step: impl FnMut() -> Result<(), EngineError>) -> Result<CudaGraph, EngineError> {
@@ -70,13 +76,14 @@ pub(crate) struct Res {
     pub carries: u64,
 }
 
-/// One ntt_r<R> launch shape: `stages` (R) radix-2 stages down to half-size 2^s_log (0: the
-/// row pass), 2^c_log lines a block.
+/// One pass: `stages` (R) radix-2 stages down to half-size 2^s_log (0: the row pass), 2^c_log
+/// lines a block, and the device address of its twiddle table (src/line.rs).
 #[derive(Clone, Copy, Debug)]
 struct Pass {
     stages: u32,
     s_log: u32,
     c_log: u32,
+    table: u64,
 }
 
 /// Grid, block and dynamic shared memory of a launch.
@@ -108,6 +115,8 @@ pub(crate) struct Pipeline {
     pub plan: Plan,
     layout: Layout,
     _tables: Vec<CudaSlice<u64>>,
+    /// The passes' twiddle tables (their addresses are in `passes` and `row`).
+    _pass_tables: Vec<CudaSlice<u64>>,
     passes: Vec<Pass>,
     row: Pass,
 }
@@ -155,22 +164,36 @@ impl Pipeline {
             return Err(EngineError::Other(format!("n=2^{} is a small length: it runs on the one-block kernel", plan.log2())));
         }
         let (layout, tables) = upload_plan(dev, &plan)?;
-        let passes: Vec<Pass> = plan
+        let mut pass_tables = Vec::new();
+        // A pass's table: its lines' twiddles (a line of 2^r values as 2^(r/2) columns of
+        // 2^⌈r/2⌉), then, for a column pass (s_log > 0), the pass's own (kernels/ntt_block.cu).
+        let mut table = |s_log: u32, r: u32| -> Result<u64, EngineError> {
+            let mut t = twiddle_table(&plan, r / 2, r.div_ceil(2));
+            if s_log > 0 {
+                t.extend(twiddle_table(&plan, s_log, r));
+            }
+            let words: Vec<u64> = t.iter().map(|g| g.value()).collect();
+            let buf = dev.stream.clone_htod(&words).map_err(cuda_err("upload twiddles"))?;
+            let a = addr(dev, &buf);
+            pass_tables.push(buf);
+            Ok(a)
+        };
+        let passes = plan
             .column_passes()
             .into_iter()
-            .map(|ColumnPass { stages, s_log, c_log }| Pass { stages, s_log, c_log })
-            .collect();
+            .map(|ColumnPass { stages, s_log, c_log }| Ok(Pass { stages, s_log, c_log, table: table(s_log, stages)? }))
+            .collect::<Result<Vec<Pass>, EngineError>>()?;
         let r = plan.shared_log2();
         let row_c_log = (plan.log2() - r)
             .saturating_sub(SHARED_BLOCKS_LOG2)
             .min(BLOCK_WORDS_LOG2 - r)
             .min(THREADS_LOG2 - r / 2);
-        let row = Pass { stages: r, s_log: 0, c_log: row_c_log };
+        let row = Pass { stages: r, s_log: 0, c_log: row_c_log, table: table(0, r)? };
         // The kernels walk runs of the outermost pass as carry segments.
         if passes.first().map(|c| c.c_log) != Some(layout.seg_log) {
             return Err(EngineError::Other(format!("carry segments of 2^{} digits do not match the passes", layout.seg_log)));
         }
-        Ok(Pipeline { plan, layout, _tables: tables, passes, row })
+        Ok(Pipeline { plan, layout, _tables: tables, _pass_tables: pass_tables, passes, row })
     }
 
     fn n(&self) -> u64 {
@@ -218,8 +241,11 @@ impl Pipeline {
             _ => &dev.kernels.ntt,
         };
         let f = &kernels[pass.stages as usize - 1];
-        let args: [&dyn Arg; 9] =
-            [&x.x, &other, &x.carries, &shift, &self.layout, &pass.s_log, &pass.c_log, &(op as u32), &flags];
+        // POW2 needs a warp's threads in one column of their lines (kernels/ntt_block.cu).
+        let pow2 = pass.s_log > 0 && pass.stages <= 6 && pass.c_log >= 5 && self.plan.log2() >= POW2_MIN_LOG2;
+        let flags = if pow2 { flags | POW2 } else { flags };
+        let args: [&dyn Arg; 10] =
+            [&x.x, &other, &pass.table, &x.carries, &shift, &self.layout, &pass.s_log, &pass.c_log, &(op as u32), &flags];
         Self::launch(dev, f, pass.shape(self.n()), &args)
     }
 
