@@ -72,8 +72,9 @@ __device__ __forceinline__ u64 gl_reduce128(u64 lo, u64 hi) {
 
 __device__ __forceinline__ u64 gl_mul(u64 a, u64 b) { return gl_reduce128(a * b, __umul64hi(a, b)); }
 
-// x*2^E for a compile-time 0 <= E < 96, by shifts (2 has order 192: the 64th roots of unity are
-// powers of 2, w_64 = 2^GL_W64_LOG2, which src/field.rs checks). x may be any 64-bit word.
+// x*2^E for a compile-time 0 <= E < 96, without a general product (2 has order 192: the 64th
+// roots of unity are powers of 2, w_64 = 2^GL_W64_LOG2, which src/line.rs checks). x may be any
+// 64-bit word.
 #define GL_W64_LOG2 39
 template <int E>
 __device__ __forceinline__ u64 gl_shl(u64 x) {
@@ -86,10 +87,14 @@ __device__ __forceinline__ u64 gl_shl(u64 x) {
     } else if constexpr (E < 64) {
         return gl_reduce128(x << E, x >> (64 - E));
     } else {
-        // x 2^(E-64) = lo + 2^64 hi (hi < 2^32), times 2^64: lo 2^64 + hi 2^128, 2^128 = -2^32.
-        constexpr int F = E - 64;
-        const u64 lo = x << F, hi = F == 0 ? 0 : x >> ((64 - F) & 63);
-        return gl_sub(gl_reduce128(0, lo), hi << 32);  // hi 2^32 <= P - 1: canonical
+        // x = xh 2^32 + xl, F = E - 64: x 2^F = al + 2^32 b with a = xl 2^F = ah 2^32 + al and
+        // b = xh 2^F + ah < 2^63 (two products on the FMA pipe), so x 2^E = al 2^64 + b 2^96 =
+        // al*EPS - b, both canonical: 7 instructions instead of 22 for shifts and a reduction.
+        constexpr u32 m = 1u << (E - 64);
+        u64 a, b;
+        asm("mul.wide.u32 %0, %1, %2;" : "=l"(a) : "r"((u32)x), "r"(m));
+        asm("mad.wide.u32 %0, %1, %2, %3;" : "=l"(b) : "r"((u32)(x >> 32)), "r"(m), "l"(a >> 32));
+        return gl_sub(gl_times_eps((u32)a), b);
     }
 }
 

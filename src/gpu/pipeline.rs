@@ -53,6 +53,14 @@ const POW2: u32 = 16;
 /// H200 that gained 1-4% at 2^20-2^23 and lost 14% at 2^18 (bench/RESULTS.md, 2026-11-25).
 const POW2_MIN_LOG2: u32 = 20;
 
+/// Whether the passes at length 2^log2 go out with programmatic dependent launch: on an H200 it
+/// gains at 2^16-2^17 (14.7 against 16.0 µs/iter at 2^16) and from 2^20 on (58.3 against 60.5),
+/// and loses at 2^18 (25.7 against 22.6, since the shifts of gl_shl<E ≥ 64> became products) and
+/// 2^19 (39.9 against 37.7) (bench/RESULTS.md, 2026-11-25).
+fn dependent_launch(log2: u32) -> bool {
+    !matches!(log2, 18 | 19)
+}
+
 /// A CUDA graph of `count` runs of `step` (each queues launches on the device's stream).
 pub(crate) fn capture(dev: &Device, count: u64, mut step: impl FnMut() -> Result<(), EngineError>) -> Result<CudaGraph, EngineError> {
     let s = &dev.stream;
@@ -206,6 +214,11 @@ impl Pipeline {
     }
 
     pub(crate) fn launch(dev: &Device, f: &CudaFunction, shape: Shape, args: &[&dyn Arg]) -> Result<(), EngineError> {
+        Self::launch_with(dev, f, shape, args, dev.pdl)
+    }
+
+    /// A launch, with programmatic dependent launch if `pdl` (and the device has it).
+    fn launch_with(dev: &Device, f: &CudaFunction, shape: Shape, args: &[&dyn Arg], pdl: bool) -> Result<(), EngineError> {
         let mut params: Vec<*mut c_void> = args.iter().map(|a| a.param()).collect();
         // SAFETY: a zeroed attribute is valid plain data; its id and value are set next.
         let mut attr: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
@@ -221,7 +234,7 @@ impl Pipeline {
             sharedMemBytes: shape.shared_bytes,
             hStream: dev.stream.cu_stream(),
             attrs: &mut attr,
-            numAttrs: u32::from(dev.pdl),
+            numAttrs: u32::from(dev.pdl && pdl),
         };
         dev.ctx.bind_to_thread().map_err(cuda_err("context"))?;
         // SAFETY: every kernel's parameter list is matched by its caller below (params point at
@@ -246,7 +259,7 @@ impl Pipeline {
         let flags = if pow2 { flags | POW2 } else { flags };
         let args: [&dyn Arg; 10] =
             [&x.x, &other, &pass.table, &x.carries, &shift, &self.layout, &pass.s_log, &pass.c_log, &(op as u32), &flags];
-        Self::launch(dev, f, pass.shape(self.n()), &args)
+        Self::launch_with(dev, f, pass.shape(self.n()), &args, dependent_launch(self.plan.log2()))
     }
 
     /// Forward column passes over x; the first applies the pending carries and weighs the digits
