@@ -6,7 +6,7 @@
 // Column passes (s_log > 0): line c of block-row `base` is the values base + c + k*s; adjacent
 // columns sit next to each other in memory, so threads vary c fastest (coalesced runs of C words).
 // Row pass (s_log = 0): line c is the contiguous chunk base + c*2^R + k; threads vary g fastest.
-// Either way a line's stages are computed as DFTs whose twiddles are powers of 2 (shifts,
+// Either way a line's stages are computed as DFTs whose twiddles are powers of 2 (gl_shl,
 // stages.cuh) and twiddle multiplications from the pass's table ptw (ntt_block): the same values
 // as the stages of half-size m = s*2^q with twiddles w_{2m}^(i + (k mod 2^q)*s), i the column,
 // that src/ntt.rs forward_stages / inverse_stages compute (src/line.rs is the CPU twin of the
@@ -21,7 +21,7 @@
 // ADVANCE: block 0 doubles the shift count mod p first; LL: the walk subtracts 2·2^s (s the
 // shift, as advanced by an earlier launch). POW2 (column passes of up to 6 stages with
 // c_log >= 5, so that g is the same across a warp): the column twiddles of a line, powers of 2,
-// by shifts in one branch per g rather than by products with table entries.
+// by gl_shl in one branch per g rather than by products with table entries.
 //
 // Launched with programmatic dependent launch, a kernel waits (griddepcontrol.wait) for the
 // previous one before touching memory, and lets the next one launch once every block is half
@@ -164,7 +164,7 @@ __device__ __forceinline__ void ntt_block(u64* x, const u64* other, const u64* p
     constexpr u32 H1 = 1u << R1, H2 = 1u << R2, LEN = H1 * H2;
     const u32 op = COL && op_in != OP_INVERSE ? OP_FORWARD : op_in;
     const Lines<R1, R2> ln(s_log, c_log, COL);
-    // This thread's column twiddles (forward at 0, inverse at LEN); by shifts with FLAG_POW2.
+    // This thread's column twiddles (forward at 0, inverse at LEN); by gl_shl with FLAG_POW2.
     auto mid = [&](u64* v, u32 table) {
         if constexpr (COL && R1 + R2 <= 6) {
             if (flags & FLAG_POW2) {

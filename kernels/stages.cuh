@@ -1,9 +1,9 @@
 // Radix-2 butterfly stages on 2^Q values held in registers: with twiddles from a table, for the
-// one-block kernel (small.cu), and with twiddles that are powers of 2, by shifts, for the DFTs of
-// the multi-pass kernels' lines (ntt_block.cu; below). Tw supplies the table's twiddles:
-// `tw.template get<q>(j)` is the twiddle of local stage q for the
-// pairs whose lower value i has i mod 2^q = j. Forward (DIF) stages run Q-1 .. 0, local stage q
-// pairing (i, i + 2^q) as a + b, (a - b) w; inverse (DIT) stages run 0 .. Q-1 as a + b w,
+// one-block kernel (small.cu), and with twiddles that are powers of 2, by gl_shl (no general
+// product), for the DFTs of the multi-pass kernels' lines (ntt_block.cu; below). Tw supplies the
+// table's twiddles: `tw.template get<q>(j)` is the twiddle of local stage q for the pairs whose
+// lower value i has i mod 2^q = j. Forward (DIF) stages run Q-1 .. 0, local stage q pairing
+// (i, i + 2^q) as a + b, (a - b) w; inverse (DIT) stages run 0 .. Q-1 as a + b w,
 // a - b w: exactly src/ntt.rs forward_stages / inverse_stages. Each stage's twiddles are loaded
 // together before its butterflies. The stage number is a template parameter (recursion rather
 // than an unrolled loop), so that every array index is a compile-time constant and the arrays

@@ -3,9 +3,10 @@
 //! 2^t columns i of lines of 2^r values k (value i + k·2^t), are, per column, a DFT of length
 //! 2^r followed by the twiddle ω_M^(i·rev_r(k)) at position k (rev_r: r-bit reversal). The DFT's
 //! own twiddles are 2^r-th roots of unity, and for r ≤ 6 those are powers of 2 (ω_64 = 2^39 for
-//! the plan's roots; 2 has order 192), which the GPU applies by shifts; the second factor comes
-//! from [`twiddle_table`]. This is the CPU twin of that factorization: the passes computed here
-//! the same way are tested against src/ntt.rs's radix-2 stages, which the twin engine runs.
+//! the plan's roots; 2 has order 192), which the GPU applies without general products
+//! (gl_shl); the second factor comes from [`twiddle_table`]. This is the CPU twin of that
+//! factorization: the passes computed here the same way are tested against src/ntt.rs's radix-2
+//! stages, which the twin engine runs.
 
 use crate::field::Gl;
 use crate::plan::Plan;
@@ -175,7 +176,8 @@ mod tests {
             let p = (16u64 << log2..).find(|&q| crate::exponent::is_prime(q)).unwrap() as u32;
             let plan = Plan::with_log2(p, log2).unwrap();
             let n = plan.n();
-            let x: Vec<Gl> = (0..n).map(|j| Gl::new(seed.get(j % seed.len().max(1)).copied().unwrap_or(3).wrapping_mul(j as u64 + 1) % P)).collect();
+            let word = |j: usize| seed.get(j % seed.len().max(1)).copied().unwrap_or(3).wrapping_mul(j as u64 + 1);
+            let x: Vec<Gl> = (0..n).map(|j| Gl::new(word(j) % P)).collect();
             let table = twiddle_table(&plan, t, r);
             let (m_hi, m_lo) = (1usize << (t + r - 1), 1usize << t);
             let (mut got, mut want) = (x.clone(), x.clone());

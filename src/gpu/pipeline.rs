@@ -49,7 +49,7 @@ pub(crate) const UNWEIGH: u32 = 2;
 pub(crate) const ADVANCE: u32 = 4;
 pub(crate) const LL: u32 = 8;
 const POW2: u32 = 16;
-/// Column passes take their lines' column twiddles by shifts (POW2) from this length on: on an
+/// Column passes take their lines' column twiddles by gl_shl (POW2) from this length on: on an
 /// H200 that gained 1-4% at 2^20-2^23 and lost 14% at 2^18 (bench/RESULTS.md, 2026-11-25).
 const POW2_MIN_LOG2: u32 = 20;
 
