@@ -25,7 +25,9 @@
 //
 // Launched with programmatic dependent launch, a kernel waits (griddepcontrol.wait) for the
 // previous one before touching memory, and lets the next one launch once every block is half
-// way (after its exchange), so at most one kernel waits ahead of the running one.
+// way (after its exchange), so at most one kernel waits ahead of the running one; the _late
+// kernels (LATE) let it launch only as their blocks exit, which is faster at 2^17-2^19
+// (src/gpu/pipeline.rs).
 
 #define OP_FORWARD 0
 #define OP_INVERSE 1
@@ -157,7 +159,7 @@ __device__ __forceinline__ void store_digits(u64* x, i64* carries, const u32* sh
 // COL: a column pass (s_log > 0, op FORWARD or INVERSE, any flags); otherwise the row pass (s_log
 // 0, any op, no flags). Each kernel compiles only its own layout (and the column passes no
 // pointwise op).
-template <int R1, int R2, bool COL>
+template <int R1, int R2, bool COL, bool LATE>
 __device__ __forceinline__ void ntt_block(u64* x, const u64* other, const u64* ptw, i64* carries, u32* shift,
                                           const Layout& L, u32 s_log, u32 c_log, u32 op_in, u32 flags) {
     extern __shared__ u64 sm[];
@@ -203,7 +205,7 @@ __device__ __forceinline__ void ntt_block(u64* x, const u64* other, const u64* p
 #pragma unroll
         for (u32 h = 0; h < H1; h++) sm[ln.slot(ln.g + (h << R2))] = v[h];
         __syncthreads();
-        launch_next();
+        if constexpr (!LATE) launch_next();
         for (u32 h = ln.g; h < H1; h += H2) {
             u64 u[H2];
 #pragma unroll
@@ -253,7 +255,7 @@ __device__ __forceinline__ void ntt_block(u64* x, const u64* other, const u64* p
                 group(u, h);
             }
         }
-        launch_next();
+        if constexpr (!LATE) launch_next();
     }
     __syncthreads();
     u64 v[H1];
@@ -277,27 +279,34 @@ __device__ __forceinline__ void ntt_block(u64* x, const u64* other, const u64* p
 // instruction cache. Its launch bounds (256 threads, 3 blocks per SM: at most 80 registers)
 // gained 1% at 2^22 and 2^23 and 2% at 2^16 on an H200; the generic kernels lost with them
 // (bench/RESULTS.md). The column passes were split off the generic kernel likewise (2026-11-25).
+// Up to R = 8 (the most stages per line the tuner tries), ntt_sq_r<R> and ntt_col_r<R> come twice:
+// as named, and with the suffix _late (LATE: the next kernel launches as the blocks exit), which
+// src/gpu/pipeline.rs takes at 2^17-2^19.
+#define NTT_PASS_KERNELS(R, SUFFIX, LATE)                                                              \
+    extern "C" __global__ void __launch_bounds__(256, 3) ntt_sq_r##R##SUFFIX(u64* x, const u64*, const u64* ptw, \
+                                                                             i64* carries, u32* shift, Layout L, u32, \
+                                                                             u32 c_log, u32, u32) {    \
+        ntt_block<(R + 1) / 2, R / 2, false, LATE>(x, x, ptw, carries, shift, L, 0, c_log, OP_SQUARE, 0); \
+    }                                                                                                  \
+    extern "C" __global__ void ntt_col_r##R##SUFFIX(u64* x, const u64*, const u64* ptw, i64* carries, u32* shift, \
+                                                    Layout L, u32 s_log, u32 c_log, u32 op, u32 flags) { \
+        ntt_block<(R + 1) / 2, R / 2, true, LATE>(x, x, ptw, carries, shift, L, s_log, c_log, op, flags); \
+    }
 #define NTT_KERNEL(R)                                                                                  \
     extern "C" __global__ void ntt_r##R(u64* x, const u64* other, const u64* ptw, i64* carries, u32* shift, Layout L, \
                                         u32 s_log, u32 c_log, u32 op, u32 flags) {                     \
-        ntt_block<(R + 1) / 2, R / 2, false>(x, other, ptw, carries, shift, L, s_log, c_log, op, flags); \
+        ntt_block<(R + 1) / 2, R / 2, false, false>(x, other, ptw, carries, shift, L, s_log, c_log, op, flags); \
     }                                                                                                  \
-    extern "C" __global__ void __launch_bounds__(256, 3) ntt_sq_r##R(u64* x, const u64*, const u64* ptw, i64* carries, \
-                                                                     u32* shift, Layout L, u32, u32 c_log, u32, u32) { \
-        ntt_block<(R + 1) / 2, R / 2, false>(x, x, ptw, carries, shift, L, 0, c_log, OP_SQUARE, 0);    \
-    }                                                                                                  \
-    extern "C" __global__ void ntt_col_r##R(u64* x, const u64*, const u64* ptw, i64* carries, u32* shift, Layout L, \
-                                            u32 s_log, u32 c_log, u32 op, u32 flags) {                 \
-        ntt_block<(R + 1) / 2, R / 2, true>(x, x, ptw, carries, shift, L, s_log, c_log, op, flags);    \
-    }
+    NTT_PASS_KERNELS(R, , false)
+#define NTT_KERNEL_AND_LATE(R) NTT_KERNEL(R) NTT_PASS_KERNELS(R, _late, true)
 
-NTT_KERNEL(1)
-NTT_KERNEL(2)
-NTT_KERNEL(3)
-NTT_KERNEL(4)
-NTT_KERNEL(5)
-NTT_KERNEL(6)
-NTT_KERNEL(7)
-NTT_KERNEL(8)
+NTT_KERNEL_AND_LATE(1)
+NTT_KERNEL_AND_LATE(2)
+NTT_KERNEL_AND_LATE(3)
+NTT_KERNEL_AND_LATE(4)
+NTT_KERNEL_AND_LATE(5)
+NTT_KERNEL_AND_LATE(6)
+NTT_KERNEL_AND_LATE(7)
+NTT_KERNEL_AND_LATE(8)
 NTT_KERNEL(9)
 NTT_KERNEL(10)

@@ -46,19 +46,32 @@ pub(crate) fn cuda_err(what: &str) -> impl Fn(cudarc::driver::DriverError) -> En
     move |e| EngineError::Cuda(format!("{what}: {e:?}"))
 }
 
+/// The most stages per line of the _late kernels (kernels/ntt_block.cu): the tuner's largest
+/// candidate; the kernels of 9 and 10 stages would add ~14 s to each compilation.
+pub(crate) const LATE_MAX_STAGES: u32 = *super::tune::CANDIDATES.end();
+
 /// Every kernel the engine launches.
 pub(crate) struct Kernels {
     /// ntt[R − 1]: the ntt_r<R> kernel (R radix-2 stages per line), the row pass of any op.
     pub ntt: Vec<CudaFunction>,
-    /// square_rows[R − 1]: ntt_sq_r<R>, the row pass of a squaring alone.
-    pub square_rows: Vec<CudaFunction>,
-    /// columns[R − 1]: ntt_col_r<R>, the column passes alone.
-    pub columns: Vec<CudaFunction>,
+    /// The column passes and a squaring's row pass, letting the next kernel launch half way.
+    pub early: PassKernels,
+    /// The same, letting it launch only as their blocks exit (the kernels named _late), up to
+    /// LATE_MAX_STAGES stages per line.
+    pub late: PassKernels,
     /// small[V − 1]: the small_r<V> kernel (one block, rounds of V stages).
     pub small: Vec<CudaFunction>,
     pub flip_bit: CudaFunction,
     pub expand_weights: CudaFunction,
     pub field_ops: CudaFunction,
+}
+
+/// The column passes and a squaring's row pass (kernels/ntt_block.cu), of one launch trigger.
+pub(crate) struct PassKernels {
+    /// square_rows[R − 1]: ntt_sq_r<R>, the row pass of a squaring alone.
+    pub square_rows: Vec<CudaFunction>,
+    /// columns[R − 1]: ntt_col_r<R>, the column passes (of any op).
+    pub columns: Vec<CudaFunction>,
 }
 
 /// An open GPU: context, stream, compiled kernels and a description.
@@ -179,10 +192,17 @@ fn cubin_for(source: &str, arch: &str, key: &str) -> Result<(Vec<u8>, bool), Eng
 
 fn load_kernels(module: &Arc<CudaModule>) -> Result<Kernels, EngineError> {
     let f = |name: &str| module.load_function(name).map_err(cuda_err(name));
+    // One kernel per stage count R = 1..=max, named prefix R suffix.
+    let all = |prefix: &str, suffix: &str, max: u32| -> Result<Vec<CudaFunction>, EngineError> {
+        (1..=max).map(|r| f(&format!("{prefix}{r}{suffix}"))).collect()
+    };
+    let pass_kernels = |suffix: &str, max: u32| -> Result<PassKernels, EngineError> {
+        Ok(PassKernels { square_rows: all("ntt_sq_r", suffix, max)?, columns: all("ntt_col_r", suffix, max)? })
+    };
     Ok(Kernels {
-        ntt: (1..=MAX_SHARED_LOG2).map(|r| f(&format!("ntt_r{r}"))).collect::<Result<_, _>>()?,
-        square_rows: (1..=MAX_SHARED_LOG2).map(|r| f(&format!("ntt_sq_r{r}"))).collect::<Result<_, _>>()?,
-        columns: (1..=MAX_SHARED_LOG2).map(|r| f(&format!("ntt_col_r{r}"))).collect::<Result<_, _>>()?,
+        ntt: all("ntt_r", "", MAX_SHARED_LOG2)?,
+        early: pass_kernels("", MAX_SHARED_LOG2)?,
+        late: pass_kernels("_late", LATE_MAX_STAGES)?,
         small: (1..=super::small::MAX_STAGES).map(|v| f(&format!("small_r{v}"))).collect::<Result<_, _>>()?,
         flip_bit: f("flip_bit")?,
         expand_weights: f("expand_weights")?,
@@ -232,5 +252,23 @@ impl Device {
             if pdl { "dependent launch" } else { "plain launch" }
         );
         Ok(Device { ctx, stream, kernels, description, name, pdl, kernel_key })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The ntt kernels that kernels/ntt_block.cu instantiates are the ones load_kernels asks for:
+    /// every stage count with its _late kernels up to LATE_MAX_STAGES, without them above.
+    #[test]
+    fn the_late_kernels_are_instantiated_up_to_late_max_stages() {
+        let text = SOURCES.iter().find(|(name, _)| *name == "ntt_block.cu").map(|(_, t)| *t).unwrap();
+        let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("NTT_KERNEL")).collect();
+        let expected: Vec<String> = (1..=MAX_SHARED_LOG2)
+            .map(|r| if r <= LATE_MAX_STAGES { format!("NTT_KERNEL_AND_LATE({r})") } else { format!("NTT_KERNEL({r})") })
+            .collect();
+        assert_eq!(lines, expected);
+        assert!(text.contains("#define NTT_KERNEL_AND_LATE(R) NTT_KERNEL(R) NTT_PASS_KERNELS(R, _late, true)"));
     }
 }

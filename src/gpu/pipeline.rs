@@ -10,7 +10,7 @@
 //! programmatic dependent launch where the GPU has it (sm_90), so each starts while the previous
 //! one drains. Nothing is copied to the host.
 
-use super::module::{cuda_err, Device};
+use super::module::{cuda_err, Device, LATE_MAX_STAGES};
 use crate::engine::EngineError;
 use crate::line::twiddle_table;
 use crate::plan::{ColumnPass, Plan, BLOCK_WORDS_LOG2, SHARED_BLOCKS_LOG2};
@@ -53,12 +53,13 @@ const POW2: u32 = 16;
 /// H200 that gained 1-4% at 2^20-2^23 and lost 14% at 2^18 (bench/RESULTS.md, 2026-11-25).
 const POW2_MIN_LOG2: u32 = 20;
 
-/// Whether the passes at length 2^log2 go out with programmatic dependent launch: on an H200 it
-/// gains at 2^16-2^17 (14.7 against 16.0 µs/iter at 2^16) and from 2^20 on (58.3 against 60.5),
-/// and loses at 2^18 (25.7 against 22.6, since the shifts of gl_shl<E ≥ 64> became products) and
-/// 2^19 (39.9 against 37.7) (bench/RESULTS.md, 2026-11-25).
-fn dependent_launch(log2: u32) -> bool {
-    !matches!(log2, 18 | 19)
+/// Whether a squaring's passes at length 2^log2 let the next kernel launch only as their blocks
+/// exit (the _late kernels) rather than half way through them: on an H200, with dependent launch
+/// at every length, that gained at 2^17 (17.7 against 19.4 µs/iter), 2^18 (20.9 against 25.8) and
+/// 2^19 (36.1 against 40.0), and lost a little at 2^16 (14.8 against 14.7) and 2^20 (59.9 against
+/// 58.3) (bench/RESULTS.md, 2026-11-25 13:33).
+fn late_trigger(log2: u32) -> bool {
+    matches!(log2, 17..=19)
 }
 
 /// A CUDA graph of `count` runs of `step` (each queues launches on the device's stream).
@@ -213,12 +214,8 @@ impl Pipeline {
         self.plan.n() / self.plan.seg_len()
     }
 
+    /// A launch, with programmatic dependent launch where the device has it.
     pub(crate) fn launch(dev: &Device, f: &CudaFunction, shape: Shape, args: &[&dyn Arg]) -> Result<(), EngineError> {
-        Self::launch_with(dev, f, shape, args, dev.pdl)
-    }
-
-    /// A launch, with programmatic dependent launch if `pdl` (and the device has it).
-    fn launch_with(dev: &Device, f: &CudaFunction, shape: Shape, args: &[&dyn Arg], pdl: bool) -> Result<(), EngineError> {
         let mut params: Vec<*mut c_void> = args.iter().map(|a| a.param()).collect();
         // SAFETY: a zeroed attribute is valid plain data; its id and value are set next.
         let mut attr: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
@@ -234,7 +231,7 @@ impl Pipeline {
             sharedMemBytes: shape.shared_bytes,
             hStream: dev.stream.cu_stream(),
             attrs: &mut attr,
-            numAttrs: u32::from(dev.pdl && pdl),
+            numAttrs: u32::from(dev.pdl),
         };
         dev.ctx.bind_to_thread().map_err(cuda_err("context"))?;
         // SAFETY: every kernel's parameter list is matched by its caller below (params point at
@@ -248,9 +245,11 @@ impl Pipeline {
     fn ntt(&self, dev: &Device, pass: &Pass, x: Res, other: u64, shift: u64, op: Op, flags: u32) -> Result<(), EngineError> {
         // Column passes run forward or inverse stages only (transform() below).
         debug_assert!(pass.s_log == 0 || matches!(op, Op::Forward | Op::Inverse));
+        let late = late_trigger(self.plan.log2()) && pass.stages <= LATE_MAX_STAGES;
+        let trigger = if late { &dev.kernels.late } else { &dev.kernels.early };
         let kernels = match (pass.s_log, op, flags) {
-            (1.., _, _) => &dev.kernels.columns,
-            (0, Op::Square, 0) => &dev.kernels.square_rows,
+            (1.., _, _) => &trigger.columns,
+            (0, Op::Square, 0) => &trigger.square_rows,
             _ => &dev.kernels.ntt,
         };
         let f = &kernels[pass.stages as usize - 1];
@@ -259,7 +258,7 @@ impl Pipeline {
         let flags = if pow2 { flags | POW2 } else { flags };
         let args: [&dyn Arg; 10] =
             [&x.x, &other, &pass.table, &x.carries, &shift, &self.layout, &pass.s_log, &pass.c_log, &(op as u32), &flags];
-        Self::launch_with(dev, f, pass.shape(self.n()), &args, dependent_launch(self.plan.log2()))
+        Self::launch(dev, f, pass.shape(self.n()), &args)
     }
 
     /// Forward column passes over x; the first applies the pending carries and weighs the digits
