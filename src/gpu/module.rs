@@ -192,7 +192,7 @@ fn cubin_for(source: &str, arch: &str, key: &str) -> Result<(Vec<u8>, bool), Eng
 
 fn load_kernels(module: &Arc<CudaModule>) -> Result<Kernels, EngineError> {
     let f = |name: &str| module.load_function(name).map_err(cuda_err(name));
-    // One kernel per stage count R = 1..=max, named prefix R suffix.
+    // One kernel per stage count R = 1..=max, named prefix R suffix (R: a pass's or round's stages).
     let all = |prefix: &str, suffix: &str, max: u32| -> Result<Vec<CudaFunction>, EngineError> {
         (1..=max).map(|r| f(&format!("{prefix}{r}{suffix}"))).collect()
     };
@@ -203,7 +203,7 @@ fn load_kernels(module: &Arc<CudaModule>) -> Result<Kernels, EngineError> {
         ntt: all("ntt_r", "", MAX_SHARED_LOG2)?,
         early: pass_kernels("", MAX_SHARED_LOG2)?,
         late: pass_kernels("_late", LATE_MAX_STAGES)?,
-        small: (1..=super::small::MAX_STAGES).map(|v| f(&format!("small_r{v}"))).collect::<Result<_, _>>()?,
+        small: all("small_r", "", super::small::MAX_STAGES)?,
         flip_bit: f("flip_bit")?,
         expand_weights: f("expand_weights")?,
         field_ops: f("field_ops")?,
