@@ -12,7 +12,7 @@
 
 use super::module::{cuda_err, Device, LATE_MAX_STAGES};
 use crate::engine::EngineError;
-use crate::line::twiddle_table;
+use crate::line::{twiddle_table, MAX_POW2_LOG2};
 use crate::plan::{ColumnPass, Plan, BLOCK_WORDS_LOG2, SHARED_BLOCKS_LOG2};
 use cudarc::driver::{sys, CudaFunction, CudaGraph, CudaSlice, DevicePtr, DeviceRepr};
 use std::ffi::c_void;
@@ -254,7 +254,7 @@ impl Pipeline {
         };
         let f = &kernels[pass.stages as usize - 1];
         // POW2 needs a warp's threads in one column of their lines (kernels/ntt_block.cu).
-        let pow2 = pass.s_log > 0 && pass.stages <= 6 && pass.c_log >= 5 && self.plan.log2() >= POW2_MIN_LOG2;
+        let pow2 = pass.s_log > 0 && pass.stages <= MAX_POW2_LOG2 && pass.c_log >= 5 && self.plan.log2() >= POW2_MIN_LOG2;
         let flags = if pow2 { flags | POW2 } else { flags };
         let args: [&dyn Arg; 10] =
             [&x.x, &other, &pass.table, &x.carries, &shift, &self.layout, &pass.s_log, &pass.c_log, &(op as u32), &flags];
