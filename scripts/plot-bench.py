@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Plot µs per LL iteration against the exponent, ours (every version in bench/gpu-bench.csv,
-the newest bold) and the peers (bench/anchors.csv), log-log, as a dependency-free SVG.
+"""Plot µs per LL iteration against the exponent, ours (every version in bench/gpu-bench.csv
+measured on an H200, the GPU of the anchors; the newest bold) and the peers
+(bench/anchors.csv), log-log, as a dependency-free SVG.
 
 Usage: scripts/plot-bench.py [OUT.svg]   (default bench/plot.svg)
 """
@@ -25,6 +26,8 @@ def main():
                 series.setdefault(k, []).append((int(r["exponent"]), float(v)))
     ours = {}
     for r in rows("gpu-bench.csv"):
+        if r["gpu"] != "H200":
+            continue
         ours.setdefault(r["version"], []).append((int(r["exponent"]), float(r["us_per_iter"])))
     versions = list(ours)
     pts = [p for s in list(series.values()) + list(ours.values()) for p in s]
