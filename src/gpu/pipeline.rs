@@ -85,6 +85,22 @@ pub(crate) struct Res {
     pub carries: u64,
 }
 
+/// What one launch works on: a residue, the transformed operand of a multiplication's row pass
+/// (the kernels read it for Op::Multiply only) and the device word holding the shift count.
+#[derive(Clone, Copy, Debug)]
+struct Operands {
+    x: Res,
+    other: u64,
+    shift: u64,
+}
+
+impl Operands {
+    /// x alone (no second operand).
+    fn of(x: Res, shift: u64) -> Operands {
+        Operands { x, other: x.x, shift }
+    }
+}
+
 /// One pass: `stages` (R) radix-2 stages down to half-size 2^s_log (0: the row pass), 2^c_log
 /// lines a block, and the device address of its twiddle table (src/line.rs).
 #[derive(Clone, Copy, Debug)]
@@ -242,7 +258,7 @@ impl Pipeline {
             .map_err(cuda_err("launch"))
     }
 
-    fn ntt(&self, dev: &Device, pass: &Pass, x: Res, other: u64, shift: u64, op: Op, flags: u32) -> Result<(), EngineError> {
+    fn ntt(&self, dev: &Device, pass: &Pass, io: Operands, op: Op, flags: u32) -> Result<(), EngineError> {
         // Column passes run forward or inverse stages only (transform() below).
         debug_assert!(pass.s_log == 0 || matches!(op, Op::Forward | Op::Inverse));
         let late = late_trigger(self.plan.log2()) && pass.stages <= LATE_MAX_STAGES;
@@ -256,6 +272,7 @@ impl Pipeline {
         // POW2 needs a warp's threads in one column of their lines (kernels/ntt_block.cu).
         let pow2 = pass.s_log > 0 && pass.stages <= MAX_POW2_LOG2 && pass.c_log >= 5 && self.plan.log2() >= POW2_MIN_LOG2;
         let flags = if pow2 { flags | POW2 } else { flags };
+        let Operands { x, other, shift } = io;
         let args: [&dyn Arg; 10] =
             [&x.x, &other, &pass.table, &x.carries, &shift, &self.layout, &pass.s_log, &pass.c_log, &(op as u32), &flags];
         Self::launch(dev, f, pass.shape(self.n()), &args)
@@ -265,7 +282,7 @@ impl Pipeline {
     /// (and doubles the shift count at `shift` with ADVANCE in `first`).
     pub fn forward_global(&self, dev: &Device, x: Res, shift: u64, first: u32) -> Result<(), EngineError> {
         for (k, pass) in self.passes.iter().enumerate() {
-            self.ntt(dev, pass, x, x.x, shift, Op::Forward, if k == 0 { WEIGH | first } else { 0 })?;
+            self.ntt(dev, pass, Operands::of(x, shift), Op::Forward, if k == 0 { WEIGH | first } else { 0 })?;
         }
         Ok(())
     }
@@ -274,19 +291,20 @@ impl Pipeline {
     /// term with LL in `last`).
     pub fn inverse_global(&self, dev: &Device, x: Res, shift: u64, last: u32) -> Result<(), EngineError> {
         for (k, pass) in self.passes.iter().enumerate().rev() {
-            self.ntt(dev, pass, x, x.x, shift, Op::Inverse, if k == 0 { UNWEIGH | last } else { 0 })?;
+            self.ntt(dev, pass, Operands::of(x, shift), Op::Inverse, if k == 0 { UNWEIGH | last } else { 0 })?;
         }
         Ok(())
     }
 
     /// The row pass on every chunk of x (`other` is read by Multiply only) with `flags`.
     pub fn rows(&self, dev: &Device, x: Res, other: u64, shift: u64, op: Op, flags: u32) -> Result<(), EngineError> {
-        self.ntt(dev, &self.row, x, other, shift, op, flags)
+        self.ntt(dev, &self.row, Operands { x, other, shift }, op, flags)
     }
 
-    /// The whole transform of x: forward (Op::Forward), or forward, pointwise op and inverse
+    /// The whole transform of io.x: forward (Op::Forward), or forward, pointwise op and inverse
     /// back to digits and pending carries. `first` and `last` go to the first and last pass.
-    fn transform(&self, dev: &Device, x: Res, other: u64, shift: u64, op: Op, first: u32, last: u32) -> Result<(), EngineError> {
+    fn transform(&self, dev: &Device, io: Operands, op: Op, first: u32, last: u32) -> Result<(), EngineError> {
+        let Operands { x, other, shift } = io;
         self.forward_global(dev, x, shift, first)?;
         self.rows(dev, x, other, shift, op, 0)?;
         if op == Op::Forward {
@@ -301,16 +319,17 @@ impl Pipeline {
         type Step<'a> = Box<dyn Fn() -> Result<(), EngineError> + 'a>;
         let mut steps: Vec<(String, Step)> = Vec::new();
         let edge = |k: usize, flag: u32| if k == 0 { flag } else { 0 };
+        let io = Operands::of(x, shift);
         for (k, pass) in self.passes.iter().enumerate() {
             let name = format!("fwd column pass {} ({} stages, 2^{} lines/block)", k, pass.stages, pass.c_log);
-            steps.push((name, Box::new(move || self.ntt(dev, pass, x, x.x, shift, Op::Forward, edge(k, WEIGH)))));
+            steps.push((name, Box::new(move || self.ntt(dev, pass, io, Op::Forward, edge(k, WEIGH)))));
         }
         let row = &self.row;
         let name = format!("row pass square ({} stages, 2^{} lines/block)", row.stages, row.c_log);
-        steps.push((name, Box::new(move || self.ntt(dev, row, x, x.x, shift, Op::Square, 0))));
+        steps.push((name, Box::new(move || self.ntt(dev, row, io, Op::Square, 0))));
         for (k, pass) in self.passes.iter().enumerate() {
             let name = format!("inv column pass {} ({} stages)", k, pass.stages);
-            steps.push((name, Box::new(move || self.ntt(dev, pass, x, x.x, shift, Op::Inverse, edge(k, UNWEIGH)))));
+            steps.push((name, Box::new(move || self.ntt(dev, pass, io, Op::Inverse, edge(k, UNWEIGH)))));
         }
         let mut out = Vec::new();
         for (name, step) in &steps {
@@ -331,7 +350,7 @@ impl Pipeline {
     /// One squaring of x, all on the device; the shift count at `shift` doubles first, and
     /// with `ll` the walk subtracts 2·2^s.
     pub fn square(&self, dev: &Device, x: Res, shift: u64, ll: bool) -> Result<(), EngineError> {
-        self.transform(dev, x, x.x, shift, Op::Square, ADVANCE, if ll { LL } else { 0 })
+        self.transform(dev, Operands::of(x, shift), Op::Square, ADVANCE, if ll { LL } else { 0 })
     }
 
     /// acc := acc·x; `tmp` (n words) receives the transform of x (x itself is left as it was).
@@ -339,8 +358,8 @@ impl Pipeline {
         // SAFETY: all three are live allocations of n words on this device.
         unsafe { cudarc::driver::result::memcpy_dtod_async(tmp, x.x, self.plan.n() * 8, dev.stream.cu_stream()) }
             .map_err(cuda_err("copy"))?;
-        self.transform(dev, Res { x: tmp, carries: x.carries }, tmp, shift, Op::Forward, 0, 0)?;
-        self.transform(dev, acc, tmp, shift, Op::Multiply, 0, 0)
+        self.transform(dev, Operands::of(Res { x: tmp, carries: x.carries }, shift), Op::Forward, 0, 0)?;
+        self.transform(dev, Operands { x: acc, other: tmp, shift }, Op::Multiply, 0, 0)
     }
 }
 
