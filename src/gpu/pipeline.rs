@@ -304,13 +304,12 @@ impl Pipeline {
     /// The whole transform of io.x: forward (Op::Forward), or forward, pointwise op and inverse
     /// back to digits and pending carries. `first` and `last` go to the first and last pass.
     fn transform(&self, dev: &Device, io: Operands, op: Op, first: u32, last: u32) -> Result<(), EngineError> {
-        let Operands { x, other, shift } = io;
-        self.forward_global(dev, x, shift, first)?;
-        self.rows(dev, x, other, shift, op, 0)?;
+        self.forward_global(dev, io.x, io.shift, first)?;
+        self.ntt(dev, &self.row, io, op, 0)?;
         if op == Op::Forward {
             return Ok(());
         }
-        self.inverse_global(dev, x, shift, last)
+        self.inverse_global(dev, io.x, io.shift, last)
     }
 
     /// Microseconds per launch of each kernel of a squaring, each timed alone over `reps`
