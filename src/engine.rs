@@ -74,6 +74,14 @@ pub trait Engine: Send {
     fn iterate_queued(&mut self, count: u64) -> Result<(), EngineError> {
         self.iterate(count)
     }
+    /// `read`, then `iterate_queued(count)`, in effect: a GPU queues the copy of the state, then
+    /// the iterations, and converts the copy on the host while they run, so that it does not
+    /// wait for the host between batches. By default exactly those two calls.
+    fn read_then_queue(&mut self, count: u64) -> Result<Residue, EngineError> {
+        let x = self.read()?;
+        self.iterate_queued(count)?;
+        Ok(x)
+    }
     /// Copy `from` (with its shift count) into scratch slot `slot`, created on first use.
     fn stash(&mut self, from: Value, slot: usize) -> Result<(), EngineError>;
     /// Replace the state with the value in scratch slot `slot` (an error if it holds none).

@@ -119,6 +119,9 @@ struct Driver<'a> {
     last_iteration: Option<Instant>,
     /// Proof points read since the last passed Gerbicz check, not yet verified.
     pending_points: Vec<(u64, Residue)>,
+    /// The iteration the engine is queued to, past k, when a read queued the next batch behind
+    /// its copy (Engine::read_then_queue).
+    queued: Option<u64>,
 }
 
 impl Driver<'_> {
@@ -249,6 +252,8 @@ impl Driver<'_> {
         log(&mut self.checks, self.k, check, "rollback", format!("rolled back from iteration {} to {to}", self.k));
         bump(&mut self.checks, "rollbacks", 1);
         self.k = to;
+        // A batch queued past the old k runs before the state below replaces it.
+        self.queued = None;
         self.chain.retain(|c| c.iteration <= to);
         if let Some(pool) = &mut self.spot {
             pool.discard();
@@ -299,14 +304,15 @@ impl Driver<'_> {
         Ok(())
     }
 
-    /// After reading x_k at a checkpoint: maybe start a spot check from here.
-    fn maybe_spot(&mut self, x: &Residue) -> Result<(), RunError> {
+    /// Before reading x_k at a checkpoint: the length of the spot check to start from here, if
+    /// one will start (full coverage first waits for room in the pool).
+    fn plan_spot(&mut self) -> Option<u64> {
         let (k, total, every) = (self.k, self.opts.total, self.opts.layout.every);
         if k >= total || self.spot_pending.values().any(|(f, _)| *f == k) {
-            return Ok(());
+            return None;
         }
         let full = self.opts.spot == SpotMode::Full;
-        let Some(pool) = &mut self.spot else { return Ok(()) };
+        let pool = self.spot.as_mut()?;
         if full {
             // Cover every iteration: windows tile the run from one checkpoint to the next.
             while !pool.has_room() {
@@ -314,13 +320,31 @@ impl Driver<'_> {
                 self.spot_results.extend(got.into_iter().map(|r| (r.from, r.to, r.hash)));
             }
         } else if !pool.has_room() {
-            return Ok(());
+            return None;
         }
-        let m = if full { every.min(total - k) } else { pool.choose_iterations(SPOT_JOB_SECS, every).min(total - k) };
-        if pool.submit(SpotJob { from: k, start: x.clone(), iterations: m }) {
-            self.spot_pending.insert(k + m, (k, x.clone()));
+        Some(if full { every.min(total - k) } else { pool.choose_iterations(SPOT_JOB_SECS, every).min(total - k) })
+    }
+
+    /// After reading x_k: start the spot check of m iterations that plan_spot chose.
+    fn start_spot(&mut self, m: u64, x: &Residue) {
+        let k = self.k;
+        if let Some(pool) = &mut self.spot {
+            if pool.submit(SpotJob { from: k, start: x.clone(), iterations: m }) {
+                self.spot_pending.insert(k + m, (k, x.clone()));
+            }
         }
-        Ok(())
+    }
+
+    /// Where the engine may go on to while the host handles x_k (read at k): the next stop,
+    /// `spot` (the target of the spot check about to start) included; None where the step goes
+    /// on using the engine at k (the end, a Gerbicz boundary, a stop).
+    fn continue_to(&self, spot: Option<u64>, stop: bool) -> Option<u64> {
+        let k = self.k;
+        if stop || k >= self.end() || self.gerbicz.as_ref().is_some_and(|g| g.is_boundary(k)) {
+            return None;
+        }
+        let next = self.next_stop();
+        Some(spot.map_or(next, |t| next.min(t)))
     }
 
     /// PRP, at a Gerbicz block boundary k: absorb x_k, or check (when due, at the end, or
@@ -381,15 +405,20 @@ impl Driver<'_> {
 
     fn step(&mut self) -> Result<Option<RunEnd>, RunError> {
         let next = self.next_stop();
+        // The engine may already be queued part or all of the way (by the last read).
+        let from = self.queued.take().unwrap_or(self.k);
+        if from > next {
+            return Err(EngineError::Other(format!("internal: the engine was queued to {from}, past the next stop {next}")).into());
+        }
         if next >= self.end() {
             // The last batch is waited for, so that the loop's time is the engine's.
-            self.engine.iterate(next - self.k)?;
+            self.engine.iterate(next - from)?;
             self.last_iteration = Some(Instant::now());
             trace::mark("run: last iteration done");
-        } else {
+        } else if next > from {
             // A read at this stop, if any, waits for the batch; a GPU meanwhile needs no
             // extra round trip.
-            self.engine.iterate_queued(next - self.k)?;
+            self.engine.iterate_queued(next - from)?;
         }
         self.k = next;
         let k = next;
@@ -410,8 +439,20 @@ impl Driver<'_> {
         if ll && self.settle_jacobi()? {
             return Ok(None);
         }
+        // Read once: a stop requested during this step is honoured at the next checkpoint.
+        let stop = self.stop_requested();
         if is_cp || is_spot_target || is_point {
-            let x = self.engine.read()?;
+            let spot = if is_cp { self.plan_spot() } else { None };
+            // The next batch goes out behind the copy of x_k, so the engine runs while the host
+            // converts, hashes and files it (a GPU otherwise waits ~0.7-2 ms per read at 1-3M).
+            let x = match self.continue_to(spot.map(|m| k + m), stop) {
+                Some(to) => {
+                    let x = self.engine.read_then_queue(to - k)?;
+                    self.queued = Some(to);
+                    x
+                }
+                None => self.engine.read()?,
+            };
             if is_point {
                 self.pending_points.push((k, x.clone()));
             }
@@ -423,9 +464,10 @@ impl Driver<'_> {
                 if k == total {
                     self.final_residue = Some(x.clone());
                 }
-                self.maybe_spot(&x)?;
+                if let Some(m) = spot {
+                    self.start_spot(m, &x);
+                }
             }
-            let stop = self.stop_requested();
             if ll && is_cp && (stop || k == total) {
                 // The last state before exiting is checked here and now; a check of an earlier
                 // state still running adds nothing (a wrong symbol persists: s_{j+1} − 2 =
@@ -528,10 +570,13 @@ pub fn run(engine: &mut dyn Engine, opts: RunOptions, progress: &mut Progress) -
         final_residue: (k == opts.total).then(|| x.clone()),
         last_iteration: None,
         pending_points: Vec::new(),
+        queued: None,
         opts,
     };
     // Spot checks start at the first iteration too (with full coverage the windows tile the run).
-    d.maybe_spot(&x)?;
+    if let Some(m) = d.plan_spot() {
+        d.start_spot(m, &x);
+    }
     progress.start_at(d.k);
     loop {
         if d.k >= d.end() && d.final_residue.is_none() {

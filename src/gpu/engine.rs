@@ -190,8 +190,10 @@ impl GpuEngine {
         stream.memset_zeros(carries).map_err(cuda_err("upload"))
     }
 
-    /// The digits with the pending carries applied, and the device's shift count.
-    fn download(&mut self, which: Which) -> Result<(Vec<i64>, u32), EngineError> {
+    /// The digits with the pending carries applied, and the device's shift count; `then`
+    /// iterations of the state are queued after the copies, so that they run while the host
+    /// waits for the copies (not for them) and converts.
+    fn download(&mut self, which: Which, then: u64) -> Result<(Vec<i64>, u32), EngineError> {
         let (n, segs) = (self.pipe.plan().n(), self.pipe.segments());
         if self.host.is_none() {
             let ctx = &self.dev.ctx;
@@ -211,14 +213,28 @@ impl GpuEngine {
             Which::Acc => (&self.buf.acc, &self.buf.acc_carries),
         };
         let stream = &self.dev.stream;
+        // Each pinned buffer records an event after its copy; as_slice below waits for that.
         stream.memcpy_dtoh(src, &mut h.x).map_err(cuda_err("download"))?;
         stream.memcpy_dtoh(carries, &mut h.carries).map_err(cuda_err("download"))?;
         stream.memcpy_dtoh(&self.buf.shift, &mut h.shift).map_err(cuda_err("download"))?;
-        stream.synchronize().map_err(cuda_err("download"))?;
+        if then > 0 {
+            self.launch_iterations(then)?;
+        }
+        let h = self.host.as_ref().expect("allocated above");
         let words = h.x.as_slice().map_err(cuda_err("download"))?;
         let mut digits: Vec<i64> = words.iter().map(|&w| w as i64).collect();
         crate::ntt::carry_fixup(self.pipe.plan(), &mut digits, h.carries.as_slice().map_err(cuda_err("download"))?);
         Ok((digits, h.shift.as_slice().map_err(cuda_err("download"))?[0]))
+    }
+
+    /// The state as a residue, with `then` iterations queued behind its copy (see download).
+    fn read_state(&mut self, then: u64) -> Result<Residue, EngineError> {
+        let shift = self.shift.get();
+        let (d, dev_shift) = self.download(Which::State, then)?;
+        if dev_shift != shift {
+            return Err(EngineError::Other(format!("device shift {dev_shift} disagrees with host shift {shift}")));
+        }
+        self.pipe.plan().digits_to_residue(&d, shift)
     }
 
     /// Queue the host's shift count into the device's. A memset carries the value in the call:
@@ -319,11 +335,10 @@ impl Engine for GpuEngine {
         self.synchronize()
     }
     fn read(&mut self) -> Result<Residue, EngineError> {
-        let (d, dev_shift) = self.download(Which::State)?;
-        if dev_shift != self.shift.get() {
-            return Err(EngineError::Other(format!("device shift {dev_shift} disagrees with host shift {}", self.shift.get())));
-        }
-        self.pipe.plan().digits_to_residue(&d, self.shift.get())
+        self.read_state(0)
+    }
+    fn read_then_queue(&mut self, count: u64) -> Result<Residue, EngineError> {
+        self.read_state(count)
     }
     fn acc_reset(&mut self) -> Result<(), EngineError> {
         self.copy_value(self.res(Which::Acc), self.res(Which::State))?;
@@ -346,7 +361,7 @@ impl Engine for GpuEngine {
         Ok(())
     }
     fn acc_read(&mut self) -> Result<Residue, EngineError> {
-        let (d, _) = self.download(Which::Acc)?;
+        let (d, _) = self.download(Which::Acc, 0)?;
         self.pipe.plan().digits_to_residue(&d, self.acc_shift.get())
     }
     fn acc_load(&mut self, r: &Residue) -> Result<(), EngineError> {
