@@ -213,13 +213,16 @@ impl GpuEngine {
             Which::Acc => (&self.buf.acc, &self.buf.acc_carries),
         };
         let stream = &self.dev.stream;
-        // Each pinned buffer records an event after its copy; as_slice below waits for that.
         stream.memcpy_dtoh(src, &mut h.x).map_err(cuda_err("download"))?;
         stream.memcpy_dtoh(carries, &mut h.carries).map_err(cuda_err("download"))?;
         stream.memcpy_dtoh(&self.buf.shift, &mut h.shift).map_err(cuda_err("download"))?;
+        // The context tracks no events (module.rs), so the pinned buffers record none after
+        // their copies and their as_slice waits for nothing: the host waits for this one.
+        let copied = stream.record_event(None).map_err(cuda_err("download"))?;
         if then > 0 {
             self.launch_iterations(then)?;
         }
+        copied.synchronize().map_err(cuda_err("download"))?;
         let h = self.host.as_ref().expect("allocated above");
         let words = h.x.as_slice().map_err(cuda_err("download"))?;
         let mut digits: Vec<i64> = words.iter().map(|&w| w as i64).collect();
