@@ -7,11 +7,14 @@
 // segment r. Between launches a
 // residue is thus "digits + pending carries"; the host applies them before it reads one.
 
+// Balanced remainder d of t modulo 2^w and the carry (t - d) >> w, which is (t + 2^(w-1)) >> w:
+// the carry does not wait for d, so a walk's chain from one carry to the next is an add, a shift
+// and an add (src/ntt.rs balance is the CPU twin).
 __device__ __forceinline__ i64 balance(i64 t, u32 w, i64* up) {
     const i64 half = 1ll << (w - 1);
-    const i64 d = ((t + half) & ((1ll << w) - 1)) - half;
-    *up = (t - d) >> w;
-    return d;
+    const i64 s = t + half;
+    *up = s >> w;
+    return (s & ((1ll << w) - 1)) - half;
 }
 
 // Fix-up of one segment (digits d[0], d[1], ... in shared memory) with incoming carry cin; j0 is
@@ -34,10 +37,10 @@ __device__ __forceinline__ i64 walk_segment(i64* d, const Layout& L, u64 j, u64 
         const u64 next = digit_start(L, j + 1);
         const u32 w = (u32)(next - start);
         const i64 c = d[k];
-        i64 v = (c & ((1ll << w) - 1)) + c_in;
-        if (bit >= start && bit < next) v -= 1ll << (bit - start);
+        i64 lo = c & ((1ll << w) - 1);
+        if (bit >= start && bit < next) lo -= 1ll << (bit - start);  // before the carry joins
         i64 up;
-        d[k] = balance(v, w, &up);
+        d[k] = balance(lo + c_in, w, &up);
         c_in = (c >> w) + up;
         start = next;
     }

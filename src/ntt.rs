@@ -58,11 +58,13 @@ pub fn inverse_stages(plan: &Plan, x: &mut [Gl], m_lo: usize, m_hi: usize) {
     }
 }
 
-/// Balanced remainder of t modulo 2^w, in [−2^(w−1), 2^(w−1)), and the carry (t − d)/2^w.
+/// Balanced remainder d of t modulo 2^w, in [−2^(w−1), 2^(w−1)), and the carry (t − d)/2^w,
+/// which is (t + 2^(w−1)) >> w (kernels/carry.cu computes it so, off the remainder's path).
+/// For |t| < 2^62 and 1 ≤ w ≤ 62.
 fn balance(t: i64, w: u32) -> (i64, i64) {
     let half = 1i64 << (w - 1);
-    let d = ((t + half) & ((1i64 << w) - 1)) - half;
-    (d, (t - d) >> w)
+    let s = t + half;
+    ((s & ((1i64 << w) - 1)) - half, s >> w)
 }
 
 /// Carry pass 1: each segment of K digits walks from a zero carry. `inject` adds a term to one
@@ -261,6 +263,23 @@ mod tests {
         let got = plan.digits_to_residue(&d, next.get()).unwrap();
         let x = r.to_integer();
         got == Residue::from_integer(p, &(Integer::from(&x * &x) - 2u32))
+    }
+
+    quickcheck! {
+        /// balance against its definition in i128: t = d + up·2^w with d in [−2^(w−1), 2^(w−1)),
+        /// for t anywhere below 2^62 in size (the edges of the range included) and every w.
+        fn balance_is_the_balanced_remainder(t: i64, w: u8, edge: u8) -> bool {
+            let w = u32::from(w) % 62 + 1;
+            let t = match edge % 4 {
+                0 => t >> 2,
+                1 => (1i64 << 62) - 1 - (t & 0xFFFF),
+                2 => -(1i64 << 62) + 1 + (t & 0xFFFF),
+                _ => (t >> 40) + (t & 1) * (1i64 << (w - 1)),
+            };
+            let (d, up) = balance(t, w);
+            let half = 1i128 << (w - 1);
+            (-half..half).contains(&(d as i128)) && d as i128 + ((up as i128) << w) == t as i128
+        }
     }
 
     fn prime_in(lo: u32, span: u32, pick: u32) -> Option<u32> {
