@@ -28,6 +28,7 @@ pub mod residue;
 mod resume;
 pub mod run;
 mod run_options;
+mod run_outcome;
 pub mod select;
 pub mod state;
 pub mod trace;

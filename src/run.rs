@@ -11,72 +11,22 @@ use crate::engine::{Engine, EngineError};
 use crate::exponent::TestKind;
 use crate::layout::checkpoint;
 use crate::progress::Progress;
-use crate::proof::points::StoreError;
 use crate::residue::Residue;
 pub use crate::run_options::{Fault, RunOptions, SpotMode};
+use crate::run_outcome::MAX_ROLLBACKS_AT_ONE_PLACE;
+pub use crate::run_outcome::{RunEnd, RunError, RunRecord};
 use crate::state::{SavedState, StateError};
 use crate::trace;
 use serde_bytes::ByteBuf;
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
-use thiserror::Error;
 
-/// Rollbacks to the same iteration after which an error is called consistent (not transient).
-const MAX_ROLLBACKS_AT_ONE_PLACE: u32 = 3;
 /// GMP seconds a spot check aims to take.
 const SPOT_JOB_SECS: f64 = 1.0;
 /// Proof points wait in memory for the Gerbicz check that covers them; past this many bytes
 /// the check is done early (at the next block boundary) so that they can go to disk.
 const MAX_PENDING_POINT_BYTES: usize = 256 << 20;
-
-/// Why a run failed.
-#[derive(Debug, Error)]
-pub enum RunError {
-    #[error(transparent)]
-    Engine(#[from] EngineError),
-    #[error(transparent)]
-    State(#[from] StateError),
-    #[error("consistent error: the {check} check failed {MAX_ROLLBACKS_AT_ONE_PLACE} times after rolling back to iteration {iteration}; this looks like a deterministic bug or broken hardware, not a transient fault")]
-    Consistent { check: String, iteration: u64 },
-    #[error("a saved state for this test exists with different parameters ({0}); pass --fresh to discard it or use another --state-dir")]
-    Mismatch(String),
-    #[error("the saved state at iteration {iteration} cannot continue its proof ({source}); pass --fresh to redo the test with a proof, or --no-proof to finish it without one")]
-    ProofResume { iteration: u64, source: StoreError },
-    #[error("saving a proof point: {0}")]
-    ProofPoint(StoreError),
-    #[error("a proof needs a full PRP test (p iterations); this run is {kind} for {total} of {full} iterations")]
-    ProofNotFull { kind: &'static str, total: u64, full: u64 },
-}
-
-/// What a finished run produced.
-#[derive(Debug, Clone)]
-pub struct RunRecord {
-    pub checkpoints: Vec<Checkpoint>,
-    pub last: Residue,
-    pub iterations: u64,
-    pub checks: CheckLog,
-    /// The start shift count (the saved one after a resume).
-    pub shift: u32,
-    pub started: String,
-    /// Wall time of this process's iterations, in seconds, and how many it did.
-    pub seconds: f64,
-    pub iterations_here: u64,
-    /// Of `seconds`, the loop alone, checks in it included: from its start to the end of its last
-    /// iteration, before the final checks (LL's Jacobi check of the last residue, PRP's last
-    /// Gerbicz check) and the wait for spot checks in flight; 0 when no iteration ran here.
-    pub loop_seconds: f64,
-    /// The iteration this process resumed from, if it did.
-    pub resumed_from: Option<u64>,
-}
-
-/// How a run ended.
-#[derive(Debug)]
-pub enum RunEnd {
-    Done(RunRecord),
-    /// Stopped on request after saving a verified state at `iteration`.
-    Interrupted { iteration: u64 },
-}
 
 pub(crate) fn log(checks: &mut CheckLog, iteration: u64, check: &str, outcome: &str, detail: String) {
     checks.events.push(CheckEvent { iteration, check: check.into(), outcome: outcome.into(), detail });
