@@ -1,11 +1,16 @@
 //! Gerbicz error check for PRP (CONVENTIONS.md). From a verified anchor (a, x_a) the engine
 //! keeps d = x_a · x_{a+L} · … · x_{a+jL} in its accumulator (one multiplication per L
 //! squarings). At a check after B blocks, d_{B−1}^(2^L) · x_a must equal d_B: L squarings of
-//! d_{B−1} on the engine and one multiplication on the host. Any wrong block fails the check.
+//! d_{B−1} and one multiplication, both on the engine, which keeps d_{B−1} and x_k in its
+//! scratch slots meanwhile; the host compares two residues. Any wrong block fails the check.
 
-use crate::cpu_ref::ModMp;
-use crate::engine::{Engine, EngineError};
+use crate::engine::{Engine, EngineError, Value};
 use crate::residue::Residue;
+
+/// The engine's scratch slots a check uses: d_{B−1}, and x_k while the engine squares d_{B−1}.
+/// (A proof is built after the run and fills slots of its own.)
+const SLOT_D_PREV: usize = 0;
+const SLOT_X: usize = 1;
 
 /// Default block length L.
 pub const DEFAULT_BLOCK: u64 = 1000;
@@ -59,23 +64,22 @@ impl Gerbicz {
 
     /// At boundary k: absorb x_k and check the identity. On success the anchor moves to
     /// (k, x_k) and `true` is returned; on failure nothing moves (the caller rolls back to
-    /// [`Gerbicz::verified`]). The engine's state is x_k again afterwards.
+    /// [`Gerbicz::verified`], which also resets the accumulator). The engine's state is x_k
+    /// again afterwards.
     pub fn check(&mut self, engine: &mut dyn Engine, k: u64) -> Result<bool, EngineError> {
-        let d_prev = engine.acc_read()?;
+        engine.stash(Value::Acc, SLOT_D_PREV)?;
         engine.acc_mul()?;
         let d_new = engine.acc_read()?;
-        let x = engine.read()?;
-        engine.load(&d_prev)?;
+        engine.stash(Value::State, SLOT_X)?;
+        engine.unstash(SLOT_D_PREV)?;
         engine.iterate(self.block)?;
-        let y = engine.read()?;
-        engine.load(&x)?;
-        let mut m = ModMp::new(x.exponent());
-        let mut lhs = y.to_integer();
-        m.mul(&mut lhs, &self.anchor_x.to_integer());
-        let ok = lhs == d_new.to_integer();
+        engine.acc_load(&self.anchor_x)?;
+        engine.acc_mul()?;
+        let ok = engine.acc_read()? == d_new;
+        engine.unstash(SLOT_X)?;
         if ok {
             self.anchor_k = k;
-            self.anchor_x = x;
+            self.anchor_x = engine.read()?;
             self.next_check = k + self.block * self.block;
             engine.acc_reset()?;
         }
@@ -114,7 +118,12 @@ mod tests {
             }
             k = next;
             if k == 50 {
-                return g.check(&mut e, k).unwrap();
+                let x = e.read().unwrap();
+                let ok = g.check(&mut e, k).unwrap();
+                // The check leaves the state at x_k; a pass also anchors there.
+                assert!(e.read().unwrap() == x, "state moved");
+                assert!(!ok || (g.verified() == (50, &x) && e.acc_read().unwrap() == x), "not anchored at x_50");
+                return ok;
             }
             g.absorb(&mut e).unwrap();
         }
