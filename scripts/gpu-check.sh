@@ -8,9 +8,9 @@
 #                                        # ~6 min on an H200: 8.5 M iterations of full tests)
 #
 # Steps (issue 3, then the GPU side of issue 4):
-#   1 kernels    every kernel equals the CPU twin, n = 2^2 .. 2^24 (one-block kernel up to 2^11)
+#   1 kernels    every kernel equals the CPU twin, n = 2^2 .. 2^24 (one-block kernel up to 2^10)
 #   2 squaring   one squaring / multiplication mod M_p equals GMP's, 200 random prime exponents,
-#                then 100 of the small lengths (p = 13 .. 51,200, n <= 2^11: the one-block kernel)
+#                then 100 of the small lengths (p = 13 .. 27,648, n <= 2^10: the one-block kernel)
 #   3 known      prove --engine gpu: every known Mersenne prime exponent up to 1,398,269 is prime,
 #                the next prime exponent after each is composite
 #   4 residues   LL res64 after 10000 iterations equals the external table (shift 0 and random)

@@ -61,9 +61,9 @@ fn default_line_stages(log2: u32) -> u32 {
 /// log2 of the smallest chunk of the shared-memory kernel (when n is at least that long).
 const MIN_SHARED_LOG2: u32 = 5;
 /// Lengths up to 2^this are small: one thread block squares the whole residue in shared memory
-/// (the kernel fits up to 2^13). On an H200 one block wins up to 2^11 (6.9 µs/iter at 2^9, 14.9
-/// at 2^11) and loses above (23.6, 46.9 at 2^12, 2^13; multi-pass 16.2 at 2^14): RESULTS.md.
-pub const SMALL_MAX_LOG2: u32 = 11;
+/// (the kernel fits up to 2^13). One block wins up to 2^10 and loses above: on an H100 13.6
+/// µs/iter at 2^11 against 10.9 on the multi-pass path (RESULTS.md, 2026-11-25 19:40).
+pub const SMALL_MAX_LOG2: u32 = 10;
 /// A small plan's carry segments hold at least 2^SMALL_SEG_MIN_LOG2 digits, and there are at
 /// most 2^SMALL_SEGMENTS_LOG2 of them (one per thread of a block of 1024).
 const SMALL_SEG_MIN_LOG2: u32 = 2;
@@ -461,9 +461,9 @@ mod tests {
         assert_eq!(plan.seg_len(), 16);
         assert_eq!(Plan::new(82_589_933).unwrap().seg_len(), 32);
         // Small lengths: no column pass, segments of at least 4 digits, at most 1024 of them.
-        let (tiny, p11) = (Plan::new(127).unwrap(), Plan::new(44_497).unwrap());
+        let (tiny, p10) = (Plan::new(127).unwrap(), Plan::new(23_209).unwrap());
         assert!(tiny.is_small() && tiny.column_passes().is_empty() && tiny.global_passes().is_empty());
-        assert_eq!((tiny.n(), tiny.seg_len(), p11.log2(), p11.seg_len(), p11.shared_log2()), (8, 4, 11, 4, 11));
+        assert_eq!((tiny.n(), tiny.seg_len(), p10.log2(), p10.seg_len(), p10.shared_log2()), (8, 4, 10, 4, 10));
         let top = largest_small_exponent();
         let (last, next) = (Plan::new(top).unwrap(), Plan::new(top + 1).unwrap());
         assert!(last.is_small() && last.log2() == SMALL_MAX_LOG2 && !next.is_small() && next.log2() == SMALL_MAX_LOG2 + 1);

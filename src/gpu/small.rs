@@ -18,12 +18,12 @@ const DEFAULT_SHARED_BYTES: u32 = 48 << 10;
 /// Iterations per launch at most (a launch of more would hold the GPU for seconds).
 const MAX_LAUNCH_ITERS: u64 = 1 << 14;
 
-/// Stages per round by default: 2 (4 values per thread, more threads) where a round is
-/// latency-bound, 3 (8 values per thread, fewer rounds and barriers) from 2^11 on.
+/// Stages per round by default: 2 (4 values per thread, more threads: up to 2^SMALL_MAX_LOG2 a
+/// round is latency-bound; 3 won only at 2^11, which now runs on the multi-pass path).
 /// MERSENNE_CERT_SMALL_STAGES=1..4 overrides it (for tuning).
-fn default_stages(log2: u32) -> u32 {
+fn default_stages() -> u32 {
     let tuned = std::env::var("MERSENNE_CERT_SMALL_STAGES").ok().and_then(|v| v.parse().ok());
-    tuned.filter(|k| (1..=MAX_STAGES).contains(k)).unwrap_or(if log2 <= 10 { 2 } else { 3 })
+    tuned.filter(|k| (1..=MAX_STAGES).contains(k)).unwrap_or(2)
 }
 
 /// A small plan on the device and its launch shape.
@@ -38,7 +38,7 @@ pub(crate) struct SmallPipeline {
 
 impl SmallPipeline {
     pub fn new(dev: &Device, plan: Plan) -> Result<SmallPipeline, EngineError> {
-        let stages = default_stages(plan.log2());
+        let stages = default_stages();
         SmallPipeline::with_stages(dev, plan, stages)
     }
 
