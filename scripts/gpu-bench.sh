@@ -98,7 +98,7 @@ for p in $EXPONENTS; do
 done
 echo
 echo "prove --iterations N: $(for p in $EXPONENTS; do printf '%s ' "${iters[$p]}"; done)(PRP also $N0; step 2: $(secs "$t0" "$t1") s). The PRP loop"
-echo "holds one Gerbicz check (L = $BLOCK squarings, reads, a multiplication on the host), made after the first"
+echo "holds one Gerbicz check (L = $BLOCK squarings, a multiplication, two reads), made after the first"
 echo "block of every run; a full test makes one per save (every 60 s) and one per 10^6 iterations."
 echo
 echo "| full test | wall s | LucasNTT | target |"
