@@ -6,6 +6,7 @@
 
 use crate::engine::{Engine, EngineError, Value};
 use crate::residue::Residue;
+use crate::trace;
 
 /// The engine's scratch slots a check uses: d_{B−1}, and x_k while the engine squares d_{B−1}.
 /// (A proof is built after the run and fills slots of its own.)
@@ -70,16 +71,20 @@ impl Gerbicz {
         engine.stash(Value::Acc, SLOT_D_PREV)?;
         engine.acc_mul()?;
         let d_new = engine.acc_read()?;
+        trace::mark("gerbicz: d read");
         engine.stash(Value::State, SLOT_X)?;
         engine.unstash(SLOT_D_PREV)?;
         engine.iterate(self.block)?;
+        trace::mark("gerbicz: L squarings of d done");
         engine.acc_load(&self.anchor_x)?;
         engine.acc_mul()?;
         let ok = engine.acc_read()? == d_new;
+        trace::mark("gerbicz: anchor loaded, product read and compared");
         engine.unstash(SLOT_X)?;
         if ok {
             self.anchor_k = k;
             self.anchor_x = engine.read()?;
+            trace::mark("gerbicz: new anchor read");
             self.next_check = k + self.block * self.block;
             engine.acc_reset()?;
         }
