@@ -74,11 +74,14 @@ pub trait Engine: Send {
     fn iterate_queued(&mut self, count: u64) -> Result<(), EngineError> {
         self.iterate(count)
     }
-    /// `read`, then `iterate_queued(count)`, in effect: a GPU queues the copy of the state, then
-    /// the iterations, and converts the copy on the host while they run, so that it does not
-    /// wait for the host between batches. By default exactly those two calls.
-    fn read_then_queue(&mut self, count: u64) -> Result<Residue, EngineError> {
-        let x = self.read()?;
+    /// `read` (or `acc_read`), then `iterate_queued(count)`, in effect: a GPU queues the copy of
+    /// the value, then the iterations, and converts the copy on the host while they run, so that
+    /// it does not wait for the host between batches. By default exactly those two calls.
+    fn read_then_queue(&mut self, what: Value, count: u64) -> Result<Residue, EngineError> {
+        let x = match what {
+            Value::State => self.read()?,
+            Value::Acc => self.acc_read()?,
+        };
         self.iterate_queued(count)?;
         Ok(x)
     }

@@ -7,7 +7,7 @@ use crate::cert::{CheckEvent, CheckLog, Checkpoint};
 use crate::check::gerbicz::Gerbicz;
 use crate::check::jacobi::{ll_jacobi_ok, Background};
 use crate::check::spot::{SpotJob, SpotPool};
-use crate::engine::{Engine, EngineError};
+use crate::engine::{Engine, EngineError, Value};
 use crate::exponent::TestKind;
 use crate::layout::checkpoint;
 use crate::progress::Progress;
@@ -397,7 +397,7 @@ impl Driver<'_> {
             // converts, hashes and files it (a GPU otherwise waits ~0.7-2 ms per read at 1-3M).
             let x = match self.continue_to(spot.map(|m| k + m), stop) {
                 Some(to) => {
-                    let x = self.engine.read_then_queue(to - k)?;
+                    let x = self.engine.read_then_queue(Value::State, to - k)?;
                     self.queued = Some(to);
                     x
                 }

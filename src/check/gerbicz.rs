@@ -70,13 +70,14 @@ impl Gerbicz {
     pub fn check(&mut self, engine: &mut dyn Engine, k: u64) -> Result<bool, EngineError> {
         engine.stash(Value::Acc, SLOT_D_PREV)?;
         engine.acc_mul()?;
-        let d_new = engine.acc_read()?;
-        trace::mark("gerbicz: d read");
         engine.stash(Value::State, SLOT_X)?;
         engine.unstash(SLOT_D_PREV)?;
-        engine.iterate(self.block)?;
-        trace::mark("gerbicz: L squarings of d done");
+        // The L squarings of d run while the host converts d·x_k and then the anchor (a GPU
+        // queues the anchor's upload behind them).
+        let d_new = engine.read_then_queue(Value::Acc, self.block)?;
+        trace::mark("gerbicz: d read, L squarings of d queued");
         engine.acc_load(&self.anchor_x)?;
+        trace::mark("gerbicz: anchor converted, upload queued");
         engine.acc_mul()?;
         let ok = engine.acc_read()? == d_new;
         trace::mark("gerbicz: anchor loaded, product read and compared");

@@ -230,11 +230,15 @@ impl GpuEngine {
         Ok((digits, h.shift.as_slice().map_err(cuda_err("download"))?[0]))
     }
 
-    /// The state as a residue, with `then` iterations queued behind its copy (see download).
-    fn read_state(&mut self, then: u64) -> Result<Residue, EngineError> {
-        let shift = self.shift.get();
-        let (d, dev_shift) = self.download(Which::State, then)?;
-        if dev_shift != shift {
+    /// A value as a residue, with `then` iterations of the state queued behind its copy (see
+    /// download). The device keeps the state's shift count too, and it must agree with ours.
+    fn read_value(&mut self, what: Value, then: u64) -> Result<Residue, EngineError> {
+        let (which, shift) = match what {
+            Value::State => (Which::State, self.shift.get()),
+            Value::Acc => (Which::Acc, self.acc_shift.get()),
+        };
+        let (d, dev_shift) = self.download(which, then)?;
+        if what == Value::State && dev_shift != shift {
             return Err(EngineError::Other(format!("device shift {dev_shift} disagrees with host shift {shift}")));
         }
         self.pipe.plan().digits_to_residue(&d, shift)
@@ -338,10 +342,10 @@ impl Engine for GpuEngine {
         self.synchronize()
     }
     fn read(&mut self) -> Result<Residue, EngineError> {
-        self.read_state(0)
+        self.read_value(Value::State, 0)
     }
-    fn read_then_queue(&mut self, count: u64) -> Result<Residue, EngineError> {
-        self.read_state(count)
+    fn read_then_queue(&mut self, what: Value, count: u64) -> Result<Residue, EngineError> {
+        self.read_value(what, count)
     }
     fn acc_reset(&mut self) -> Result<(), EngineError> {
         self.copy_value(self.res(Which::Acc), self.res(Which::State))?;
@@ -364,8 +368,7 @@ impl Engine for GpuEngine {
         Ok(())
     }
     fn acc_read(&mut self) -> Result<Residue, EngineError> {
-        let (d, _) = self.download(Which::Acc, 0)?;
-        self.pipe.plan().digits_to_residue(&d, self.acc_shift.get())
+        self.read_value(Value::Acc, 0)
     }
     fn acc_load(&mut self, r: &Residue) -> Result<(), EngineError> {
         let p = self.pipe.plan().exponent();
