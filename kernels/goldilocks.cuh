@@ -107,10 +107,6 @@ __device__ __forceinline__ u64 digit_start(const Layout& L, u64 j) {
     return ((u64)L.p * j + (1ull << L.log_n) - 1) >> L.log_n;
 }
 
-__device__ __forceinline__ u32 digit_width(const Layout& L, u64 j) {
-    return (u32)(digit_start(L, j + 1) - digit_start(L, j));
-}
-
 // Signed digit (stored as its two's-complement bits) to field element weighted by w = L.w[j].
 __device__ __forceinline__ u64 weigh_digit(u64 raw, u64 w) { return gl_mul(gl_from_i64((i64)raw), w); }
 

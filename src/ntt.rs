@@ -68,9 +68,14 @@ fn balance(t: i64, w: u32) -> (i64, i64) {
 }
 
 /// Carry pass 1: each segment of K digits walks from a zero carry. `inject` adds a term to one
-/// digit on the way (the LL −2·2^s). Returns the digits and each segment's carry out.
+/// convolution output first (the LL −2·2^s; |c| ≤ (P−1)/2 leaves room for it). Returns the
+/// digits and each segment's carry out.
 pub fn carry_walk(plan: &Plan, c: &[i64], inject: Option<(usize, i64)>) -> (Vec<i64>, Vec<i64>) {
     let k = plan.seg_len();
+    let mut c = c.to_vec();
+    if let Some((at, v)) = inject {
+        c[at] += v;
+    }
     let mut digits = vec![0i64; c.len()];
     let carries = c
         .chunks_exact(k)
@@ -78,15 +83,8 @@ pub fn carry_walk(plan: &Plan, c: &[i64], inject: Option<(usize, i64)>) -> (Vec<
         .enumerate()
         .map(|(seg, (cs, ds))| {
             let mut carry = 0i64;
-            for (i, (&cj, dj)) in cs.iter().zip(ds.iter_mut()).enumerate() {
-                let j = seg * k + i;
-                let w = plan.width(j);
-                let extra = match inject {
-                    Some((at, v)) if at == j => v,
-                    _ => 0,
-                };
-                let t = (cj & ((1i64 << w) - 1)) + carry + extra;
-                let (d, up) = balance(t, w);
+            for ((&cj, dj), w) in cs.iter().zip(ds.iter_mut()).zip(plan.widths_from(seg * k)) {
+                let (d, up) = balance((cj & ((1i64 << w) - 1)) + carry, w);
                 *dj = d;
                 carry = (cj >> w) + up;
             }
@@ -103,8 +101,8 @@ pub fn carry_fixup(plan: &Plan, digits: &mut [i64], carries: &[i64]) {
     let segs = carries.len();
     for (seg, ds) in digits.chunks_exact_mut(k).enumerate() {
         let mut carry = carries[(seg + segs - 1) % segs];
-        for (i, dj) in ds[..f].iter_mut().enumerate() {
-            let (d, up) = balance(*dj + carry, plan.width(seg * k + i));
+        for (dj, w) in ds[..f].iter_mut().zip(plan.widths_from(seg * k)) {
+            let (d, up) = balance(*dj + carry, w);
             *dj = d;
             carry = up;
         }

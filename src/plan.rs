@@ -151,7 +151,8 @@ fn no_plan(p: u32, why: String) -> EngineError {
 /// Check the bound for widths in [w_min, w_max] at length n and derive the carry parameters.
 fn carry_bounds(p: u32, n: usize, w_min: u32, w_max: u32) -> Result<CarryBounds, String> {
     let half_p = ((crate::field::P - 1) / 2) as u128;
-    if w_max > 32 || w_min == 0 {
+    // At most 31 bits: the GPU takes a balanced digit from the low word (kernels/carry.cu).
+    if w_max > 31 || w_min == 0 {
         return Err(format!("n={n}: digits of {w_min}..{w_max} bits cannot fit"));
     }
     for slack in 1u64..=2 {
@@ -349,6 +350,19 @@ impl Plan {
     pub fn width(&self, j: usize) -> u32 {
         (self.start(j + 1) - self.start(j)) as u32
     }
+    /// Widths of digits j, j + 1, … (cyclically past n − 1) without a product per digit, as the
+    /// GPU's carry passes take them (kernels/carry.cu Widths): with p = q·n + f and
+    /// e = weight_exp, digit j is q + 1 bits wide iff e_j < f, and e_{j+1} = e_j − f mod n.
+    pub fn widths_from(&self, j: usize) -> impl Iterator<Item = u32> {
+        let (n, p) = (self.n(), self.p as usize);
+        let (q, f) = ((p / n) as u32, p % n);
+        let mut e = self.weight_exp(j);
+        std::iter::from_fn(move || {
+            let wide = e < f;
+            e = if wide { e + n - f } else { e - f };
+            Some(q + u32::from(wide))
+        })
+    }
     /// e_j = ⌈pj/n⌉·n − pj ∈ [0, n): a_j = g^e_j = 2^(e_j/n).
     pub fn weight_exp(&self, j: usize) -> usize {
         let n = self.n();
@@ -496,6 +510,18 @@ mod tests {
                     && passes.iter().all(|c| c.c_log <= c.s_log)
             };
             TestResult::from_bool(ok(&plan) && tuned.as_ref().is_none_or(ok))
+        }
+    }
+
+    quickcheck! {
+        fn widths_by_recurrence_match_the_starts(p: u32, extra: u8, j: u32) -> TestResult {
+            let p = 13 + p % 3_000_000;
+            let Ok(plan) = Plan::new(p) else { return TestResult::discard() };
+            // Longer lengths too: narrower digits, and q = 0 where n > p.
+            let Ok(plan) = Plan::with_log2(p, plan.log2() + u32::from(extra % 4)) else { return TestResult::discard() };
+            let (n, j) = (plan.n(), j as usize % plan.n());
+            let by_start = (j..j + 70).map(|i| plan.width(i % n));
+            TestResult::from_bool(plan.widths_from(j).take(70).eq(by_start))
         }
     }
 
