@@ -2,7 +2,8 @@
 # GPU speed table (issues 3 and 5): µs per LL iteration at the ANCHORS.md exponents, from one
 # run on one GPU, next to the peers' figures; then the same exponents through `prove` with the
 # error checks on at their defaults, so that their overhead shows separately; then end-to-end
-# wall times of small full tests.
+# wall times of small full tests and of a start alone; then the floor that the field arithmetic
+# sets under a squaring (gpu-selftest field-rate).
 #
 #   scripts/gpu-bench.sh            # binaries from target/release
 #   BIN=dir ITERS=10000 LOOP_SECS=5 scripts/gpu-bench.sh
@@ -70,13 +71,14 @@ done
 t1=$(now)
 
 # 3. End to end: full tests of small exponents, kernels from the disk cache (the runs above filled it).
-e2e() {
+wall() { # command...: its wall time in s, or - when it failed
   local t0 t1
   t0=$(date +%s.%N)
-  "$BIN/prove" "$1" --engine gpu --cert "$WORK/c.cbor" --state-dir "$WORK/s" >/dev/null 2>&1 || { echo -; return; }
+  "$@" >/dev/null 2>&1 || { echo -; return; }
   t1=$(date +%s.%N)
   awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }'
 }
+e2e() { wall "$BIN/prove" "$1" --engine gpu --cert "$WORK/c.cbor" --state-dir "$WORK/s"; }
 
 echo
 echo "| exponent | ours µs/iter | LucasNTT | ratio | best peer | ratio | target |"
@@ -105,3 +107,10 @@ echo "| full test | wall s | LucasNTT | target |"
 echo "|---|---:|---:|---:|"
 echo "| prove 9689 --engine gpu --cert | $(e2e 9689) | 0.58 | 0.3 |"
 echo "| prove 86243 --engine gpu --cert | $(e2e 86243) | 2.25 | 1.5 |"
+echo "| gpu-selftest start (context and kernels, nothing run) | $(wall "$BIN/gpu-selftest" start) | | |"
+
+# 4. The floor that the field arithmetic sets: its throughput with nothing else in the way, and
+# the time a squaring's butterflies, pointwise products and twiddle products take at that rate.
+echo
+"$BIN/gpu-selftest" field-rate --iters "$ITERS" $EXPONENTS | grep -v '^seed\|^device'
+

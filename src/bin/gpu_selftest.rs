@@ -7,6 +7,11 @@
 //!   exponents from 1,000 to 140,000,000 (`--small`: from 13 to the largest with a small length);
 //! - `residues FILE`: LL res64 after the file's iteration counts (shift 0 and random shifts);
 //! - `bench`: µs/iteration next to the ANCHORS.md figures of LucasNTT, CUDALucas and PRPLL;
+//! - `start`: open the GPU (context, kernels from the disk cache) and exit: its wall time is the
+//!   floor under any `prove --engine gpu`;
+//! - `field-rate`: the field operations' throughput with nothing else in the way (registers
+//!   only) and the floor it sets under a squaring at each exponent, next to the measured
+//!   µs/iteration: how much of an iteration is arithmetic that no schedule can avoid;
 //! - `proof-build P --power K`: the time to build a power-K proof's middles on the GPU from 2^K
 //!   stored points (random residues, so the proof itself is meaningless and is not verified),
 //!   as a share of a full test at the measured rate: issue 6's cost at exponents whose test
@@ -93,6 +98,16 @@ enum Cmd {
         power: u32,
         #[arg(long)]
         out: std::path::PathBuf,
+    },
+    /// Open the GPU and exit (the start-up and exit that every GPU run pays).
+    Start,
+    /// The field operations' throughput and the floor it sets under a squaring, next to the
+    /// measured µs/iteration.
+    FieldRate {
+        #[arg(long, default_value_t = 3000)]
+        iters: u64,
+        /// Exponents (default: the five of ANCHORS.md; small lengths have no floor here).
+        exponents: Vec<u32>,
     },
     /// µs per launch of each kernel of a squaring at exponent p (tuning).
     Profile {
@@ -225,11 +240,19 @@ const ANCHORS: [(u32, f64, f64, f64); 5] = [
     (136_279_841, 1014.0, 323.0, 263.0),
 ];
 
+/// The exponents asked for, or else the five of ANCHORS.md.
+fn anchors_unless(exponents: Vec<u32>) -> Vec<u32> {
+    if exponents.is_empty() {
+        ANCHORS.iter().map(|a| a.0).collect()
+    } else {
+        exponents
+    }
+}
+
 fn bench(iters: u64, line_stages: Option<u32>, exponents: Vec<u32>) -> Result<bool, EngineError> {
     println!("device: {}", gpu::probe()?);
-    let list = if exponents.is_empty() { ANCHORS.iter().map(|a| a.0).collect() } else { exponents };
     println!("{:>11} {:>6} {:>9} | {:>8} {:>6} | {:>9} {:>7}", "exponent", "n", "us/iter", "LucasNTT", "ratio", "CUDALucas", "PRPLL");
-    for p in list {
+    for p in anchors_unless(exponents) {
         let plan = match line_stages {
             Some(k) => Plan::new(p)?.with_line_stages(k)?,
             None => gpu::engine_plan(p)?,
@@ -246,6 +269,29 @@ fn bench(iters: u64, line_stages: Option<u32>, exponents: Vec<u32>) -> Result<bo
             f(a.map(|a| a.2)),
             f(a.map(|a| a.3))
         );
+    }
+    Ok(true)
+}
+
+fn field_rate(iters: u64, exponents: Vec<u32>) -> Result<bool, EngineError> {
+    let rate = gpu::field_rate()?;
+    println!("device: {}", rate.device);
+    println!("butterflies, power-of-2 twiddles (lines of 32): {:>8.1} G/s", rate.butterflies * 1e-9);
+    println!("butterflies, twiddle 1 (gl_add + gl_sub):      {:>8.1} G/s", rate.add_sub * 1e-9);
+    println!("products (gl_mul):                              {:>8.1} G/s", rate.products * 1e-9);
+    println!("floor of a squaring in us: butterflies, + pointwise square and weights, + the plan's twiddles");
+    println!("{:>11} {:>6} {:>11} {:>11} {:>11} {:>9} {:>6}", "exponent", "n", "butterflies", "+pointwise", "+twiddles", "us/iter", "floor");
+    for p in anchors_unless(exponents) {
+        let plan = gpu::engine_plan(p)?;
+        if plan.is_small() {
+            println!("{p:>11} {:>6} (one-block kernel: no floor)", format!("2^{}", plan.log2()));
+            continue;
+        }
+        let (n, f) = (plan.log2(), rate.floor(&plan));
+        let (a, b) = (f.butterflies_us, f.butterflies_us + f.pointwise_us);
+        let c = b + f.twiddles_us;
+        let us = gpu::bench_plan(plan, iters)?;
+        println!("{p:>11} {:>6} {a:>11.1} {b:>11.1} {c:>11.1} {us:>9.1} {:>5.0}%", format!("2^{n}"), 100.0 * c / us);
     }
     Ok(true)
 }
@@ -341,6 +387,11 @@ fn main() -> ExitCode {
         Cmd::Bench { iters, line_stages, exponents } => bench(iters, line_stages, exponents),
         Cmd::ProofBuild { p, power } => proof_build(&mut rng, p, power),
         Cmd::ProofFromPoints { dir, p, power, out } => proof_from_points(&dir, p, power, &out),
+        Cmd::Start => gpu::probe().map(|d| {
+            println!("device: {d}");
+            true
+        }),
+        Cmd::FieldRate { iters, exponents } => field_rate(iters, exponents),
         Cmd::Profile { p, line_stages } => profile(p, line_stages),
     };
     match outcome {

@@ -7,17 +7,20 @@
 //! - [`small`]: at small lengths, one block and one launch for a whole batch of iterations;
 //! - [`engine`]: [`GpuEngine`], the [`crate::engine::Engine`] implementation;
 //! - [`check`]: kernel-by-kernel comparison with the CPU twin, for `gpu-selftest`;
+//! - [`rate`]: the field operations' throughput and the floor it sets, for `gpu-selftest`;
 //! - [`tune`]: the fastest pass shape per length on this GPU (`prove --tune`), cached.
 
 mod check;
 mod engine;
 mod module;
 mod pipeline;
+mod rate;
 mod small;
 mod tune;
 
 pub use check::{KernelChecker, KernelVerdict};
 pub use engine::GpuEngine;
+pub use rate::{field_rate, FieldRate, Floor};
 pub use tune::{tune, Tuning};
 
 use crate::engine::EngineError;

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 /// Kernel sources (file name in kernels/, text), in the order they are concatenated into one
 /// compilation unit.
-const SOURCES: [(&str, &str); 8] = [
+const SOURCES: [(&str, &str); 9] = [
     ("goldilocks.cuh", include_str!("../../kernels/goldilocks.cuh")),
     ("carry.cu", include_str!("../../kernels/carry.cu")),
     ("stages.cuh", include_str!("../../kernels/stages.cuh")),
@@ -23,6 +23,7 @@ const SOURCES: [(&str, &str); 8] = [
     ("fault_inject.cu", include_str!("../../kernels/fault_inject.cu")),
     ("weights.cu", include_str!("../../kernels/weights.cu")),
     ("field_check.cu", include_str!("../../kernels/field_check.cu")),
+    ("field_rate.cu", include_str!("../../kernels/field_rate.cu")),
 ];
 
 /// The compilation unit: the built-in sources, or, for kernel development, the files of the same
@@ -64,6 +65,8 @@ pub(crate) struct Kernels {
     pub flip_bit: CudaFunction,
     pub expand_weights: CudaFunction,
     pub field_ops: CudaFunction,
+    /// The field operations' throughput kernels (kernels/field_rate.cu): lines, add/sub, products.
+    pub rate: [CudaFunction; 3],
 }
 
 /// The column passes and a squaring's row pass (kernels/ntt_block.cu), of one launch trigger.
@@ -207,6 +210,7 @@ fn load_kernels(module: &Arc<CudaModule>) -> Result<Kernels, EngineError> {
         flip_bit: f("flip_bit")?,
         expand_weights: f("expand_weights")?,
         field_ops: f("field_ops")?,
+        rate: [f("rate_lines")?, f("rate_addsub")?, f("rate_mul")?],
     })
 }
 

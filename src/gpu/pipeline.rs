@@ -62,6 +62,28 @@ fn late_trigger(log2: u32) -> bool {
     matches!(log2, 17..=19)
 }
 
+/// Whether a pass at length 2^log2 takes its lines' column twiddles by gl_shl (POW2): column
+/// passes of up to MAX_POW2_LOG2 stages whose warps lie in one column of their lines (c_log >= 5,
+/// kernels/ntt_block.cu), from POW2_MIN_LOG2 on.
+fn pow2_columns(log2: u32, stages: u32, s_log: u32, c_log: u32) -> bool {
+    s_log > 0 && stages <= MAX_POW2_LOG2 && c_log >= 5 && log2 >= POW2_MIN_LOG2
+}
+
+/// General products (gl_mul) per value of one squaring on the multi-pass path, as the kernels
+/// compute them: in each direction a column pass multiplies every value by its pass twiddle and,
+/// unless POW2, all but one of the 2^R1 values of each line by a column twiddle; the row pass
+/// multiplies by column twiddles likewise; and the pointwise square, the weights and the
+/// unweights take one each.
+pub(crate) fn general_products_per_value(plan: &Plan) -> f64 {
+    let mid = |stages: u32| 1.0 - 1.0 / f64::from(1u32 << stages.div_ceil(2));
+    let columns: f64 = plan
+        .column_passes()
+        .iter()
+        .map(|c| 1.0 + if pow2_columns(plan.log2(), c.stages, c.s_log, c.c_log) { 0.0 } else { mid(c.stages) })
+        .sum();
+    3.0 + 2.0 * (columns + mid(plan.shared_log2()))
+}
+
 /// A CUDA graph of `count` runs of `step` (each queues launches on the device's stream).
 pub(crate) fn capture(dev: &Device, count: u64, mut step: impl FnMut() -> Result<(), EngineError>) -> Result<CudaGraph, EngineError> {
     let s = &dev.stream;
@@ -269,8 +291,7 @@ impl Pipeline {
             _ => &dev.kernels.ntt,
         };
         let f = &kernels[pass.stages as usize - 1];
-        // POW2 needs a warp's threads in one column of their lines (kernels/ntt_block.cu).
-        let pow2 = pass.s_log > 0 && pass.stages <= MAX_POW2_LOG2 && pass.c_log >= 5 && self.plan.log2() >= POW2_MIN_LOG2;
+        let pow2 = pow2_columns(self.plan.log2(), pass.stages, pass.s_log, pass.c_log);
         let flags = if pow2 { flags | POW2 } else { flags };
         let Operands { x, other, shift } = io;
         let args: [&dyn Arg; 10] =
@@ -375,5 +396,27 @@ pub(crate) trait Arg {
 impl<T: DeviceRepr> Arg for T {
     fn param(&self) -> *mut c_void {
         self as *const T as *mut c_void
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The products per value of two plans, counted by hand from kernels/ntt_block.cu: at 2^20
+    /// with 8 stages per line, column passes of 6 and 6 stages (both POW2: only their pass
+    /// twiddles) and a row pass of 8 (R1 = 4: 15 of 16 values take a column twiddle); at 2^18
+    /// (below POW2_MIN_LOG2) column passes of 6 and 6 that multiply their column twiddles too (7
+    /// of 8) and a row pass of 6.
+    #[test]
+    fn general_products_follow_the_kernels() {
+        let plan = Plan::with_log2(20_996_011, 20).unwrap().with_line_stages(8).unwrap();
+        let shape: Vec<(u32, u32)> = plan.column_passes().iter().map(|c| (c.stages, c.c_log)).collect();
+        assert_eq!((shape, plan.shared_log2()), (vec![(6, 5), (6, 5)], 8));
+        assert_eq!(general_products_per_value(&plan), 3.0 + 2.0 * (1.0 + 1.0 + 15.0 / 16.0));
+        let plan = Plan::with_log2(3_021_377, 18).unwrap().with_line_stages(6).unwrap();
+        let stages: Vec<u32> = plan.column_passes().iter().map(|c| c.stages).collect();
+        assert_eq!((stages, plan.shared_log2()), (vec![6, 6], 6));
+        assert_eq!(general_products_per_value(&plan), 3.0 + 2.0 * (2.0 * (1.0 + 7.0 / 8.0) + 7.0 / 8.0));
     }
 }
