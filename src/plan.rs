@@ -51,14 +51,15 @@ pub const MAX_SHARED_LOG2: u32 = 10;
 /// each kernel change of 2026-11-25, which moved 2^20 from 7 to 6, 2^23 from 5 to 7 and, with
 /// the power-of-2 twiddles, back to 6; and after the carry walk's change of 2026-11-26, 2^20 to
 /// 8 by 0.8%, 2^19 from 6 to 7 by 10%, 2^17 from 5 to 6 by 3%, 2^11 from 5 to 6 by 14%, 2^24
-/// from 5 to 8 by 14%, 2^25 from 5 to 7 by 11%; 2^14, 2^15 and 2^26 are untimed). Short lines
-/// (few values per thread, more threads) win where a pass is latency-bound (5 at 2^12 and 2^13);
-/// longer ones (fewer passes) at 2^19, 2^20, 2^22, 2^24 and 2^25.
+/// from 5 to 8 by 14%, 2^25 from 5 to 7 by 11%; then 2^14 from 5 to 6 by 17%, 2^15 from 5 to 6 by
+/// 6%, 2^26 from 5 to 8 by 21%). Short lines (few values per thread, more threads) win where a
+/// pass is latency-bound (5 at 2^12 and 2^13); longer ones (fewer passes) at 2^19, 2^20 and from
+/// 2^22 on.
 fn default_line_stages(log2: u32) -> u32 {
     match log2 {
-        0..=10 | 12..=15 | 26.. => 5,
+        0..=10 | 12 | 13 => 5,
         19 | 22 | 25 => 7,
-        20 | 24 => 8,
+        20 | 24 | 26.. => 8,
         _ => 6,
     }
 }
