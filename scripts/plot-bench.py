@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """Plot µs per LL iteration against the exponent, ours (every version in bench/gpu-bench.csv
-measured on an H200, the GPU of the anchors; the newest bold) and the peers
-(bench/anchors.csv), log-log, as a dependency-free SVG.
+measured on an H200, the GPU of the anchors; the newest bold), the peers (bench/anchors.csv)
+and the floor that the field arithmetic sets (bench/floor.csv, gpu-selftest field-rate),
+log-log, as a dependency-free SVG.
 
 Usage: scripts/plot-bench.py [OUT.svg]   (default bench/plot.svg)
 """
 import csv, math, os, sys
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-W, H, L, R, T, B = 760, 480, 70, 200, 30, 50
+W, H, L, R, T, B = 780, 480, 70, 220, 30, 50
 COLORS = ["#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#ff7f0e", "#17becf"]
 
 
@@ -30,7 +31,11 @@ def main():
             continue
         ours.setdefault(r["version"], []).append((int(r["exponent"]), float(r["us_per_iter"])))
     versions = list(ours)
-    pts = [p for s in list(series.values()) + list(ours.values()) for p in s]
+    floors = {}
+    for r in rows("floor.csv"):
+        for k in ("this_plan", "any_plan"):
+            floors.setdefault(k, []).append((int(r["exponent"]), float(r[k])))
+    pts = [p for s in list(series.values()) + list(ours.values()) + list(floors.values()) for p in s]
     x0, x1 = math.log10(min(p[0] for p in pts)) - 0.1, math.log10(max(p[0] for p in pts)) + 0.1
     y0, y1 = math.floor(math.log10(min(p[1] for p in pts))), math.ceil(math.log10(max(p[1] for p in pts)))
     sx = lambda x: L + (math.log10(x) - x0) / (x1 - x0) * (W - L - R)
@@ -62,6 +67,8 @@ def main():
     for v in versions[:-1]:
         line(f"mersenne-cert {v}", ours[v], "#e8a0a0", 1)
     line(f"mersenne-cert {versions[-1]}", ours[versions[-1]], COLORS[0], 3)
+    line("floor: our plan's arithmetic", floors["this_plan"], "#777", 1, 'stroke-dasharray="2,2"')
+    line("floor: any plan", floors["any_plan"], "#bbb", 1, 'stroke-dasharray="2,2"')
     for i, (name, color, width, dash) in enumerate(legend):
         y = T + 10 + 18 * i
         svg.append(f'<line x1="{W-R+10}" x2="{W-R+34}" y1="{y}" y2="{y}" stroke="{color}" stroke-width="{width}" {dash}/>')
