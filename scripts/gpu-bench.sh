@@ -16,8 +16,9 @@
 # a save is due, every 60 s: none in these loops). PRP: Gerbicz, L = 1000: a multiplication every
 # L iterations, a check after the first block (as at every start), then at each save and every
 # L^2 = 10^6 iterations; spot checks. With --iterations a PRP run builds no proof (prove makes
-# one for full tests only). Wall time on an H200, estimated: about 3 min (55 s of loops, ~70 s of
-# LL's final Jacobi checks, nearly all at the two largest p, 15 start-ups, the bare bench).
+# one for full tests only). Wall time on an H200: about 3.5 min (measured 2026-11-26: 55 s of
+# loops, ~70 s of LL's final Jacobi checks, nearly all at the two largest p, 15 start-ups, the
+# bare bench, field-rate with its own bench).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/gpu-common.sh
