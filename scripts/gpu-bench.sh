@@ -111,7 +111,8 @@ echo "| prove 86243 --engine gpu --cert | $(e2e 86243) | 2.25 | 1.5 |"
 echo "| gpu-selftest start (context and kernels, nothing run) | $(wall "$BIN/gpu-selftest" start) | | |"
 
 # 4. The floor that the field arithmetic sets: its throughput with nothing else in the way, and
-# the time a squaring's butterflies, pointwise products and twiddle products take at that rate.
+# the time a squaring's butterflies (each line DFT at its length's rate) and products take at
+# those rates on each exponent's plan.
 echo
 "$BIN/gpu-selftest" field-rate --iters "$ITERS" $EXPONENTS | grep -v '^seed\|^device'
 

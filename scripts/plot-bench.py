@@ -33,7 +33,7 @@ def main():
     versions = list(ours)
     floors = {}
     for r in rows("floor.csv"):
-        for k in ("this_plan", "any_plan"):
+        for k in ("this_plan", "shifts_free"):
             floors.setdefault(k, []).append((int(r["exponent"]), float(r[k])))
     pts = [p for s in list(series.values()) + list(ours.values()) + list(floors.values()) for p in s]
     x0, x1 = math.log10(min(p[0] for p in pts)) - 0.1, math.log10(max(p[0] for p in pts)) + 0.1
@@ -68,7 +68,7 @@ def main():
         line(f"mersenne-cert {v}", ours[v], "#e8a0a0", 1)
     line(f"mersenne-cert {versions[-1]}", ours[versions[-1]], COLORS[0], 3)
     line("floor: our plan's arithmetic", floors["this_plan"], "#777", 1, 'stroke-dasharray="2,2"')
-    line("floor: any plan", floors["any_plan"], "#bbb", 1, 'stroke-dasharray="2,2"')
+    line("bound: any plan, shifts free", floors["shifts_free"], "#bbb", 1, 'stroke-dasharray="2,2"')
     for i, (name, color, width, dash) in enumerate(legend):
         y = T + 10 + 18 * i
         svg.append(f'<line x1="{W-R+10}" x2="{W-R+34}" y1="{y}" y2="{y}" stroke="{color}" stroke-width="{width}" {dash}/>')

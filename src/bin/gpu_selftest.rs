@@ -10,8 +10,9 @@
 //! - `start`: open the GPU (context, kernels from the disk cache) and exit: its wall time is the
 //!   floor under any `prove --engine gpu`;
 //! - `field-rate`: the field operations' throughput with nothing else in the way (registers
-//!   only) and the floor it sets under a squaring at each exponent, next to the measured
-//!   µs/iteration: how much of an iteration is arithmetic that no schedule can avoid;
+//!   only: butterflies in lines of 2^1 … 2^6 values, products) and the floor it sets under a
+//!   squaring on each exponent's plan, next to the measured µs/iteration: how much of an
+//!   iteration is arithmetic that no schedule of that plan can avoid;
 //! - `proof-build P --power K`: the time to build a power-K proof's middles on the GPU from 2^K
 //!   stored points (random residues, so the proof itself is meaningless and is not verified),
 //!   as a share of a full test at the measured rate: issue 6's cost at exponents whose test
@@ -101,7 +102,7 @@ enum Cmd {
     },
     /// Open the GPU and exit (the start-up and exit that every GPU run pays).
     Start,
-    /// The field operations' throughput and the floor it sets under a squaring, next to the
+    /// The field operations' throughput and the floor it sets under a squaring on the plan, next to the
     /// measured µs/iteration.
     FieldRate {
         #[arg(long, default_value_t = 3000)]
@@ -276,11 +277,13 @@ fn bench(iters: u64, line_stages: Option<u32>, exponents: Vec<u32>) -> Result<bo
 fn field_rate(iters: u64, exponents: Vec<u32>) -> Result<bool, EngineError> {
     let rate = gpu::field_rate()?;
     println!("device: {}", rate.device);
-    println!("butterflies, power-of-2 twiddles (lines of 32): {:>8.1} G/s", rate.butterflies * 1e-9);
-    println!("butterflies, twiddle 1 (gl_add + gl_sub):      {:>8.1} G/s", rate.add_sub * 1e-9);
-    println!("products (gl_mul):                              {:>8.1} G/s", rate.products * 1e-9);
-    println!("floor of a squaring in us: butterflies, + pointwise square and weights, + the plan's twiddles");
-    println!("{:>11} {:>6} {:>11} {:>11} {:>11} {:>9} {:>6}", "exponent", "n", "butterflies", "+pointwise", "+twiddles", "us/iter", "floor");
+    println!("in registers alone, G/s: butterflies in lines of 2^q values (power-of-2 twiddles; q = 1: an add and a subtract)");
+    for (q, r) in rate.lines.iter().enumerate() {
+        println!("  q = {}: {:>8.1}", q + 1, r * 1e-9);
+    }
+    println!("  products (gl_mul): {:.1}", rate.products * 1e-9);
+    println!("floor of a squaring in us at these rates: its line DFTs' butterflies and its products");
+    println!("{:>11} {:>6} {:>11} {:>9} {:>9} {:>9} {:>6}", "exponent", "n", "butterflies", "products", "floor", "us/iter", "floor%");
     for p in anchors_unless(exponents) {
         let plan = gpu::engine_plan(p)?;
         if plan.is_small() {
@@ -288,10 +291,10 @@ fn field_rate(iters: u64, exponents: Vec<u32>) -> Result<bool, EngineError> {
             continue;
         }
         let (n, f) = (plan.log2(), rate.floor(&plan));
-        let (a, b) = (f.butterflies_us, f.butterflies_us + f.pointwise_us);
-        let c = b + f.twiddles_us;
+        let floor = f.butterflies_us + f.products_us;
         let us = gpu::bench_plan(plan, iters)?;
-        println!("{p:>11} {:>6} {a:>11.1} {b:>11.1} {c:>11.1} {us:>9.1} {:>5.0}%", format!("2^{n}"), 100.0 * c / us);
+        let (b, m) = (f.butterflies_us, f.products_us);
+        println!("{p:>11} {:>6} {b:>11.1} {m:>9.1} {floor:>9.1} {us:>9.1} {:>5.0}%", format!("2^{n}"), 100.0 * floor / us);
     }
     Ok(true)
 }

@@ -4,6 +4,7 @@
 //! disk, keyed by source hash, GPU name, driver and NVRTC versions, so a second start is instant.
 
 use crate::engine::EngineError;
+use crate::line::MAX_POW2_LOG2;
 use crate::plan::MAX_SHARED_LOG2;
 use crate::trace;
 use cudarc::driver::{sys, CudaContext, CudaFunction, CudaModule, CudaStream};
@@ -65,8 +66,9 @@ pub(crate) struct Kernels {
     pub flip_bit: CudaFunction,
     pub expand_weights: CudaFunction,
     pub field_ops: CudaFunction,
-    /// The field operations' throughput kernels (kernels/field_rate.cu): lines, add/sub, products.
-    pub rate: [CudaFunction; 3],
+    /// The field operations' throughput kernels (kernels/field_rate.cu): rate_lines<Q> for lines
+    /// of 2^Q values, Q = 1..=6, then rate_mul.
+    pub rate: Vec<CudaFunction>,
 }
 
 /// The column passes and a squaring's row pass (kernels/ntt_block.cu), of one launch trigger.
@@ -210,7 +212,7 @@ fn load_kernels(module: &Arc<CudaModule>) -> Result<Kernels, EngineError> {
         flip_bit: f("flip_bit")?,
         expand_weights: f("expand_weights")?,
         field_ops: f("field_ops")?,
-        rate: [f("rate_lines")?, f("rate_addsub")?, f("rate_mul")?],
+        rate: (1..=MAX_POW2_LOG2).map(|q| format!("rate_lines{q}")).chain(["rate_mul".into()]).map(|k| f(&k)).collect::<Result<_, _>>()?,
     })
 }
 

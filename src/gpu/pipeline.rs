@@ -74,6 +74,14 @@ fn pow2_columns(log2: u32, stages: u32, s_log: u32, c_log: u32) -> bool {
 /// unless POW2, all but one of the 2^R1 values of each line by a column twiddle; the row pass
 /// multiplies by column twiddles likewise; and the pointwise square, the weights and the
 /// unweights take one each.
+/// log2 of the power-of-2 DFTs on a squaring's lines in one direction, each over all n values: a
+/// pass of R stages runs one of 2^R1 and one of 2^R2 values per line (R1 = ⌈R/2⌉, R2 = ⌊R/2⌋;
+/// kernels/ntt_block.cu).
+pub(crate) fn line_dfts(plan: &Plan) -> Vec<u32> {
+    let passes = plan.column_passes().into_iter().map(|c| c.stages).chain([plan.shared_log2()]);
+    passes.flat_map(|r| [r.div_ceil(2), r / 2]).filter(|&q| q > 0).collect()
+}
+
 pub(crate) fn general_products_per_value(plan: &Plan) -> f64 {
     let mid = |stages: u32| 1.0 - 1.0 / f64::from(1u32 << stages.div_ceil(2));
     let columns: f64 = plan
@@ -403,7 +411,8 @@ impl<T: DeviceRepr> Arg for T {
 mod tests {
     use super::*;
 
-    /// The products per value of two plans, counted by hand from kernels/ntt_block.cu: at 2^20
+    /// The products per value and the line DFTs of two plans, counted by hand from
+    /// kernels/ntt_block.cu: at 2^20
     /// with 8 stages per line, column passes of 6 and 6 stages (both POW2: only their pass
     /// twiddles) and a row pass of 8 (R1 = 4: 15 of 16 values take a column twiddle); at 2^18
     /// (below POW2_MIN_LOG2) column passes of 6 and 6 that multiply their column twiddles too (7
@@ -414,9 +423,22 @@ mod tests {
         let shape: Vec<(u32, u32)> = plan.column_passes().iter().map(|c| (c.stages, c.c_log)).collect();
         assert_eq!((shape, plan.shared_log2()), (vec![(6, 5), (6, 5)], 8));
         assert_eq!(general_products_per_value(&plan), 3.0 + 2.0 * (1.0 + 1.0 + 15.0 / 16.0));
+        assert_eq!(line_dfts(&plan), [3, 3, 3, 3, 4, 4]);
         let plan = Plan::with_log2(3_021_377, 18).unwrap().with_line_stages(6).unwrap();
         let stages: Vec<u32> = plan.column_passes().iter().map(|c| c.stages).collect();
         assert_eq!((stages, plan.shared_log2()), (vec![6, 6], 6));
         assert_eq!(general_products_per_value(&plan), 3.0 + 2.0 * (2.0 * (1.0 + 7.0 / 8.0) + 7.0 / 8.0));
+        assert_eq!(line_dfts(&plan), [3, 3, 3, 3, 3, 3]);
+    }
+
+    /// Every multi-pass plan's line DFTs cover its stages, each once.
+    #[test]
+    fn line_dfts_cover_every_stage() {
+        for log2 in 11..=22 {
+            for k in 5..=crate::plan::MAX_SHARED_LOG2 {
+                let plan = Plan::with_log2(15 << log2, log2).unwrap().with_line_stages(k).unwrap();
+                assert_eq!(line_dfts(&plan).iter().sum::<u32>(), log2, "2^{log2}, {k} stages per line");
+            }
+        }
     }
 }

@@ -1,44 +1,44 @@
 //! The field operations' throughput with nothing else in the way (kernels/field_rate.cu: values
 //! in registers, no memory traffic, the GPU full of threads), and from it the floor under one
-//! squaring's arithmetic at a plan: no kernel made of these operations does a squaring faster.
-//! For `gpu-selftest field-rate`.
+//! squaring's arithmetic on a plan: no kernel made of these operations does that squaring
+//! faster. For `gpu-selftest field-rate`.
 
 use super::module::{cuda_err, Device};
-use super::pipeline::{general_products_per_value, Pipeline, Shape};
+use super::pipeline::{general_products_per_value, line_dfts, Pipeline, Shape};
 use crate::engine::EngineError;
+use crate::line::MAX_POW2_LOG2;
 use crate::plan::Plan;
 use cudarc::driver::sys::{CUdevice_attribute, CUevent_flags};
 
 /// Operations per second of the field arithmetic on this GPU.
 pub struct FieldRate {
     pub device: String,
-    /// Radix-2 butterflies with power-of-2 twiddles, in lines of 32 values as the passes' lines.
-    pub butterflies: f64,
-    /// Butterflies with twiddle 1 (one gl_add and one gl_sub).
-    pub add_sub: f64,
-    /// General products (gl_mul).
+    /// lines[q − 1]: radix-2 butterflies per second in DFTs of 2^q values with power-of-2
+    /// twiddles, as the passes' lines compute them (q = 1: twiddle 1, an add and a subtract).
+    pub lines: Vec<f64>,
+    /// General products (gl_mul) per second.
     pub products: f64,
 }
 
-/// The floor of one squaring at a plan, in µs, at the measured rates: the butterflies of the two
-/// transforms (n/2 · log2 n each), the pointwise square with the weights and unweights (3 products
-/// per value, in any IBDWT squaring), and the plan's twiddle products (its passes' and lines').
+/// The floor of one squaring on a plan in µs, at the measured rates: no kernel made of these
+/// operations computes the plan's transforms faster. The column twiddles that POW2 passes take
+/// by shifts are left out, so it is a lower bound.
 pub struct Floor {
+    /// The butterflies of the plan's line DFTs (both directions), each at its line length's rate.
     pub butterflies_us: f64,
-    pub pointwise_us: f64,
-    pub twiddles_us: f64,
+    /// Every general product its kernels make: twiddles, the pointwise square, the weights and
+    /// the unweights.
+    pub products_us: f64,
 }
 
-/// Threads per block and blocks per SM of the rate kernels (the most blocks per SM tried, 16,
-/// was the fastest of 4, 8 and 16 on an H200: bench/RESULTS.md, 2026-11-26).
+/// Threads per block and blocks per SM of the rate kernels (16 blocks per SM was the fastest of
+/// 4, 8 and 16 on an H200: bench/RESULTS.md, 2026-11-26).
 const THREADS: u32 = 128;
 const BLOCKS_PER_SM: u32 = 16;
 /// Rounds per thread: ~0.1 s per kernel on an H200.
 const ROUNDS: u32 = 2000;
-/// Operations per round and thread of each kernel (kernels/field_rate.cu).
-const PER_ROUND: [f64; 3] = [160.0, 80.0, 32.0];
 
-/// Time the three rate kernels (each once to warm up, then once timed with CUDA events).
+/// Time the rate kernels (each once to warm up, then once with CUDA events).
 pub fn field_rate() -> Result<FieldRate, EngineError> {
     let dev = Device::open()?;
     let sms = dev
@@ -51,30 +51,40 @@ pub fn field_rate() -> Result<FieldRate, EngineError> {
     let out_addr = super::pipeline::addr(&dev, &out);
     let shape = || Shape { blocks, threads: THREADS, shared_bytes: 0 };
     let ev = || dev.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(cuda_err("event"));
-    let mut rates = [0.0; 3];
+    let mut rates = Vec::new();
     for (k, f) in dev.kernels.rate.iter().enumerate() {
-        let seed = 0x9E37_79B9_7F4A_7C15u64 ^ k as u64;
+        // Operations per round and thread (kernels/field_rate.cu): q butterflies per value for
+        // rate_lines<q> (32 values, 64 for q = 6), one product per value for rate_mul (32).
+        let q = k as u32 + 1;
+        let per_round = match q {
+            ..MAX_POW2_LOG2 => 32 * q,
+            MAX_POW2_LOG2 => 64 * q,
+            _ => 32,
+        };
+        let seed = 0x9E37_79B9_7F4A_7C15u64 ^ u64::from(q);
         Pipeline::launch(&dev, f, shape(), &[&out_addr, &ROUNDS, &seed])?;
         let (a, b) = (ev()?, ev()?);
         a.record(&dev.stream).map_err(cuda_err("event"))?;
         Pipeline::launch(&dev, f, shape(), &[&out_addr, &ROUNDS, &seed])?;
         b.record(&dev.stream).map_err(cuda_err("event"))?;
         let seconds = f64::from(a.elapsed_ms(&b).map_err(cuda_err("event"))?) * 1e-3;
-        rates[k] = f64::from(blocks * THREADS) * f64::from(ROUNDS) * PER_ROUND[k] / seconds;
+        rates.push(f64::from(blocks * THREADS) * f64::from(ROUNDS) * f64::from(per_round) / seconds);
     }
-    let [butterflies, add_sub, products] = rates;
-    Ok(FieldRate { device: dev.description.clone(), butterflies, add_sub, products })
+    let products = rates.pop().ok_or_else(|| EngineError::Other("no rate kernels".into()))?;
+    Ok(FieldRate { device: dev.description.clone(), lines: rates, products })
 }
 
 impl FieldRate {
+    /// Seconds per value of a DFT of 2^q values over all n values (q butterflies per value in both
+    /// directions together: n/2 per stage and direction).
+    fn line_s(&self, q: u32) -> f64 {
+        f64::from(q) / self.lines[q as usize - 1]
+    }
+
     /// The floor of one squaring on `plan` (a multi-pass plan: above the small lengths).
     pub fn floor(&self, plan: &Plan) -> Floor {
         let n = plan.n() as f64;
-        let us = |ops: f64, rate: f64| ops / rate * 1e6;
-        Floor {
-            butterflies_us: us(n * f64::from(plan.log2()), self.butterflies),
-            pointwise_us: us(3.0 * n, self.products),
-            twiddles_us: us((general_products_per_value(plan) - 3.0) * n, self.products),
-        }
+        let butterflies: f64 = line_dfts(plan).into_iter().map(|q| self.line_s(q)).sum();
+        Floor { butterflies_us: n * butterflies * 1e6, products_us: n * general_products_per_value(plan) / self.products * 1e6 }
     }
 }
