@@ -69,11 +69,6 @@ fn pow2_columns(log2: u32, stages: u32, s_log: u32, c_log: u32) -> bool {
     s_log > 0 && stages <= MAX_POW2_LOG2 && c_log >= 5 && log2 >= POW2_MIN_LOG2
 }
 
-/// General products (gl_mul) per value of one squaring on the multi-pass path, as the kernels
-/// compute them: in each direction a column pass multiplies every value by its pass twiddle and,
-/// unless POW2, all but one of the 2^R1 values of each line by a column twiddle; the row pass
-/// multiplies by column twiddles likewise; and the pointwise square, the weights and the
-/// unweights take one each.
 /// log2 of the power-of-2 DFTs on a squaring's lines in one direction, each over all n values: a
 /// pass of R stages runs one of 2^R1 and one of 2^R2 values per line (R1 = ⌈R/2⌉, R2 = ⌊R/2⌋;
 /// kernels/ntt_block.cu).
@@ -82,6 +77,11 @@ pub(crate) fn line_dfts(plan: &Plan) -> Vec<u32> {
     passes.flat_map(|r| [r.div_ceil(2), r / 2]).filter(|&q| q > 0).collect()
 }
 
+/// General products (gl_mul) per value of one squaring on the multi-pass path, as the kernels
+/// compute them: in each direction a column pass multiplies every value by its pass twiddle and,
+/// unless POW2, all but one of the 2^R1 values of each line by a column twiddle; the row pass
+/// multiplies by column twiddles likewise; and the pointwise square, the weights and the
+/// unweights take one each.
 pub(crate) fn general_products_per_value(plan: &Plan) -> f64 {
     let mid = |stages: u32| 1.0 - 1.0 / f64::from(1u32 << stages.div_ceil(2));
     let columns: f64 = plan
@@ -412,11 +412,10 @@ mod tests {
     use super::*;
 
     /// The products per value and the line DFTs of two plans, counted by hand from
-    /// kernels/ntt_block.cu: at 2^20
-    /// with 8 stages per line, column passes of 6 and 6 stages (both POW2: only their pass
-    /// twiddles) and a row pass of 8 (R1 = 4: 15 of 16 values take a column twiddle); at 2^18
-    /// (below POW2_MIN_LOG2) column passes of 6 and 6 that multiply their column twiddles too (7
-    /// of 8) and a row pass of 6.
+    /// kernels/ntt_block.cu: at 2^20 with 8 stages per line, column passes of 6 and 6 stages
+    /// (both POW2: only their pass twiddles) and a row pass of 8 (R1 = 4: 15 of 16 values take a
+    /// column twiddle); at 2^18 (below POW2_MIN_LOG2) column passes of 6 and 6 that multiply
+    /// their column twiddles too (7 of 8) and a row pass of 6.
     #[test]
     fn general_products_follow_the_kernels() {
         let plan = Plan::with_log2(20_996_011, 20).unwrap().with_line_stages(8).unwrap();
