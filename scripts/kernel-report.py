@@ -2,11 +2,11 @@
 """Registers, spills and SASS instruction mix of the GPU kernels, without a GPU (issue 5: "check
 the compiler's register/spill report and the SASS for the hot kernels").
 
-The kernel files are joined in the order src/gpu/module.rs compiles them (its SOURCES list), then
-compiled for sm_90 with nvcc (-Xptxas -v) and disassembled with cuobjdump. For each kernel: its
-registers, spill bytes, instructions, and how many of them go to the integer ALU pipe (IADD3,
-LOP3, SEL, shifts...), to the FMA-heavy pipe (IMAD*), or are memory operations; the passes are
-bound by the two integer pipes (bench/RESULTS.md, 2026-11-25).
+The kernel files are joined in the order src/gpu/module.rs compiles them (its SOURCES list, then
+the field-rate unit's own file), then compiled for sm_90 with nvcc (-Xptxas -v) and disassembled
+with cuobjdump. For each kernel: its registers, spill bytes, instructions, and how many of them
+go to the integer ALU pipe (IADD3, LOP3, SEL, shifts...), to the FMA-heavy pipe (IMAD*), or are
+memory operations; the passes are bound by the two integer pipes (bench/RESULTS.md, 2026-11-25).
 
     scripts/kernel-report.py                        # the hot kernels (ntt_col_r5..7, ntt_sq_r5..7)
     scripts/kernel-report.py ntt_col_r5 ntt_r7      # these kernels
@@ -46,7 +46,8 @@ def tool(name):
 
 def sources():
     text = open(os.path.join(ROOT, "src/gpu/module.rs")).read()
-    names = re.findall(r'\("([\w.]+)", include_str!\("\.\./\.\./kernels/\1"\)\)', text)
+    # Every list's files, each once, in order (SOURCES, then the field-rate unit's own file).
+    names = list(dict.fromkeys(re.findall(r'\("([\w.]+)", include_str!\("\.\./\.\./kernels/\1"\)\)', text)))
     if not names:
         sys.exit("kernel-report: no SOURCES list found in src/gpu/module.rs")
     return names

@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 /// Kernel sources (file name in kernels/, text), in the order they are concatenated into one
 /// compilation unit.
-const SOURCES: [(&str, &str); 9] = [
+const SOURCES: [(&str, &str); 8] = [
     ("goldilocks.cuh", include_str!("../../kernels/goldilocks.cuh")),
     ("carry.cu", include_str!("../../kernels/carry.cu")),
     ("stages.cuh", include_str!("../../kernels/stages.cuh")),
@@ -24,18 +24,25 @@ const SOURCES: [(&str, &str); 9] = [
     ("fault_inject.cu", include_str!("../../kernels/fault_inject.cu")),
     ("weights.cu", include_str!("../../kernels/weights.cu")),
     ("field_check.cu", include_str!("../../kernels/field_check.cu")),
+];
+
+/// The field-rate kernels' compilation unit (`gpu-selftest field-rate`), a module of its own so
+/// that no engine start compiles them (they add ~3 s, 14%, to a first compilation).
+const RATE_SOURCES: [(&str, &str); 3] = [
+    ("goldilocks.cuh", include_str!("../../kernels/goldilocks.cuh")),
+    ("stages.cuh", include_str!("../../kernels/stages.cuh")),
     ("field_rate.cu", include_str!("../../kernels/field_rate.cu")),
 ];
 
 /// The compilation unit: the built-in sources, or, for kernel development, the files of the same
 /// names in the folder MERSENNE_CERT_KERNEL_DIR (so that variants can be timed on a GPU machine
 /// without rebuilding the binaries; the disk cache is keyed by the text, so they never mix).
-fn source() -> Result<String, EngineError> {
+fn source(files: &[(&str, &str)]) -> Result<String, EngineError> {
     let Some(dir) = std::env::var_os("MERSENNE_CERT_KERNEL_DIR") else {
-        return Ok(SOURCES.iter().map(|(_, text)| *text).collect());
+        return Ok(files.iter().map(|(_, text)| *text).collect());
     };
     let dir = PathBuf::from(dir);
-    SOURCES
+    files
         .iter()
         .map(|(name, _)| {
             let path = dir.join(name);
@@ -66,9 +73,6 @@ pub(crate) struct Kernels {
     pub flip_bit: CudaFunction,
     pub expand_weights: CudaFunction,
     pub field_ops: CudaFunction,
-    /// The field operations' throughput kernels (kernels/field_rate.cu): rate_lines<Q> for lines
-    /// of 2^Q values, Q = 1..=6, then rate_mul.
-    pub rate: Vec<CudaFunction>,
 }
 
 /// The column passes and a squaring's row pass (kernels/ntt_block.cu), of one launch trigger.
@@ -91,6 +95,8 @@ pub(crate) struct Device {
     pub pdl: bool,
     /// The kernels' cache key (source, GPU, driver, NVRTC): tuning results are kept under it.
     pub kernel_key: String,
+    /// The architecture the kernels are compiled for ("sm_90").
+    arch: String,
 }
 
 fn driver_version() -> i32 {
@@ -212,7 +218,6 @@ fn load_kernels(module: &Arc<CudaModule>) -> Result<Kernels, EngineError> {
         flip_bit: f("flip_bit")?,
         expand_weights: f("expand_weights")?,
         field_ops: f("field_ops")?,
-        rate: (1..=MAX_POW2_LOG2).map(|q| format!("rate_lines{q}")).chain(["rate_mul".into()]).map(|k| f(&k)).collect::<Result<_, _>>()?,
     })
 }
 
@@ -234,20 +239,10 @@ impl Device {
         let arch = format!("sm_{major}{minor}");
         let mem = ctx.total_mem().map_err(cuda_err("memory size"))? >> 20;
         trace::mark("gpu: device queried");
-        let source = source()?;
+        let source = source(&SOURCES)?;
         let kernel_key = kernel_key(&source, &arch, &name);
         trace::mark("gpu: source hashed, cache key (nvrtc loaded)");
-        let (cubin, cached) = cubin_for(&source, &arch, &kernel_key)?;
-        trace::mark(if cached { "gpu: cubin read from cache" } else { "gpu: cubin compiled" });
-        let module = match ctx.load_module(Ptx::from_binary(cubin)) {
-            Ok(m) => m,
-            Err(_) if cached => {
-                // A damaged cache entry: compile afresh.
-                ctx.load_module(Ptx::from_binary(compile(&source, &arch)?)).map_err(cuda_err("module"))?
-            }
-            Err(e) => return Err(cuda_err("module")(e)),
-        };
-        trace::mark("gpu: module loaded");
+        let (module, cached) = build_module(&ctx, &source, &arch, &kernel_key)?;
         let kernels = load_kernels(&module)?;
         trace::mark("gpu: functions loaded");
         let pdl = major >= 9 && std::env::var_os("MERSENNE_CERT_NO_PDL").is_none();
@@ -257,8 +252,32 @@ impl Device {
             if cached { "from cache" } else { "compiled" },
             if pdl { "dependent launch" } else { "plain launch" }
         );
-        Ok(Device { ctx, stream, kernels, description, name, pdl, kernel_key })
+        Ok(Device { ctx, stream, kernels, description, name, pdl, kernel_key, arch })
     }
+
+    /// The field-rate kernels (kernels/field_rate.cu): rate_lines<q> for lines of 2^q values,
+    /// q = 1..=MAX_POW2_LOG2, then rate_mul; compiled (or read from the cache) on demand.
+    pub fn rate_kernels(&self) -> Result<Vec<CudaFunction>, EngineError> {
+        let source = source(&RATE_SOURCES)?;
+        let (module, _) = build_module(&self.ctx, &source, &self.arch, &kernel_key(&source, &self.arch, &self.name))?;
+        let names = (1..=MAX_POW2_LOG2).map(|q| format!("rate_lines{q}")).chain(["rate_mul".to_string()]);
+        names.map(|k| module.load_function(&k).map_err(cuda_err("rate kernel"))).collect()
+    }
+}
+
+/// The module of a compilation unit: its cubin from the disk cache when present (compiled afresh
+/// if that entry does not load), else compiled and stored; and whether it came from the cache.
+fn build_module(ctx: &Arc<CudaContext>, source: &str, arch: &str, key: &str) -> Result<(Arc<CudaModule>, bool), EngineError> {
+    let (cubin, cached) = cubin_for(source, arch, key)?;
+    trace::mark(if cached { "gpu: cubin read from cache" } else { "gpu: cubin compiled" });
+    let module = match ctx.load_module(Ptx::from_binary(cubin)) {
+        Ok(m) => m,
+        // A damaged cache entry: compile afresh.
+        Err(_) if cached => ctx.load_module(Ptx::from_binary(compile(source, arch)?)).map_err(cuda_err("module"))?,
+        Err(e) => return Err(cuda_err("module")(e)),
+    };
+    trace::mark("gpu: module loaded");
+    Ok((module, cached))
 }
 
 #[cfg(test)]

@@ -52,7 +52,7 @@ pub fn field_rate() -> Result<FieldRate, EngineError> {
     let shape = || Shape { blocks, threads: THREADS, shared_bytes: 0 };
     let ev = || dev.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(cuda_err("event"));
     let mut rates = Vec::new();
-    for (k, f) in dev.kernels.rate.iter().enumerate() {
+    for (k, f) in dev.rate_kernels()?.iter().enumerate() {
         // Operations per round and thread (kernels/field_rate.cu): q butterflies per value for
         // rate_lines<q> (32 values, 64 for q = 6), one product per value for rate_mul (32).
         let q = k as u32 + 1;
