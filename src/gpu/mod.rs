@@ -25,7 +25,6 @@ pub use tune::{tune, Tuning};
 
 use crate::engine::EngineError;
 use crate::exponent::TestKind;
-use cudarc::driver::sys::CUevent_flags;
 
 /// A description of the usable GPU, or why there is none (`--engine auto` falls back on error).
 pub fn probe() -> Result<String, EngineError> {
@@ -44,13 +43,7 @@ pub fn bench_plan(plan: crate::plan::Plan, iters: u64) -> Result<f64, EngineErro
     let mut e = GpuEngine::with_plan(plan, TestKind::Ll, 0)?;
     e.launch_iterations(200)?;
     e.synchronize()?;
-    let dev = e.device_handle();
-    let ev = |what| dev.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(module::cuda_err(what));
-    let (start, end) = (ev("event")?, ev("event")?);
-    start.record(&dev.stream).map_err(module::cuda_err("event"))?;
+    let timer = module::Timer::start(e.device_handle())?;
     e.launch_iterations(iters)?;
-    let dev = e.device_handle();
-    end.record(&dev.stream).map_err(module::cuda_err("event"))?;
-    let ms = start.elapsed_ms(&end).map_err(module::cuda_err("event"))?;
-    Ok(ms as f64 * 1000.0 / iters.max(1) as f64)
+    Ok(timer.ms()? * 1000.0 / iters.max(1) as f64)
 }

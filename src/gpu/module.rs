@@ -7,7 +7,7 @@ use crate::engine::EngineError;
 use crate::line::MAX_POW2_LOG2;
 use crate::plan::MAX_SHARED_LOG2;
 use crate::trace;
-use cudarc::driver::{sys, CudaContext, CudaFunction, CudaModule, CudaStream};
+use cudarc::driver::{sys, CudaContext, CudaEvent, CudaFunction, CudaModule, CudaStream};
 use cudarc::nvrtc::Ptx;
 use std::ffi::CString;
 use std::path::PathBuf;
@@ -97,6 +97,29 @@ pub(crate) struct Device {
     pub kernel_key: String,
     /// The architecture the kernels are compiled for ("sm_90").
     arch: String,
+}
+
+/// The device time of the work queued on a device's stream between `start` and `ms`, from
+/// CUDA events (for benchmarks and tuning).
+pub(crate) struct Timer {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    start: CudaEvent,
+}
+
+impl Timer {
+    pub fn start(dev: &Device) -> Result<Timer, EngineError> {
+        let start = dev.ctx.new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT)).map_err(cuda_err("event"))?;
+        start.record(&dev.stream).map_err(cuda_err("event"))?;
+        Ok(Timer { ctx: dev.ctx.clone(), stream: dev.stream.clone(), start })
+    }
+
+    /// Milliseconds from the start to the end of everything queued since (waits for it).
+    pub fn ms(&self) -> Result<f64, EngineError> {
+        let end = self.ctx.new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT)).map_err(cuda_err("event"))?;
+        end.record(&self.stream).map_err(cuda_err("event"))?;
+        Ok(f64::from(self.start.elapsed_ms(&end).map_err(cuda_err("event"))?))
+    }
 }
 
 fn driver_version() -> i32 {
@@ -256,12 +279,13 @@ impl Device {
     }
 
     /// The field-rate kernels (kernels/field_rate.cu): rate_lines<q> for lines of 2^q values,
-    /// q = 1..=MAX_POW2_LOG2, then rate_mul; compiled (or read from the cache) on demand.
-    pub fn rate_kernels(&self) -> Result<Vec<CudaFunction>, EngineError> {
+    /// q = 1..=MAX_POW2_LOG2, and rate_mul; compiled (or read from the cache) on demand.
+    pub fn rate_kernels(&self) -> Result<(Vec<CudaFunction>, CudaFunction), EngineError> {
         let source = source(&RATE_SOURCES)?;
         let (module, _) = build_module(&self.ctx, &source, &self.arch, &kernel_key(&source, &self.arch, &self.name))?;
-        let names = (1..=MAX_POW2_LOG2).map(|q| format!("rate_lines{q}")).chain(["rate_mul".to_string()]);
-        names.map(|k| module.load_function(&k).map_err(cuda_err("rate kernel"))).collect()
+        let f = |name: &str| module.load_function(name).map_err(cuda_err("rate kernel"));
+        let lines = (1..=MAX_POW2_LOG2).map(|q| f(&format!("rate_lines{q}"))).collect::<Result<_, _>>()?;
+        Ok((lines, f("rate_mul")?))
     }
 }
 

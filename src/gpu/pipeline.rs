@@ -10,7 +10,7 @@
 //! programmatic dependent launch where the GPU has it (sm_90), so each starts while the previous
 //! one drains. Nothing is copied to the host.
 
-use super::module::{cuda_err, Device, LATE_MAX_STAGES};
+use super::module::{cuda_err, Device, Timer, LATE_MAX_STAGES};
 use crate::engine::EngineError;
 use crate::line::{twiddle_table, MAX_POW2_LOG2};
 use crate::plan::{ColumnPass, Plan, BLOCK_WORDS_LOG2, SHARED_BLOCKS_LOG2};
@@ -361,16 +361,11 @@ impl Pipeline {
         }
         let mut out = Vec::new();
         for (name, step) in &steps {
-            let s = &dev.stream;
             let graph = capture(dev, reps as u64, step)?;
             graph.launch().map_err(cuda_err("graph"))?;
-            let ev = || dev.ctx.new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT)).map_err(cuda_err("event"));
-            let (a, b) = (ev()?, ev()?);
-            a.record(s).map_err(cuda_err("event"))?;
+            let timer = Timer::start(dev)?;
             graph.launch().map_err(cuda_err("graph"))?;
-            b.record(s).map_err(cuda_err("event"))?;
-            let ms = a.elapsed_ms(&b).map_err(cuda_err("event"))?;
-            out.push((name.clone(), ms as f64 * 1000.0 / reps as f64));
+            out.push((name.clone(), timer.ms()? * 1000.0 / reps as f64));
         }
         Ok(out)
     }

@@ -3,12 +3,13 @@
 //! squaring's arithmetic on a plan: no kernel made of these operations does that squaring
 //! faster. For `gpu-selftest field-rate`.
 
-use super::module::{cuda_err, Device};
+use super::module::{cuda_err, Device, Timer};
 use super::pipeline::{general_products_per_value, line_dfts, Pipeline, Shape};
 use crate::engine::EngineError;
 use crate::line::MAX_POW2_LOG2;
 use crate::plan::Plan;
-use cudarc::driver::sys::{CUdevice_attribute, CUevent_flags};
+use cudarc::driver::sys::CUdevice_attribute;
+use cudarc::driver::CudaFunction;
 
 /// Operations per second of the field arithmetic on this GPU.
 pub struct FieldRate {
@@ -40,6 +41,9 @@ const ROUNDS: u32 = 2000;
 
 /// Time the rate kernels (each once to warm up, then once with CUDA events).
 pub fn field_rate() -> Result<FieldRate, EngineError> {
+    // Operations per round and thread (kernels/field_rate.cu): q butterflies per value for
+    // rate_lines<q> (32 values, 64 for q = MAX_POW2_LOG2), one product per value for rate_mul (32).
+    let per_round = |q: u32| if q == MAX_POW2_LOG2 { 64 * q } else { 32 * q };
     let dev = Device::open()?;
     let sms = dev
         .ctx
@@ -49,29 +53,20 @@ pub fn field_rate() -> Result<FieldRate, EngineError> {
     // SAFETY: each kernel writes one word per thread, all of which the buffer holds.
     let out = unsafe { dev.stream.alloc::<u64>((blocks * THREADS) as usize) }.map_err(cuda_err("rate buffer"))?;
     let out_addr = super::pipeline::addr(&dev, &out);
-    let shape = || Shape { blocks, threads: THREADS, shared_bytes: 0 };
-    let ev = || dev.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(cuda_err("event"));
-    let mut rates = Vec::new();
-    for (k, f) in dev.rate_kernels()?.iter().enumerate() {
-        // Operations per round and thread (kernels/field_rate.cu): q butterflies per value for
-        // rate_lines<q> (32 values, 64 for q = 6), one product per value for rate_mul (32).
-        let q = k as u32 + 1;
-        let per_round = match q {
-            ..MAX_POW2_LOG2 => 32 * q,
-            MAX_POW2_LOG2 => 64 * q,
-            _ => 32,
-        };
-        let seed = 0x9E37_79B9_7F4A_7C15u64 ^ u64::from(q);
+    // Operations per second of one kernel doing `per_round` per round and thread.
+    let rate = |f: &CudaFunction, per_round: u32, seed: u64| -> Result<f64, EngineError> {
+        let shape = || Shape { blocks, threads: THREADS, shared_bytes: 0 };
         Pipeline::launch(&dev, f, shape(), &[&out_addr, &ROUNDS, &seed])?;
-        let (a, b) = (ev()?, ev()?);
-        a.record(&dev.stream).map_err(cuda_err("event"))?;
+        let timer = Timer::start(&dev)?;
         Pipeline::launch(&dev, f, shape(), &[&out_addr, &ROUNDS, &seed])?;
-        b.record(&dev.stream).map_err(cuda_err("event"))?;
-        let seconds = f64::from(a.elapsed_ms(&b).map_err(cuda_err("event"))?) * 1e-3;
-        rates.push(f64::from(blocks * THREADS) * f64::from(ROUNDS) * f64::from(per_round) / seconds);
-    }
-    let products = rates.pop().ok_or_else(|| EngineError::Other("no rate kernels".into()))?;
-    Ok(FieldRate { device: dev.description.clone(), lines: rates, products })
+        let seconds = timer.ms()? * 1e-3;
+        Ok(f64::from(blocks * THREADS) * f64::from(ROUNDS) * f64::from(per_round) / seconds)
+    };
+    let seed = 0x9E37_79B9_7F4A_7C15u64;
+    let (line_kernels, mul) = dev.rate_kernels()?;
+    let lines = (1..=MAX_POW2_LOG2).zip(&line_kernels).map(|(q, f)| rate(f, per_round(q), seed ^ u64::from(q))).collect::<Result<_, _>>()?;
+    let products = rate(&mul, 32, seed)?;
+    Ok(FieldRate { device: dev.description.clone(), lines, products })
 }
 
 impl FieldRate {

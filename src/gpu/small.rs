@@ -4,7 +4,7 @@
 //! and its check against the CPU twin for `gpu-selftest kernels`.
 
 use super::check::{as_words, signed_words, KernelVerdict, Rng};
-use super::module::{cuda_err, Device};
+use super::module::{cuda_err, Device, Timer};
 use super::pipeline::{addr, upload_plan, Layout, Op, Pipeline, Res, Shape, ADVANCE, LL};
 use crate::engine::EngineError;
 use crate::ntt;
@@ -115,13 +115,10 @@ impl SmallPipeline {
     /// Microseconds per squaring, `reps` of them in one launch (for tuning; the data is whatever
     /// x holds, the shift count advances).
     pub fn profile(&self, dev: &Device, x: Res, shift: u64, reps: usize) -> Result<Vec<(String, f64)>, EngineError> {
-        let ev = || dev.ctx.new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT)).map_err(cuda_err("event"));
-        let (a, b) = (ev()?, ev()?);
-        a.record(&dev.stream).map_err(cuda_err("event"))?;
+        let timer = Timer::start(dev)?;
         self.square(dev, x, shift, true, reps as u64)?;
-        b.record(&dev.stream).map_err(cuda_err("event"))?;
-        let ms = a.elapsed_ms(&b).map_err(cuda_err("event"))?;
-        Ok(vec![(format!("{} (per squaring, {reps} in one launch)", self.describe()), ms as f64 * 1000.0 / reps as f64)])
+        let us = timer.ms()? * 1000.0 / reps as f64;
+        Ok(vec![(format!("{} (per squaring, {reps} in one launch)", self.describe()), us)])
     }
 }
 
