@@ -100,4 +100,4 @@ fn main() {
 }
 
 /// The Gerbicz block length priced (the default).
-const L: u64 = mersenne_cert::check::gerbicz::DEFAULT_BLOCK;
+const L: u64 = mersenne_cert::run::gerbicz::DEFAULT_BLOCK;

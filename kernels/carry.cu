@@ -1,5 +1,5 @@
-// Carry propagation, fused into the NTT passes (src/plan.rs explains the scheme and its bounds;
-// src/ntt.rs carry_walk + carry_fixup are the CPU twin). The last inverse pass unweighs into
+// Carry propagation, fused into the NTT passes (src/transform/plan.rs explains the scheme and its bounds;
+// src/transform/twin.rs carry_walk + carry_fixup are the CPU twin). The last inverse pass unweighs into
 // shared memory and walks each segment of 2^seg_log consecutive digits from a zero carry
 // (walk_segment), storing the digits and the segment's carry out in carries[]. The next
 // iteration's first forward pass stages its digits in shared memory the same way and applies
@@ -7,7 +7,7 @@
 // segment r. Between launches a
 // residue is thus "digits + pending carries"; the host applies them before it reads one.
 
-// Widths of digits j, j + 1, ... by the recurrence of src/plan.rs widths_from: with p = q*n + f
+// Widths of digits j, j + 1, ... by the recurrence of src/transform/plan.rs widths_from: with p = q*n + f
 // and e = (-p*j) mod n, a digit is q + 1 bits wide iff e < f, and e steps by -f mod n: a few
 // 32-bit instructions per digit in place of a 64-bit product and shifts.
 struct Widths {
@@ -27,7 +27,7 @@ struct Widths {
 
 // Balanced remainder d of t modulo 2^w and the carry (t - d) >> w, which is (t + 2^(w-1)) >> w:
 // the carry does not wait for d, so a walk's chain from one carry to the next is an add, a shift
-// and an add (src/ntt.rs balance is the CPU twin). Digits are at most 31 bits wide (src/plan.rs),
+// and an add (src/transform/twin.rs balance is the CPU twin). Digits are at most 31 bits wide (src/transform/plan.rs),
 // so d comes from the low word of t + 2^(w-1).
 __device__ __forceinline__ i64 balance(i64 t, u32 w, i64* up) {
     const u32 half = 1u << (w - 1);
@@ -51,7 +51,7 @@ __device__ __forceinline__ void fixup_segment(i64* d, i64 cin, const Layout& L, 
 // Walk the 2^seg_log convolution outputs d[0..] of the segment starting at digit j into
 // balanced digits, subtracting 2^bit on the way when bit falls in it; returns the carry out.
 // The subtraction comes first, from the output of the digit that holds the bit rather than
-// from its remainder (the same digits and carries, as src/ntt.rs carry_walk does it), and only
+// from its remainder (the same digits and carries, as src/transform/twin.rs carry_walk does it), and only
 // the one thread whose segment holds the bit looks for that digit.
 __device__ __forceinline__ i64 walk_segment(i64* d, const Layout& L, u64 j, u64 bit) {
     const u32 len = 1u << L.seg_log;

@@ -1,5 +1,5 @@
 // gpu-selftest's check of the field operations (goldilocks.cuh) against the CPU field
-// (src/field.rs) on edge words: for each pair i, out[4i .. 4i+4] = a + b, a - b (of a and b
+// (src/transform/goldilocks.rs) on edge words: for each pair i, out[4i .. 4i+4] = a + b, a - b (of a and b
 // reduced below P, as those two require), a·b and a·2^(i mod 96) (of the words as they are:
 // gl_mul and gl_shl take any).
 

@@ -1,6 +1,6 @@
 // gpu-selftest field-rate: the throughput of the field operations with nothing else in the way
 // (values in registers, no memory traffic, no barriers, the GPU full of threads), which bounds
-// any kernel built from them (src/gpu/rate.rs). Each thread holds 32 values (64 for lines of 64)
+// any kernel built from them (src/gpu/selftest/rate.rs). Each thread holds 32 values (64 for lines of 64)
 // and runs `rounds` rounds of:
 //   rate_lines<Q> (Q = 1..6): the forward and the inverse DFT of each of its lines of 2^Q values,
 //                with power-of-2 twiddles (dif_pow2<Q>, dit_pow2<Q>, as the passes' lines), i.e.

@@ -1,5 +1,5 @@
 // Goldilocks field P = 2^64 - 2^32 + 1 and the IBDWT digit layout: the device transcription of
-// src/field.rs and src/plan.rs (same formulas, same canonical results). Prepended to every
+// src/transform/goldilocks.rs and src/transform/plan.rs (same formulas, same canonical results). Prepended to every
 // kernel file by src/gpu/module.rs; the kernels include nothing else.
 
 typedef unsigned long long u64;
@@ -73,7 +73,7 @@ __device__ __forceinline__ u64 gl_reduce128(u64 lo, u64 hi) {
 __device__ __forceinline__ u64 gl_mul(u64 a, u64 b) { return gl_reduce128(a * b, __umul64hi(a, b)); }
 
 // x*2^E for a compile-time 0 <= E < 96, without a general product (2 has order 192: the 64th
-// roots of unity are powers of 2, w_64 = 2^GL_W64_LOG2, which src/line.rs checks). x may be any
+// roots of unity are powers of 2, w_64 = 2^GL_W64_LOG2, which src/transform/line.rs checks). x may be any
 // 64-bit word.
 #define GL_W64_LOG2 39
 template <int E>

@@ -9,7 +9,7 @@
 // Either way a line's stages are computed as DFTs whose twiddles are powers of 2 (gl_shl,
 // stages.cuh) and twiddle multiplications from the pass's table ptw (ntt_block): the same values
 // as the stages of half-size m = s*2^q with twiddles w_{2m}^(i + (k mod 2^q)*s), i the column,
-// that src/ntt.rs forward_stages / inverse_stages compute (src/line.rs is the CPU twin of the
+// that src/transform/twin.rs forward_stages / inverse_stages compute (src/transform/line.rs is the CPU twin of the
 // factorization and builds the tables).
 //
 // op FORWARD: forward stages only; INVERSE: inverse stages only; SQUARE / MULTIPLY: forward
@@ -155,7 +155,7 @@ __device__ __forceinline__ void store_digits(u64* x, i64* carries, const u32* sh
 // after the exchange, the DFT of each group of 2^R2 (dif_pow2<R2>) and, in a column pass, the
 // pass's twiddle of value k of the line in column i, w_{2^R s}^(i*rev(k)) (ptw[2^(R+1) + k*s + i];
 // the inverse's at ptw[2^(R+1) + 2^R s + k*s + i]): the same values as R radix-2 stages
-// (src/line.rs).
+// (src/transform/line.rs).
 // COL: a column pass (s_log > 0, op FORWARD or INVERSE, any flags); otherwise the row pass (s_log
 // 0, any op, no flags). Each kernel compiles only its own layout (and the column passes no
 // pointwise op).

@@ -1,4 +1,4 @@
-// The small-length kernel (src/plan.rs, "Small lengths": n = 2^log_n <= 2^SMALL_MAX_LOG2): ONE
+// The small-length kernel (src/transform/plan.rs, "Small lengths": n = 2^log_n <= 2^SMALL_MAX_LOG2): ONE
 // thread block holds the whole residue in shared memory and runs `count` squarings in one
 // launch, looping inside the kernel (op OP_SQUARE, flags FLAG_ADVANCE / FLAG_LL as in
 // ntt_block.cu: each iteration doubles the shift count mod p first, then the walk subtracts
@@ -7,7 +7,7 @@
 // one of every kernel (carry.cu): digits plus one pending carry per segment; the kernel applies
 // the pending carries on load and leaves none (zeros) at exit.
 //
-// An iteration is the CPU twin's square_digits (src/ntt.rs), value for value:
+// An iteration is the CPU twin's square_digits (src/transform/twin.rs), value for value:
 //   weigh -> forward radix-2 DIF stages (half-sizes n/2 .. 1) -> square -> inverse DIT stages
 //   (1 .. n/2) -> unweigh -> walk every segment (walk_segment, one thread each) -> fix-up every
 //   segment with the carry out of the one before, cyclically (fixup_segment).

@@ -4,7 +4,7 @@
 // table's twiddles: `tw.template get<q>(j)` is the twiddle of local stage q for the pairs whose
 // lower value i has i mod 2^q = j. Forward (DIF) stages run Q-1 .. 0, local stage q pairing
 // (i, i + 2^q) as a + b, (a - b) w; inverse (DIT) stages run 0 .. Q-1 as a + b w,
-// a - b w: exactly src/ntt.rs forward_stages / inverse_stages. Each stage's twiddles are loaded
+// a - b w: exactly src/transform/twin.rs forward_stages / inverse_stages. Each stage's twiddles are loaded
 // together before its butterflies. The stage number is a template parameter (recursion rather
 // than an unrolled loop), so that every array index is a compile-time constant and the arrays
 // stay in registers.
@@ -66,7 +66,7 @@ __device__ __forceinline__ void dit_stages(u64* v, const Tw& tw) {
 // 2^(GL_W64_LOG2 * 2^(5-q) * j mod 192) for its pairs (i, i + 2^q) with i mod 2^q = j, inverse
 // stages the inverse; 2^96 = -1 turns an exponent of 96 or more into a swap. These are the
 // twiddles of a line's own DFT: a pass multiplies by the twiddles that depend on the line apart
-// (src/line.rs is the CPU twin of this factorization).
+// (src/transform/line.rs is the CPU twin of this factorization).
 template <int q, int j, bool INV>
 __device__ constexpr int pow2_exp() {
     constexpr int e = (GL_W64_LOG2 * (1 << (5 - q)) * j) % 192;

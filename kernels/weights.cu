@@ -1,5 +1,5 @@
 // The full-length weight tables of a plan (Layout.w, Layout.iw), expanded on the device from the
-// plan's two-level tables (src/plan.rs weight, inv_weight): a_j = hi[e >> lo_bits]·lo[e & mask]
+// plan's two-level tables (src/transform/plan.rs weight, inv_weight): a_j = hi[e >> lo_bits]·lo[e & mask]
 // with e = (−pj) mod n, and likewise 1/(n a_j). A pass then weighs or unweighs a value with one
 // multiplication and one coalesced load, instead of two multiplications, the exponent and two
 // table loads (bench/RESULTS.md, 2026-11-25).

@@ -15,7 +15,9 @@ pub enum ExponentError {
     TooSmall(u64),
     #[error("exponent {0} is larger than the largest supported exponent {MAX_EXPONENT}")]
     TooLarge(u64),
-    #[error("exponent {0} is not prime (2^{0}-1 is composite for a composite exponent; only prime exponents are tested)")]
+    #[error(
+        "exponent {0} is not prime (2^{0}-1 is composite for a composite exponent; only prime exponents are tested)"
+    )]
     NotPrime(u64),
     #[error("exponent '{0}' is not a number")]
     NotNumeric(String),

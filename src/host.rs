@@ -5,10 +5,7 @@
 pub fn describe() -> String {
     let name = std::fs::read_to_string("/proc/sys/kernel/hostname").map(|s| s.trim().to_string()).ok();
     let cpu = std::fs::read_to_string("/proc/cpuinfo").ok().and_then(|s| {
-        s.lines()
-            .find(|l| l.starts_with("model name"))
-            .and_then(|l| l.split(':').nth(1))
-            .map(|m| m.trim().to_string())
+        s.lines().find(|l| l.starts_with("model name")).and_then(|l| l.split(':').nth(1)).map(|m| m.trim().to_string())
     });
     let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     let mut parts = Vec::new();

@@ -2,33 +2,23 @@
 //! GPU (exact IBDWT over the Goldilocks prime) or on the CPU (GMP), with signed certificates that
 //! an independent verifier replays.
 //!
-//! Data flow: [`exponent`] validates p; an [`engine::Engine`] squares a [`residue::Residue`];
-//! [`run`] drives the test, its error checks and saves, recording checkpoints per [`layout`];
-//! [`report`] turns the run into a certificate body and a result line; [`cert`] signs it;
-//! [`check::replay`] verifies it.
+//! Layers, each importing only those before it: [`residue`] (the one value type) ←
+//! [`transform`] (field, plan, digits, CPU twin) ← [`engine`] (the squaring interface; [`cpu_ref`]
+//! and [`gpu`] implement it) ← [`run`] (the driver, its checks, saves and report) ← `bin/`.
+//! [`cert`] signs what a run certifies, [`proof`] builds and checks PRP proofs, and [`verify`]
+//! replays a certificate without importing [`run`].
 
 pub mod cert;
-pub mod check;
 pub mod cpu_ref;
-mod digits;
 pub mod engine;
 pub mod exponent;
-pub mod field;
 pub mod fsutil;
 pub mod gpu;
 pub mod host;
-pub mod layout;
-pub mod line;
-pub mod ntt;
-pub mod plan;
 pub mod progress;
 pub mod proof;
-pub mod report;
 pub mod residue;
-mod resume;
 pub mod run;
-mod run_options;
-mod run_outcome;
-pub mod select;
-pub mod state;
 pub mod trace;
+pub mod transform;
+pub mod verify;

@@ -82,10 +82,22 @@ fn bad_input_gives_one_line_errors() {
     // An unreadable or malformed key.
     let cert = env.path("c.cbor");
     let state = env.path("state");
-    let o = bin("prove").args(["89", "--engine", "cpu", "--cert", cert.to_str().unwrap(), "--key", "/nonexistent/key"]).arg("--state-dir").arg(&state).output().unwrap();
+    let o = bin("prove")
+        .args(["89", "--engine", "cpu", "--cert", cert.to_str().unwrap(), "--key", "/nonexistent/key"])
+        .arg("--state-dir")
+        .arg(&state)
+        .output()
+        .unwrap();
     assert!(!o.status.success() && !stderr(&o).contains("panicked"), "{}", stderr(&o));
     std::fs::write(env.path("badkey"), "not a key").unwrap();
-    let o = bin("prove").args(["89", "--engine", "cpu", "--cert", cert.to_str().unwrap()]).arg("--key").arg(env.path("badkey")).arg("--state-dir").arg(&state).output().unwrap();
+    let o = bin("prove")
+        .args(["89", "--engine", "cpu", "--cert", cert.to_str().unwrap()])
+        .arg("--key")
+        .arg(env.path("badkey"))
+        .arg("--state-dir")
+        .arg(&state)
+        .output()
+        .unwrap();
     assert!(!o.status.success() && !stderr(&o).contains("panicked"), "{}", stderr(&o));
     assert!(!cert.exists());
 }
@@ -139,7 +151,10 @@ fn json_file_and_p2() {
 
 /// The summary line's (whole run, loop alone) ms/iter: "…, 3.26 s, 0.1631 ms/iter, loop 0.1630 ms/iter; checks: …".
 fn ms_per_iter(err: &str) -> (f64, f64) {
-    let line = err.lines().find(|l| l.contains(" ms/iter, loop ")).unwrap_or_else(|| panic!("no summary line with the loop time: {err}"));
+    let line = err
+        .lines()
+        .find(|l| l.contains(" ms/iter, loop "))
+        .unwrap_or_else(|| panic!("no summary line with the loop time: {err}"));
     let (head, tail) = line.split_once(" ms/iter, loop ").unwrap();
     let whole = head.rsplit(", ").next().unwrap().parse().unwrap();
     let looped = tail.split_once(" ms/iter; checks: ").unwrap_or_else(|| panic!("{line}")).0.parse().unwrap();
@@ -158,11 +173,18 @@ fn summary_reports_the_loop_time_without_the_final_checks() {
     // The final checks are left out: LL's Jacobi check of a 1,257,787-bit residue takes several
     // times 20 GMP squarings; a PRP run to its first Gerbicz boundary squares 1000 times in the
     // loop and 1000 more in the final check (both runs then wait for the spot checks in flight).
-    for (args, most) in [(&["1257787", "--iterations", "20"][..], 0.75), (&["86243", "--prp", "--iterations", "1000", "--gerbicz-block", "1000"][..], 0.9)] {
+    for (args, most) in [
+        (&["1257787", "--iterations", "20"][..], 0.75),
+        (&["86243", "--prp", "--iterations", "1000", "--gerbicz-block", "1000"][..], 0.9),
+    ] {
         let o = env.prove(args);
         assert!(o.status.success(), "{}", stderr(&o));
         let (whole, looped) = ms_per_iter(&stderr(&o));
-        assert!(looped > 0.0 && looped < most * whole, "{args:?}: loop {looped} vs whole {whole} ms/iter: {}", stderr(&o));
+        assert!(
+            looped > 0.0 && looped < most * whole,
+            "{args:?}: loop {looped} vs whole {whole} ms/iter: {}",
+            stderr(&o)
+        );
     }
 }
 
@@ -193,7 +215,12 @@ fn trace_prints_the_phases_in_order_only_when_asked() {
     std::fs::write(env.path("key"), format!("{}\n", "11".repeat(32))).unwrap();
     let run = |trace: bool| {
         let mut c = bin("prove");
-        c.args(["4423", "--engine", "cpu", "--cert"]).arg(&cert).arg("--key").arg(env.path("key")).arg("--state-dir").arg(env.path("state"));
+        c.args(["4423", "--engine", "cpu", "--cert"])
+            .arg(&cert)
+            .arg("--key")
+            .arg(env.path("key"))
+            .arg("--state-dir")
+            .arg(env.path("state"));
         if trace {
             c.env("MERSENNE_CERT_TRACE", "1");
         } else {
@@ -230,7 +257,10 @@ fn trace_prints_the_phases_in_order_only_when_asked() {
     ];
     let mut at = 0;
     for want in expected {
-        at += phases[at..].iter().position(|p| *p == want).unwrap_or_else(|| panic!("no '{want}' after {:?}: {phases:?}", phases.get(at)));
+        at += phases[at..]
+            .iter()
+            .position(|p| *p == want)
+            .unwrap_or_else(|| panic!("no '{want}' after {:?}: {phases:?}", phases.get(at)));
     }
     assert!(marks.windows(2).all(|w| w[0].0 <= w[1].0), "{marks:?}");
     assert_eq!(phases.last(), Some(&"exit"));

@@ -61,7 +61,18 @@ fn injected_faults_are_caught_rolled_back_and_logged() {
             // PRP relies on Gerbicz alone (spot checks off); LL on spot checks covering every
             // iteration, plus Jacobi.
             let spot = if prp { "off" } else { "full" };
-            let mut args = vec!["--inject-fault", fault, "--spot", spot, "--spot-threads", "1", "--key", &k, "--cert", cert.to_str().unwrap()];
+            let mut args = vec![
+                "--inject-fault",
+                fault,
+                "--spot",
+                spot,
+                "--spot-threads",
+                "1",
+                "--key",
+                &k,
+                "--cert",
+                cert.to_str().unwrap(),
+            ];
             if prp {
                 args.push("--prp");
             }
@@ -69,9 +80,17 @@ fn injected_faults_are_caught_rolled_back_and_logged() {
             assert_eq!(j["res64"], want.as_str(), "prp={prp} fault {fault}");
             let log = checks(&cert);
             assert_eq!(log.summary.get("faults_injected"), Some(&1));
-            assert!(log.summary.get("rollbacks").copied().unwrap_or(0) >= 1, "prp={prp} fault {fault}: {:?}", log.summary);
+            assert!(
+                log.summary.get("rollbacks").copied().unwrap_or(0) >= 1,
+                "prp={prp} fault {fault}: {:?}",
+                log.summary
+            );
             let detected = if prp { "gerbicz_failures" } else { "spot_failures" };
-            assert!(log.summary.get(detected).copied().unwrap_or(0) + log.summary.get("jacobi_failures").copied().unwrap_or(0) >= 1);
+            assert!(
+                log.summary.get(detected).copied().unwrap_or(0)
+                    + log.summary.get("jacobi_failures").copied().unwrap_or(0)
+                    >= 1
+            );
             assert!(log.events.iter().any(|e| e.outcome == "rollback"));
             assert!(verify(&cert), "prp={prp} fault {fault}: certificate does not verify");
         }
@@ -91,7 +110,8 @@ fn kill_9_at_random_moments_then_resume() {
         while trials < 20 && Instant::now() < deadline {
             let state = dir.path().join(format!("kill-{prp}-{trials}"));
             let cert = dir.path().join("k.cbor");
-            let mut args = vec!["--shift", "123", "--save-every", "0.01", "--key", &k, "--cert", cert.to_str().unwrap()];
+            let mut args =
+                vec!["--shift", "123", "--save-every", "0.01", "--key", &k, "--cert", cert.to_str().unwrap()];
             if prp {
                 args.push("--prp");
             }
@@ -157,19 +177,39 @@ fn ll_fault_is_caught_by_the_background_jacobi_check() {
     let (want, _) = reference(dir.path(), false);
     let cert = dir.path().join("jacobi.cbor");
     let k = key(dir.path());
-    let args = ["--shift", "123", "--spot", "off", "--save-every", "0", "--inject-fault", "8000:0:3", "--key", &k, "--cert", cert.to_str().unwrap()];
+    let args = [
+        "--shift",
+        "123",
+        "--spot",
+        "off",
+        "--save-every",
+        "0",
+        "--inject-fault",
+        "8000:0:3",
+        "--key",
+        &k,
+        "--cert",
+        cert.to_str().unwrap(),
+    ];
     let r = result(&prove(&dir.path().join("state"), &args).output().unwrap());
     assert_eq!(r["res64"], want.as_str());
     let log = checks(&cert);
     assert!(log.summary.get("jacobi_failures").copied().unwrap_or(0) >= 1, "{:?}", log.summary);
     // Caught during the run (at a save), not only by the final check at iteration p − 2.
-    assert!(log.events.iter().any(|e| e.check == "jacobi" && e.outcome == "fail" && e.iteration < 20009), "{:?}", log.events);
+    assert!(
+        log.events.iter().any(|e| e.check == "jacobi" && e.outcome == "fail" && e.iteration < 20009),
+        "{:?}",
+        log.events
+    );
     assert!(verify(&cert));
 }
 
 #[test]
 fn unwritable_state_dir_is_a_clear_error() {
-    let o = Command::new(env!("CARGO_BIN_EXE_prove")).args([P, "--engine", "cpu", "--state-dir", "/proc/nope"]).output().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_prove"))
+        .args([P, "--engine", "cpu", "--state-dir", "/proc/nope"])
+        .output()
+        .unwrap();
     assert!(!o.status.success());
     let e = String::from_utf8_lossy(&o.stderr);
     assert!(e.contains("state directory") && !e.contains("panicked"), "{e}");

@@ -6,14 +6,14 @@ mod common;
 
 use ed25519_dalek::SigningKey;
 use mersenne_cert::cert;
-use mersenne_cert::check::replay::{replay, ReplayOptions};
 use mersenne_cert::cpu_ref::GmpEngine;
 use mersenne_cert::engine::{Engine, EngineChoice};
 use mersenne_cert::exponent::{is_prime, TestKind};
 use mersenne_cert::progress::Progress;
-use mersenne_cert::report::{self, TestInfo};
-use mersenne_cert::layout::{CheckpointLayout, DEFAULT_RESIDUE_BUDGET};
+use mersenne_cert::run::checkpoints::{CheckpointLayout, DEFAULT_RESIDUE_BUDGET};
+use mersenne_cert::run::report::{self, TestInfo};
 use mersenne_cert::run::{self, RunEnd, RunOptions};
+use mersenne_cert::verify::replay::{replay, ReplayOptions};
 use rayon::prelude::*;
 
 fn test(p: u32, kind: TestKind) -> (String, Vec<u8>) {
@@ -21,7 +21,9 @@ fn test(p: u32, kind: TestKind) -> (String, Vec<u8>) {
     let mut e = GmpEngine::new(p, kind, shift);
     let total = kind.full_iterations(p);
     let layout = CheckpointLayout::choose(p, total.max(1), None, DEFAULT_RESIDUE_BUDGET).unwrap();
-    let RunEnd::Done(rec) = run::run(&mut e, RunOptions::simple(total, layout, shift), &mut Progress::hidden()).unwrap() else {
+    let RunEnd::Done(rec) =
+        run::run(&mut e, RunOptions::simple(total, layout, shift), &mut Progress::hidden()).unwrap()
+    else {
         panic!("not interrupted")
     };
     let outcome = cert::Outcome::from_final(kind, total, &rec.last).unwrap();
@@ -43,7 +45,8 @@ fn test(p: u32, kind: TestKind) -> (String, Vec<u8>) {
 
 fn verifies(bytes: &[u8]) -> bool {
     let Ok((body, _)) = cert::open(bytes, None) else { return false };
-    body.validate().is_ok() && replay(&body, &ReplayOptions { engine: EngineChoice::Cpu, jobs: 1, sample: None }).is_ok()
+    body.validate().is_ok()
+        && replay(&body, &ReplayOptions { engine: EngineChoice::Cpu, jobs: 1, sample: None }).is_ok()
 }
 
 #[test]
@@ -52,7 +55,12 @@ fn known_primes_up_to_4423_prove_prime_and_verify() {
     assert_eq!(known.len(), 20);
     // M2 = 3: prime by inspection; LL reports it, no PRP and no certificate (refused by design).
     let mut e = GmpEngine::new(2, TestKind::Ll, 0);
-    let RunEnd::Done(rec) = run::run(&mut e, RunOptions::simple(0, CheckpointLayout { every: 1, full_every: 1 }, 0), &mut Progress::hidden()).unwrap() else {
+    let RunEnd::Done(rec) = run::run(
+        &mut e,
+        RunOptions::simple(0, CheckpointLayout { every: 1, full_every: 1 }, 0),
+        &mut Progress::hidden(),
+    )
+    .unwrap() else {
         panic!("not interrupted")
     };
     assert_eq!(cert::Outcome::from_final(TestKind::Ll, 0, &rec.last).unwrap().status, "P");

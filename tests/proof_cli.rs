@@ -194,7 +194,8 @@ fn points_survive_a_resume_and_corruption_is_caught() {
     let saved = point_files(&points);
     assert!(!saved.is_empty());
     // Only points covered by a passed Gerbicz check are on disk: none beyond the saved state.
-    let state_at: u64 = stderr(&o).split("saved at iteration ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+    let state_at: u64 =
+        stderr(&o).split("saved at iteration ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
     assert!(saved.iter().all(|(k, _)| *k <= state_at), "{saved:?} beyond {state_at}");
     // Resumed, the run keeps its points and the proof verifies.
     let o = prove_prp(&env, "9689", &cert, &[]);
@@ -212,7 +213,11 @@ fn points_survive_a_resume_and_corruption_is_caught() {
     let o = prove_prp(&env, "9689", &cert, &[]);
     assert!(!o.status.success());
     let err = stderr(&o);
-    assert!(err.contains(&format!("proof point 0 (iteration {k}) is corrupt (checksum mismatch)")) && err.contains("--fresh"), "{err}");
+    assert!(
+        err.contains(&format!("proof point 0 (iteration {k}) is corrupt (checksum mismatch)"))
+            && err.contains("--fresh"),
+        "{err}"
+    );
     let o = prove_prp(&env, "9689", &cert, &["--fresh"]);
     assert!(o.status.success(), "{}", stderr(&o));
 }
@@ -222,7 +227,9 @@ fn tampered_proofs_are_refused_with_the_check_named() {
     let env = Env::new();
     let cert = env.path("c.cbor");
     let gimps = env.path("g.proof");
-    assert!(prove_prp(&env, "4423", &cert, &["--proof-power", "4", "--gimps-proof", gimps.to_str().unwrap()]).status.success());
+    assert!(prove_prp(&env, "4423", &cert, &["--proof-power", "4", "--gimps-proof", gimps.to_str().unwrap()])
+        .status
+        .success());
     let good = proof_bytes(&cert);
     let header = good.len() - 5 * 553;
     let bad = env.path("bad.cbor");
@@ -247,7 +254,10 @@ fn tampered_proofs_are_refused_with_the_check_named() {
         let v = env.verify(&bad, &[]);
         let err = stderr(&v);
         assert!(!v.status.success(), "byte {pos} accepted");
-        assert!(err.contains("FAILED: proof: ") && err.contains(needle) && !err.contains("panicked"), "byte {pos}: {err}");
+        assert!(
+            err.contains("FAILED: proof: ") && err.contains(needle) && !err.contains("panicked"),
+            "byte {pos}: {err}"
+        );
         // The same bytes as a GIMPS file.
         std::fs::write(&gimps, &t).unwrap();
         let v = bin("verify").arg("--gimps-proof").arg(&gimps).args(["--engine", "cpu"]).output().unwrap();
@@ -283,8 +293,17 @@ fn gimps_files_on_their_own() {
 #[test]
 #[ignore = "4914 GMP squarings at p = 1.26M: 15-25 s on 2 shared cores"]
 fn prpll_proof_verifies_via_cli() {
-    let v = bin("verify").arg("--gimps-proof").arg(common::fixture("proof/1257787-8.proof")).args(["--engine", "cpu"]).output().unwrap();
+    let v = bin("verify")
+        .arg("--gimps-proof")
+        .arg(common::fixture("proof/1257787-8.proof"))
+        .args(["--engine", "cpu"])
+        .output()
+        .unwrap();
     assert!(v.status.success(), "{}", stderr(&v));
-    assert!(stdout(&v).contains("M1257787 is a probable prime (GIMPS PRP proof, power 8, type-1 res64 0000000000000001"), "{}", stdout(&v));
+    assert!(
+        stdout(&v).contains("M1257787 is a probable prime (GIMPS PRP proof, power 8, type-1 res64 0000000000000001"),
+        "{}",
+        stdout(&v)
+    );
     assert!(stderr(&v).contains("4914 squarings"), "{}", stderr(&v));
 }

@@ -16,12 +16,24 @@ const RES_BYTES: usize = 157_224; // ceil(1257787 / 8)
 
 /// What PRPLL logged for this proof: middles' res64 and challenges.
 const MIDDLES: [u64; 8] = [
-    0x2becc13dcb180508, 0x1aea5443c6e7ceaa, 0x7da4241ba6ebfcd2, 0x36037b5e78733185,
-    0x4003d68346949199, 0xad26b90db44dab6f, 0xe612ebb533cf8825, 0x4cf2a84f99e08f2e,
+    0x2becc13dcb180508,
+    0x1aea5443c6e7ceaa,
+    0x7da4241ba6ebfcd2,
+    0x36037b5e78733185,
+    0x4003d68346949199,
+    0xad26b90db44dab6f,
+    0xe612ebb533cf8825,
+    0x4cf2a84f99e08f2e,
 ];
 const CHALLENGES: [u64; 8] = [
-    0x6cc0c63f2f31bbf5, 0xf137d3de0aa70818, 0x69e7aeefd3fdc482, 0xfda1c4ff7b91231f,
-    0x4af2abe778df173c, 0x855f8c8194ee7b7e, 0x81b2b1f105c8e2bb, 0x0cb3fee73b76e872,
+    0x6cc0c63f2f31bbf5,
+    0xf137d3de0aa70818,
+    0x69e7aeefd3fdc482,
+    0xfda1c4ff7b91231f,
+    0x4af2abe778df173c,
+    0x855f8c8194ee7b7e,
+    0x81b2b1f105c8e2bb,
+    0x0cb3fee73b76e872,
 ];
 
 #[test]

@@ -5,14 +5,14 @@
 
 use mersenne_cert::cpu_ref::GmpEngine;
 use mersenne_cert::exponent::TestKind;
-use mersenne_cert::layout::{CheckpointLayout, DEFAULT_RESIDUE_BUDGET};
 use mersenne_cert::progress::Progress;
 use mersenne_cert::proof::arith::{CpuArith, ProofArith};
 use mersenne_cert::proof::points::ProofStore;
 use mersenne_cert::proof::{pietrzak, prove_from_store};
 use mersenne_cert::residue::Residue;
+use mersenne_cert::run::checkpoints::{CheckpointLayout, DEFAULT_RESIDUE_BUDGET};
+use mersenne_cert::run::state::StateStore;
 use mersenne_cert::run::{self, Fault, RunEnd, RunError, RunOptions};
-use mersenne_cert::state::StateStore;
 use std::path::Path;
 
 const P: u32 = 4423;
@@ -110,7 +110,8 @@ fn interruption_and_resume() {
     // Repaired, the resumed run finishes with every point right.
     b[100] ^= 1;
     std::fs::write(&path, &b).unwrap();
-    let RunEnd::Done(rec) = run::run(&mut GmpEngine::new(P, TestKind::Prp, 17), o, &mut Progress::hidden()).unwrap() else {
+    let RunEnd::Done(rec) = run::run(&mut GmpEngine::new(P, TestKind::Prp, 17), o, &mut Progress::hidden()).unwrap()
+    else {
         panic!("not interrupted")
     };
     assert_eq!(rec.resumed_from, Some(k));
@@ -125,6 +126,7 @@ fn proofs_only_for_full_prp_runs() {
     o.total = 100;
     let e = run::run(&mut GmpEngine::new(P, TestKind::Prp, 0), o, &mut Progress::hidden()).unwrap_err();
     assert!(matches!(e, RunError::ProofNotFull { .. }), "{e}");
-    let e = run::run(&mut GmpEngine::new(P, TestKind::Ll, 0), options(&points, vec![]), &mut Progress::hidden()).unwrap_err();
+    let e = run::run(&mut GmpEngine::new(P, TestKind::Ll, 0), options(&points, vec![]), &mut Progress::hidden())
+        .unwrap_err();
     assert!(matches!(e, RunError::ProofNotFull { .. }), "{e}");
 }

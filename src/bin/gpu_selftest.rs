@@ -28,8 +28,8 @@ use clap::{Parser, Subcommand};
 use mersenne_cert::engine::{Engine, EngineError};
 use mersenne_cert::exponent::{is_prime, TestKind};
 use mersenne_cert::gpu::{self, GpuEngine, KernelChecker};
-use mersenne_cert::plan::Plan;
 use mersenne_cert::residue::Residue;
+use mersenne_cert::transform::plan::Plan;
 use rug::integer::Order;
 use rug::Integer;
 use std::process::ExitCode;
@@ -205,12 +205,16 @@ fn squaring(rng: &mut Rng, count: usize, min: u32, max: u32) -> Result<bool, Eng
 
 fn residues(rng: &mut Rng, file: &std::path::Path, max_exponent: Option<u32>) -> Result<bool, EngineError> {
     let text = std::fs::read_to_string(file).map_err(|e| EngineError::Other(format!("{}: {e}", file.display())))?;
-    println!("{:>10} {:>6} {:>10} {:>16} {:>16} {:>9}  verdict", "exponent", "iters", "shift", "expected", "got", "us/iter");
+    println!(
+        "{:>10} {:>6} {:>10} {:>16} {:>16} {:>9}  verdict",
+        "exponent", "iters", "shift", "expected", "got", "us/iter"
+    );
     let mut all = true;
     let rows = text.lines().filter(|l| !l.trim_start().starts_with('#') && !l.trim().is_empty());
     for (row, line) in rows.enumerate() {
         let f: Vec<&str> = line.split_whitespace().collect();
-        let parsed = (f.first().and_then(|v| v.parse::<u32>().ok()), f.get(1).and_then(|v| v.parse::<u64>().ok()), f.get(2));
+        let parsed =
+            (f.first().and_then(|v| v.parse::<u32>().ok()), f.get(1).and_then(|v| v.parse::<u64>().ok()), f.get(2));
         let (Some(p), Some(iters), Some(res)) = parsed else {
             return Err(EngineError::Other(format!("bad row: {line}")));
         };
@@ -226,7 +230,11 @@ fn residues(rng: &mut Rng, file: &std::path::Path, max_exponent: Option<u32>) ->
             let got = e.read()?.res64_hex();
             let ok = got.eq_ignore_ascii_case(res);
             all &= ok;
-            println!("{p:>10} {iters:>6} {s:>10} {:>16} {got:>16} {us:>9.1}  {}", res.to_uppercase(), if ok { "ok" } else { "MISMATCH" });
+            println!(
+                "{p:>10} {iters:>6} {s:>10} {:>16} {got:>16} {us:>9.1}  {}",
+                res.to_uppercase(),
+                if ok { "ok" } else { "MISMATCH" }
+            );
         }
     }
     Ok(all)
@@ -252,7 +260,10 @@ fn anchors_unless(exponents: Vec<u32>) -> Vec<u32> {
 
 fn bench(iters: u64, line_stages: Option<u32>, exponents: Vec<u32>) -> Result<bool, EngineError> {
     println!("device: {}", gpu::probe()?);
-    println!("{:>11} {:>6} {:>9} | {:>8} {:>6} | {:>9} {:>7}", "exponent", "n", "us/iter", "LucasNTT", "ratio", "CUDALucas", "PRPLL");
+    println!(
+        "{:>11} {:>6} {:>9} | {:>8} {:>6} | {:>9} {:>7}",
+        "exponent", "n", "us/iter", "LucasNTT", "ratio", "CUDALucas", "PRPLL"
+    );
     for p in anchors_unless(exponents) {
         let plan = match line_stages {
             Some(k) => Plan::new(p)?.with_line_stages(k)?,
@@ -283,7 +294,10 @@ fn field_rate(iters: u64, exponents: Vec<u32>) -> Result<bool, EngineError> {
     }
     println!("  products (gl_mul): {:.1}", rate.products * 1e-9);
     println!("floor of a squaring in us at these rates: its line DFTs' butterflies and its products");
-    println!("{:>11} {:>6} {:>11} {:>9} {:>9} {:>9} {:>6}", "exponent", "n", "butterflies", "products", "floor", "us/iter", "floor%");
+    println!(
+        "{:>11} {:>6} {:>11} {:>9} {:>9} {:>9} {:>6}",
+        "exponent", "n", "butterflies", "products", "floor", "us/iter", "floor%"
+    );
     for p in anchors_unless(exponents) {
         let plan = gpu::engine_plan(p)?;
         if plan.is_small() {
@@ -294,7 +308,11 @@ fn field_rate(iters: u64, exponents: Vec<u32>) -> Result<bool, EngineError> {
         let floor = f.butterflies_us + f.products_us;
         let us = gpu::bench_plan(plan, iters)?;
         let (b, m) = (f.butterflies_us, f.products_us);
-        println!("{p:>11} {:>6} {b:>11.1} {m:>9.1} {floor:>9.1} {us:>9.1} {:>5.0}%", format!("2^{n}"), 100.0 * floor / us);
+        println!(
+            "{p:>11} {:>6} {b:>11.1} {m:>9.1} {floor:>9.1} {us:>9.1} {:>5.0}%",
+            format!("2^{n}"),
+            100.0 * floor / us
+        );
     }
     Ok(true)
 }
@@ -333,10 +351,13 @@ fn proof_build(rng: &mut Rng, p: u32, power: u32) -> Result<bool, EngineError> {
     // real test's or random: on random points both must reject, at the final comparison.
     let timed_check = |engine: &mut GpuEngine, full: bool| -> Result<f64, EngineError> {
         let t = Instant::now();
-        let checked = with_arith(engine, |a| if full { pietrzak::verify(&proof, a, 3) } else { pietrzak::self_check(&proof, a) });
+        let checked =
+            with_arith(engine, |a| if full { pietrzak::verify(&proof, a, 3) } else { pietrzak::self_check(&proof, a) });
         match checked {
             Err(ProofError::Rejected { .. }) => Ok(t.elapsed().as_secs_f64()),
-            other => Err(EngineError::Other(format!("a proof of random points was not rejected at the final comparison: {other:?}"))),
+            other => Err(EngineError::Other(format!(
+                "a proof of random points was not rejected at the final comparison: {other:?}"
+            ))),
         }
     };
     let self_check_s = timed_check(&mut engine, false)?;
@@ -383,7 +404,8 @@ fn main() -> ExitCode {
     let outcome = match cli.cmd {
         Cmd::Kernels { from, to } => kernels(&mut rng, from, to),
         Cmd::Squaring { count, min, max, small } => {
-            let (min, max) = if small { (13, mersenne_cert::plan::largest_small_exponent()) } else { (min, max) };
+            let (min, max) =
+                if small { (13, mersenne_cert::transform::plan::largest_small_exponent()) } else { (min, max) };
             squaring(&mut rng, count, min, max)
         }
         Cmd::Residues { file, max_exponent } => residues(&mut rng, &file, max_exponent),

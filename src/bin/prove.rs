@@ -4,6 +4,7 @@
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Parser;
 use mersenne_cert::cert;
+use mersenne_cert::engine::select;
 use mersenne_cert::engine::EngineChoice;
 use mersenne_cert::exponent::{parse_exponent, TestKind};
 use mersenne_cert::progress::Progress;
@@ -11,11 +12,11 @@ use mersenne_cert::proof::arith::{CpuArith, ProofArith};
 use mersenne_cert::proof::pietrzak::final_span;
 use mersenne_cert::proof::session::{self, BuiltProof, ProofSetup};
 use mersenne_cert::residue::Residue;
-use mersenne_cert::layout::{default_residue_budget, CheckpointLayout};
-use mersenne_cert::report::{self, TestInfo};
+use mersenne_cert::run::checkpoints::{default_residue_budget, CheckpointLayout};
+use mersenne_cert::run::report::{self, TestInfo};
+use mersenne_cert::run::state::{self, StateStore};
 use mersenne_cert::run::{self, Fault, RunEnd, RunOptions, SpotMode};
-use mersenne_cert::state::{self, StateStore};
-use mersenne_cert::{fsutil, host, select, trace};
+use mersenne_cert::{fsutil, host, trace};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -39,7 +40,11 @@ enum Spot {
 }
 
 #[derive(Parser, Debug)]
-#[command(name = "prove", version, about = "Test 2^P-1 for primality (Lucas-Lehmer, or base-3 PRP) and write a signed certificate")]
+#[command(
+    name = "prove",
+    version,
+    about = "Test 2^P-1 for primality (Lucas-Lehmer, or base-3 PRP) and write a signed certificate"
+)]
 struct Args {
     /// The exponent P (a prime).
     #[arg(allow_hyphen_values = true)]
@@ -89,7 +94,7 @@ struct Args {
     #[arg(long, value_name = "N")]
     spot_threads: Option<usize>,
     /// Gerbicz block length L for PRP (checks at least every L^2 iterations).
-    #[arg(long, value_name = "L", default_value_t = mersenne_cert::check::gerbicz::DEFAULT_BLOCK)]
+    #[arg(long, value_name = "L", default_value_t = mersenne_cert::run::gerbicz::DEFAULT_BLOCK)]
     gerbicz_block: u64,
     /// PRP proof power K (default: what GIMPS programs choose for P); a verifier then needs
     /// about P/2^K squarings. Lowered, with a note, to fit --proof-disk-budget.
@@ -126,7 +131,8 @@ struct Args {
 
 fn parse_fault(text: &str) -> Result<Fault> {
     let parts: Vec<&str> = text.split(':').collect();
-    let num = |s: &str| s.parse::<u64>().with_context(|| format!("--inject-fault expects ITER[:WORD:BIT], got '{text}'"));
+    let num =
+        |s: &str| s.parse::<u64>().with_context(|| format!("--inject-fault expects ITER[:WORD:BIT], got '{text}'"));
     match parts.as_slice() {
         [i] => Ok(Fault { iteration: num(i)?, word: 0, bit: 0 }),
         [i, w, b] => {
@@ -177,7 +183,12 @@ fn corrupt_point(setup: &ProofSetup, index: usize) -> Result<()> {
 }
 
 /// Build the run's proof from its saved points and check it before anything is published.
-fn build_proof(setup: &ProofSetup, engine: &mut dyn mersenne_cert::engine::Engine, last: &Residue, args: &Args) -> Result<BuiltProof> {
+fn build_proof(
+    setup: &ProofSetup,
+    engine: &mut dyn mersenne_cert::engine::Engine,
+    last: &Residue,
+    args: &Args,
+) -> Result<BuiltProof> {
     if let Some(i) = args.corrupt_proof_point {
         corrupt_point(setup, i)?;
     }
@@ -208,7 +219,9 @@ fn tune(p: u32) -> Result<()> {
     println!("M{p}, n = 2^{}: µs per iteration by stages per line ({TUNE_ITERS} iterations each)", t.log2);
     for (k, timing) in &t.timings {
         match timing {
-            Ok(us) => println!("{k:>4} {us:>10.1}{}", if t.chosen == Some(*k) { "  <- kept for this length" } else { "" }),
+            Ok(us) => {
+                println!("{k:>4} {us:>10.1}{}", if t.chosen == Some(*k) { "  <- kept for this length" } else { "" })
+            }
             Err(why) => println!("{k:>4} {:>10}  ({why})", "-"),
         }
     }
@@ -231,7 +244,9 @@ fn real_main() -> Result<()> {
     let total = match args.iterations {
         None => full,
         Some(0) => bail!("--iterations must be at least 1"),
-        Some(n) if n > full => bail!("--iterations {n} exceeds the {full} iterations of a full {} test of M{p}", kind.worktype()),
+        Some(n) if n > full => {
+            bail!("--iterations {n} exceeds the {full} iterations of a full {} test of M{p}", kind.worktype())
+        }
         Some(n) => n,
     };
     let want_proof = kind == TestKind::Prp && total == full && !args.no_proof;
@@ -255,7 +270,8 @@ fn real_main() -> Result<()> {
     // Fail fast on everything that does not need the computation.
     let key = match &args.cert {
         Some(path) => {
-            fsutil::probe_writable(path).with_context(|| format!("cannot write the certificate to {}", path.display()))?;
+            fsutil::probe_writable(path)
+                .with_context(|| format!("cannot write the certificate to {}", path.display()))?;
             let (key, key_path, created) = cert::load_or_create(args.key.as_deref())?;
             if created {
                 eprintln!("created a new signing key at {}", key_path.display());
@@ -396,19 +412,25 @@ fn real_main() -> Result<()> {
         trace::mark("certificate body built");
         let bytes = cert::seal(&body, key);
         trace::mark("certificate signed");
-        fsutil::write_atomic(path, &bytes, 0o644).with_context(|| format!("cannot write the certificate to {}", path.display()))?;
+        fsutil::write_atomic(path, &bytes, 0o644)
+            .with_context(|| format!("cannot write the certificate to {}", path.display()))?;
         cert_ref = Some((path.display().to_string(), cert::certificate_hash(&bytes)));
         trace::mark("certificate written");
     }
     if let (Some(path), Some(b)) = (&args.gimps_proof, &info.proof) {
-        fsutil::write_atomic(path, &b.bytes, 0o644).with_context(|| format!("cannot write the proof file {}", path.display()))?;
+        fsutil::write_atomic(path, &b.bytes, 0o644)
+            .with_context(|| format!("cannot write the proof file {}", path.display()))?;
         trace::mark("gimps proof written");
     }
     let line = report::result_line(&info, &rec, &outcome, cert_ref.as_ref().map(|(a, b)| (a.as_str(), b.as_str())));
     println!("{line}");
     if let Some(path) = &args.json {
         use std::io::Write;
-        let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).with_context(|| format!("cannot append to {}", path.display()))?;
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .with_context(|| format!("cannot append to {}", path.display()))?;
         writeln!(f, "{line}")?;
     }
     trace::mark("result printed");
@@ -417,8 +439,9 @@ fn real_main() -> Result<()> {
     // state whose proof points are gone).
     store.forget()?;
     if let (Some(dir), Some(setup)) = (&args.keep_proof_points, &proof) {
-        std::fs::rename(setup.store.dir(), dir)
-            .with_context(|| format!("cannot move the proof points from {} to {}", setup.store.dir().display(), dir.display()))?;
+        std::fs::rename(setup.store.dir(), dir).with_context(|| {
+            format!("cannot move the proof points from {} to {}", setup.store.dir().display(), dir.display())
+        })?;
         eprintln!("proof points kept in {}", dir.display());
     }
     store.clear()?;

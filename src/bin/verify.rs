@@ -6,14 +6,18 @@
 use anyhow::{Context, Result};
 use clap::Parser;
 use mersenne_cert::cert;
-use mersenne_cert::check::proof::{check_certificate, verify_proof, ProofCheck};
-use mersenne_cert::check::replay::{replay, ReplayOptions};
 use mersenne_cert::engine::EngineChoice;
 use mersenne_cert::proof::Proof;
+use mersenne_cert::verify::proof::{check_certificate, verify_proof, ProofCheck};
+use mersenne_cert::verify::replay::{replay, ReplayOptions};
 use std::path::{Path, PathBuf};
 
 #[derive(Parser, Debug)]
-#[command(name = "verify", version, about = "Verify a mersenne-cert certificate (signature, structure, proof or independent replay) or a GIMPS PRP proof file")]
+#[command(
+    name = "verify",
+    version,
+    about = "Verify a mersenne-cert certificate (signature, structure, proof or independent replay) or a GIMPS PRP proof file"
+)]
 struct Args {
     /// The certificate file.
     #[arg(required_unless_present = "gimps_proof", conflicts_with = "gimps_proof")]
@@ -56,7 +60,8 @@ fn proof_line(c: &ProofCheck) -> String {
 /// `verify --gimps-proof FILE`.
 fn verify_gimps_file(path: &Path, engine: EngineChoice) -> Result<()> {
     let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let proof = Proof::from_gimps_bytes(&bytes).with_context(|| format!("{} is not a valid GIMPS proof", path.display()))?;
+    let proof =
+        Proof::from_gimps_bytes(&bytes).with_context(|| format!("{} is not a valid GIMPS proof", path.display()))?;
     let c = verify_proof(&proof, engine).context("proof")?;
     eprintln!("{}", proof_line(&c));
     let o = &c.report.outcome;
@@ -82,7 +87,10 @@ fn real_main() -> Result<()> {
     let (body, key) = cert::open(&bytes, trust.as_ref()).context("signature")?;
     body.validate().context("structure")?;
     let key_hex = hex::encode(key.as_bytes());
-    eprintln!("signature: ok (Ed25519 key {key_hex}{})", if trust.is_some() { ", trusted" } else { ", not pinned: pass --trust to require it" });
+    eprintln!(
+        "signature: ok (Ed25519 key {key_hex}{})",
+        if trust.is_some() { ", trusted" } else { ", not pinned: pass --trust to require it" }
+    );
     let proof = match body.proof {
         Some(_) => {
             let c = check_certificate(&body, args.engine).context("proof")?;
@@ -106,7 +114,11 @@ fn real_main() -> Result<()> {
         let start = std::time::Instant::now();
         let rep = replay(&body, &ReplayOptions { engine: args.engine, jobs, sample: args.sample }).context("replay")?;
         let secs = start.elapsed().as_secs_f64();
-        let pct = if rep.iterations_total == 0 { 100.0 } else { 100.0 * rep.iterations_replayed as f64 / rep.iterations_total as f64 };
+        let pct = if rep.iterations_total == 0 {
+            100.0
+        } else {
+            100.0 * rep.iterations_replayed as f64 / rep.iterations_total as f64
+        };
         if args.sample.is_some() {
             eprintln!(
                 "SPOT CHECK ONLY: replayed {} of {} segments ({pct:.2}% of the iterations); the rest is unchecked",

@@ -3,8 +3,8 @@
 //! result, the error-check log and an optional proof. Owns the CBOR form of the body and the
 //! structure check [`CertBody::validate`]; the arithmetic itself is checked by the replay.
 
-use super::time::parse_rfc3339_utc;
 use super::outcome::Outcome;
+use super::time::parse_rfc3339_utc;
 use super::{check_canonical, decode_exact, encode, CertError};
 use crate::exponent::{validate_exponent, TestKind};
 use crate::residue::{byte_count, Residue};
@@ -130,13 +130,9 @@ impl CertBody {
     /// squaring. Returns the first failure, naming the field (and checkpoint).
     pub fn validate(&self) -> Result<(), CertError> {
         use CertError as E;
-        let p =
-            validate_exponent(u64::from(self.exponent)).map_err(|e| E::invalid("exponent", e.to_string()))?;
+        let p = validate_exponent(u64::from(self.exponent)).map_err(|e| E::invalid("exponent", e.to_string()))?;
         if p == 2 {
-            return Err(E::invalid(
-                "exponent",
-                "M_2 = 3 is prime by inspection; certificates start at p = 3",
-            ));
+            return Err(E::invalid("exponent", "M_2 = 3 is prime by inspection; certificates start at p = 3"));
         }
         if self.shift >= p {
             return Err(E::invalid("shift", format!("shift count {} is not below p = {p}", self.shift)));
@@ -145,11 +141,7 @@ impl CertBody {
         if self.iterations == 0 || self.iterations > full {
             return Err(E::invalid(
                 "iterations",
-                format!(
-                    "{} is not in 1..={full} (a full {} test of M_{p})",
-                    self.iterations,
-                    self.kind.worktype()
-                ),
+                format!("{} is not in 1..={full} (a full {} test of M_{p})", self.iterations, self.kind.worktype()),
             ));
         }
         if self.program.name.is_empty() || self.program.version.is_empty() {
@@ -173,10 +165,7 @@ impl CertBody {
         for (i, c) in self.checkpoints.iter().enumerate() {
             let field = || format!("checkpoint {} (iteration {})", i + 1, c.iteration);
             if c.iteration == 0 || c.iteration > self.iterations {
-                return Err(CertError::invalid(
-                    field(),
-                    format!("iteration is not in 1..={}", self.iterations),
-                ));
+                return Err(CertError::invalid(field(), format!("iteration is not in 1..={}", self.iterations)));
             }
             if c.iteration <= previous {
                 return Err(CertError::invalid(
@@ -190,15 +179,10 @@ impl CertBody {
                     if bytes.len() != byte_count(p) {
                         return Err(CertError::invalid(
                             field(),
-                            format!(
-                                "residue is {} bytes, expected {} for p = {p}",
-                                bytes.len(),
-                                byte_count(p)
-                            ),
+                            format!("residue is {} bytes, expected {} for p = {p}", bytes.len(), byte_count(p)),
                         ));
                     }
-                    let r = Residue::from_bytes(p, bytes)
-                        .map_err(|e| CertError::invalid(field(), e.to_string()))?;
+                    let r = Residue::from_bytes(p, bytes).map_err(|e| CertError::invalid(field(), e.to_string()))?;
                     if r.hash() != c.hash {
                         return Err(CertError::invalid(field(), "residue hash does not match"));
                     }
@@ -208,10 +192,7 @@ impl CertBody {
             };
         }
         let Some(c) = self.checkpoints.last() else {
-            return Err(CertError::invalid(
-                "checkpoints",
-                "none recorded (the last must be at the final iteration)",
-            ));
+            return Err(CertError::invalid("checkpoints", "none recorded (the last must be at the final iteration)"));
         };
         if c.iteration != self.iterations {
             return Err(CertError::invalid(
@@ -231,10 +212,7 @@ impl CertBody {
     fn validate_result(&self, last: &Residue) -> Result<(), CertError> {
         let r = &self.result;
         if !["P", "C", "partial"].contains(&r.status.as_str()) {
-            return Err(CertError::invalid(
-                "result.status",
-                format!("{:?} is not one of P, C, partial", r.status),
-            ));
+            return Err(CertError::invalid("result.status", format!("{:?} is not one of P, C, partial", r.status)));
         }
         if !is_upper_hex(&r.res64, 16) {
             return Err(CertError::invalid("result.res64", "must be 16 upper-case hex digits"));
@@ -295,10 +273,7 @@ impl CertBody {
         for (i, e) in self.checks.events.iter().enumerate() {
             let field = || format!("checks.events[{i}] (iteration {})", e.iteration);
             if self.kind == TestKind::Ll && e.iteration > self.iterations {
-                return Err(CertError::invalid(
-                    field(),
-                    format!("iteration is beyond the run's {}", self.iterations),
-                ));
+                return Err(CertError::invalid(field(), format!("iteration is beyond the run's {}", self.iterations)));
             }
             if !CHECK_NAMES.contains(&e.check.as_str()) {
                 return Err(CertError::invalid(
@@ -357,8 +332,7 @@ mod tests {
         );
         // from_final agrees with the independent computation for full tests.
         for b in [&ll127, &prp127] {
-            let last =
-                Residue::from_bytes(127, b.checkpoints.last().unwrap().residue.as_ref().unwrap()).unwrap();
+            let last = Residue::from_bytes(127, b.checkpoints.last().unwrap().residue.as_ref().unwrap()).unwrap();
             assert_eq!(Outcome::from_final(b.kind, b.iterations, &last).unwrap(), b.result);
         }
         // PRP residue type 3 reports x_p itself (9 for a prime).
@@ -456,18 +430,12 @@ mod tests {
             &edit(&|b| b.result.status = "prime".into()),
             "result.status: \"prime\" is not one of P, C, partial",
         );
-        assert_rejects(
-            &edit(&|b| b.result.status = "C".into()),
-            "result.status: says C but the final residue gives P",
-        );
+        assert_rejects(&edit(&|b| b.result.status = "C".into()), "result.status: says C but the final residue gives P");
         assert_rejects(
             &edit(&|b| b.result.status = "partial".into()),
             "result.status: \"partial\" does not fit 125 of 125",
         );
-        assert_rejects(
-            &edit(&|b| b.result.res64 = "0".into()),
-            "result.res64: must be 16 upper-case hex digits",
-        );
+        assert_rejects(&edit(&|b| b.result.res64 = "0".into()), "result.res64: must be 16 upper-case hex digits");
         assert_rejects(&edit(&|b| b.result.res64 = "000000000000000a".into()), "result.res64: must be 16");
         assert_rejects(
             &edit(&|b| b.result.res64 = "0000000000000001".into()),
@@ -479,14 +447,8 @@ mod tests {
             }),
             "result.res2048: must be 512",
         );
-        assert_rejects(
-            &edit(&|b| b.result.res2048.replace_range(0..1, "1")),
-            "result.res2048: does not match",
-        );
-        assert_rejects(
-            &edit(&|b| b.result.residue_type = Some(1)),
-            "result.residue_type: Some(1): must be absent",
-        );
+        assert_rejects(&edit(&|b| b.result.res2048.replace_range(0..1, "1")), "result.res2048: does not match");
+        assert_rejects(&edit(&|b| b.result.residue_type = Some(1)), "result.residue_type: Some(1): must be absent");
         // Check log.
         assert_rejects(
             &edit(&|b| b.checks.events[1].check = "magic".into()),

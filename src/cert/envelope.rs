@@ -58,10 +58,7 @@ pub fn open(bytes: &[u8], trust: Option<&[u8; 32]>) -> Result<(CertBody, Verifyi
     key.verify_strict(&env.body, &Signature::from_bytes(signature)).map_err(|_| CertError::BadSignature)?;
     if let Some(trusted) = trust {
         if key.as_bytes() != trusted {
-            return Err(CertError::Untrusted {
-                found: hex::encode(key.as_bytes()),
-                trusted: hex::encode(trusted),
-            });
+            return Err(CertError::Untrusted { found: hex::encode(key.as_bytes()), trusted: hex::encode(trusted) });
         }
     }
     let body = CertBody::from_cbor(&env.body)?;
@@ -255,14 +252,8 @@ mod tests {
             matches!(open(&envelope(|e| e.format = "mersenne-kert".into()), None), Err(CertError::Format(f)) if f == "mersenne-kert")
         );
         assert!(matches!(open(&envelope(|e| e.version = 2), None), Err(CertError::Version(2))));
-        assert!(matches!(
-            open(&envelope(|e| e.public_key.truncate(31)), None),
-            Err(CertError::KeyLength(31))
-        ));
-        assert!(matches!(
-            open(&envelope(|e| e.signature.push(0)), None),
-            Err(CertError::SignatureLength(65))
-        ));
+        assert!(matches!(open(&envelope(|e| e.public_key.truncate(31)), None), Err(CertError::KeyLength(31))));
+        assert!(matches!(open(&envelope(|e| e.signature.push(0)), None), Err(CertError::SignatureLength(65))));
         assert!(matches!(open(&envelope(|e| e.signature[63] ^= 0x80), None), Err(CertError::BadSignature)));
         assert!(matches!(open(&envelope(|e| e.body[5] ^= 1), None), Err(CertError::BadSignature)));
         // The signature is over the exact bytes: a re-encoding of the same body does not verify.
@@ -279,10 +270,7 @@ mod tests {
             e.signature = ByteBuf::from(key(3).sign(&b).to_bytes().to_vec());
             e.body = ByteBuf::from(b);
         });
-        assert!(matches!(
-            open(&signed_tagged, None),
-            Err(CertError::NotCanonical { what: "certificate body" })
-        ));
+        assert!(matches!(open(&signed_tagged, None), Err(CertError::NotCanonical { what: "certificate body" })));
         // A signature by a small-order key is refused by verify_strict (here: the identity point).
         let mut identity = [0u8; 32];
         identity[0] = 1;
@@ -336,17 +324,7 @@ mod tests {
             [&[0xA1][..], &text("checkpoints"), &[0x9B], &max, &[0xA0; 10]].concat(),
             [&[0xA1][..], &text("host"), &[0x7B], &max, b"gpu"].concat(),
             [&[0xA1][..], &text("proof"), &[0x5B], &max, &[0u8; 10]].concat(),
-            [
-                &[0xA1][..],
-                &text("checks"),
-                &[0xA2],
-                &text("events"),
-                &[0x80],
-                &text("summary"),
-                &[0xBB],
-                &max,
-            ]
-            .concat(),
+            [&[0xA1][..], &text("checks"), &[0xA2], &text("events"), &[0x80], &text("summary"), &[0xBB], &max].concat(),
         ];
         for c in &body_cases {
             assert!(matches!(CertBody::from_cbor(c), Err(CertError::Decode { .. })), "{c:02x?}");

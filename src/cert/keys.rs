@@ -43,15 +43,11 @@ pub fn load_or_create(path: Option<&Path>) -> Result<(SigningKey, PathBuf, bool)
 pub fn parse_public_key_hex(s: &str) -> Result<[u8; 32], CertError> {
     let s = s.trim();
     if s.len() != 64 {
-        return Err(CertError::PublicKeyHex(format!(
-            "expected 64 hex digits, got {} characters",
-            s.chars().count()
-        )));
+        return Err(CertError::PublicKeyHex(format!("expected 64 hex digits, got {} characters", s.chars().count())));
     }
     let mut key = [0u8; 32];
     hex::decode_to_slice(s, &mut key).map_err(|e| CertError::PublicKeyHex(format!("not hex: {e}")))?;
-    VerifyingKey::from_bytes(&key)
-        .map_err(|_| CertError::PublicKeyHex("not a valid Ed25519 public key".into()))?;
+    VerifyingKey::from_bytes(&key).map_err(|_| CertError::PublicKeyHex("not a valid Ed25519 public key".into()))?;
     Ok(key)
 }
 
@@ -62,9 +58,7 @@ fn io_err(path: &Path) -> impl FnOnce(io::Error) -> CertError + '_ {
 /// Read and parse an existing key file.
 fn load(path: &Path) -> Result<SigningKey, CertError> {
     let mut text = Vec::new();
-    fs::File::open(path)
-        .and_then(|f| f.take(KEY_FILE_MAX + 1).read_to_end(&mut text))
-        .map_err(io_err(path))?;
+    fs::File::open(path).and_then(|f| f.take(KEY_FILE_MAX + 1).read_to_end(&mut text)).map_err(io_err(path))?;
     parse_key_file(&text).map_err(|why| CertError::KeyFile { path: path.to_path_buf(), why })
 }
 
@@ -72,10 +66,7 @@ fn load(path: &Path) -> Result<SigningKey, CertError> {
 fn parse_key_file(text: &[u8]) -> Result<SigningKey, String> {
     let digits = text.strip_suffix(b"\n").unwrap_or(text);
     if digits.len() != 64 {
-        return Err(format!(
-            "malformed: expected 64 hex digits and an optional newline, found {} bytes",
-            text.len()
-        ));
+        return Err(format!("malformed: expected 64 hex digits and an optional newline, found {} bytes", text.len()));
     }
     let mut seed = [0u8; 32];
     hex::decode_to_slice(digits, &mut seed)
@@ -239,10 +230,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let path = tmp.path().join("missing.key");
         let e = load_or_create(Some(&path)).unwrap_err();
-        assert!(
-            matches!(&e, CertError::KeyIo { source, .. } if source.kind() == io::ErrorKind::NotFound),
-            "{e}"
-        );
+        assert!(matches!(&e, CertError::KeyIo { source, .. } if source.kind() == io::ErrorKind::NotFound), "{e}");
         assert!(!path.exists());
         // A directory where the key should be is an error too, not a reason to create anything.
         assert!(load_or_create(Some(tmp.path())).is_err());

@@ -21,9 +21,9 @@ pub(crate) mod samples;
 mod time;
 
 pub use body::{CertBody, CheckEvent, CheckLog, Checkpoint, Program, CHECK_NAMES, CHECK_OUTCOMES};
-pub use outcome::Outcome;
 pub use envelope::{certificate_hash, open, seal, FORMAT, VERSION};
 pub use keys::{default_key_path, load_or_create, parse_public_key_hex};
+pub use outcome::Outcome;
 pub use time::rfc3339_utc;
 
 use serde::de::DeserializeOwned;
@@ -50,7 +50,9 @@ pub enum CertError {
     SignatureLength(usize),
     #[error("envelope public key is not a valid Ed25519 public key")]
     BadPublicKey,
-    #[error("signature does not verify: the certificate body was altered or was not signed by the key in the envelope")]
+    #[error(
+        "signature does not verify: the certificate body was altered or was not signed by the key in the envelope"
+    )]
     BadSignature,
     #[error("certificate is signed by key {found}, not by the trusted key {trusted}")]
     Untrusted { found: String, trusted: String },
@@ -91,8 +93,7 @@ fn encode<T: Serialize>(value: &T) -> Vec<u8> {
 /// levels.
 fn decode_exact<T: DeserializeOwned>(bytes: &[u8], what: &'static str) -> Result<T, CertError> {
     let mut rest = bytes;
-    let value: T =
-        ciborium::from_reader(&mut rest).map_err(|e| CertError::Decode { what, why: describe(e) })?;
+    let value: T = ciborium::from_reader(&mut rest).map_err(|e| CertError::Decode { what, why: describe(e) })?;
     if !rest.is_empty() {
         return Err(CertError::Trailing { what, count: rest.len() });
     }
@@ -103,9 +104,7 @@ fn decode_exact<T: DeserializeOwned>(bytes: &[u8], what: &'static str) -> Result
 fn describe(e: ciborium::de::Error<std::io::Error>) -> String {
     use ciborium::de::Error as E;
     match e {
-        E::Io(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
-            "truncated (input ends inside a value)".into()
-        }
+        E::Io(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => "truncated (input ends inside a value)".into(),
         E::Io(e) => e.to_string(),
         E::Syntax(offset) => format!("malformed CBOR at byte {offset}"),
         E::Semantic(Some(offset), why) => format!("{why} (at byte {offset})"),

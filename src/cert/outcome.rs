@@ -40,9 +40,8 @@ impl Outcome {
             // M_2 = 3 is prime; the recurrence only proves odd exponents.
             TestKind::Ll => (p == 2 || last.is_zero(), last.clone(), None),
             TestKind::Prp => {
-                let r = divide_by_9(last).ok_or_else(|| {
-                    CertError::invalid("exponent", "PRP base 3 needs p odd (3 divides M_2)")
-                })?;
+                let r = divide_by_9(last)
+                    .ok_or_else(|| CertError::invalid("exponent", "PRP base 3 needs p odd (3 divides M_2)"))?;
                 (r.equals_u64(1), r, Some(1))
             }
         };

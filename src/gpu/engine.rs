@@ -10,8 +10,8 @@ use super::pipeline::{addr, capture, flip_bit, Pipeline, Res};
 use super::small::SmallPipeline;
 use crate::engine::{Engine, EngineError, Shift, Slots, Value};
 use crate::exponent::TestKind;
-use crate::plan::Plan;
 use crate::residue::Residue;
+use crate::transform::plan::Plan;
 use cudarc::driver::{CudaEvent, CudaGraph, CudaSlice, PinnedHostSlice};
 
 /// The CUDA graphs hold 2^0 … 2^GRAPH_LOG2_MAX iterations.
@@ -127,7 +127,19 @@ impl GpuEngine {
             shift: dev.stream.alloc_zeros::<u32>(1).map_err(cuda_err("alloc"))?,
         };
         let shift = Shift::new(p, shift);
-        let mut e = GpuEngine { dev, pipe, buf, kind, shift, acc_shift: shift, graphs: Default::default(), mul_graph: None, host: None, staging: None, slots: Slots::default() };
+        let mut e = GpuEngine {
+            dev,
+            pipe,
+            buf,
+            kind,
+            shift,
+            acc_shift: shift,
+            graphs: Default::default(),
+            mul_graph: None,
+            host: None,
+            staging: None,
+            slots: Slots::default(),
+        };
         e.load(&Residue::from_u64(p, kind.start_value()))?;
         e.acc_reset()?;
         crate::trace::mark("gpu: buffers allocated, start value loaded");
@@ -169,7 +181,8 @@ impl GpuEngine {
         if self.staging.is_none() {
             // SAFETY: page-locked host memory, write-combined (the host only writes it); every
             // word is written below before the first copy from it.
-            let words = unsafe { self.dev.ctx.alloc_pinned::<u64>(self.pipe.plan().n()) }.map_err(cuda_err("host buffer"))?;
+            let words =
+                unsafe { self.dev.ctx.alloc_pinned::<u64>(self.pipe.plan().n()) }.map_err(cuda_err("host buffer"))?;
             self.staging = Some(Staging { words, sent: None });
         }
         let st = self.staging.as_mut().expect("allocated above");
@@ -226,7 +239,11 @@ impl GpuEngine {
         let h = self.host.as_ref().expect("allocated above");
         let words = h.x.as_slice().map_err(cuda_err("download"))?;
         let mut digits: Vec<i64> = words.iter().map(|&w| w as i64).collect();
-        crate::ntt::carry_fixup(self.pipe.plan(), &mut digits, h.carries.as_slice().map_err(cuda_err("download"))?);
+        crate::transform::twin::carry_fixup(
+            self.pipe.plan(),
+            &mut digits,
+            h.carries.as_slice().map_err(cuda_err("download"))?,
+        );
         Ok((digits, h.shift.as_slice().map_err(cuda_err("download"))?[0]))
     }
 
@@ -358,7 +375,8 @@ impl Engine for GpuEngine {
         match &self.pipe {
             Route::Passes(pipe) => {
                 if self.mul_graph.is_none() {
-                    self.mul_graph = Some(Graph(capture(d, 1, || pipe.multiply(d, acc, x, tmp, addr(d, &self.buf.shift)))?));
+                    self.mul_graph =
+                        Some(Graph(capture(d, 1, || pipe.multiply(d, acc, x, tmp, addr(d, &self.buf.shift)))?));
                 }
                 self.mul_graph.as_ref().expect("captured above").0.launch().map_err(cuda_err("graph launch"))?;
             }

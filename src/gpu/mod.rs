@@ -6,21 +6,20 @@
 //! - [`pipeline`]: the plan on the device and the launch sequence of one iteration;
 //! - [`small`]: at small lengths, one block and one launch for a whole batch of iterations;
 //! - [`engine`]: [`GpuEngine`], the [`crate::engine::Engine`] implementation;
-//! - [`check`]: kernel-by-kernel comparison with the CPU twin, for `gpu-selftest`;
-//! - [`rate`]: the field operations' throughput and the floor it sets, for `gpu-selftest`;
+//! - [`selftest`]: `check`, kernel-by-kernel comparison with the CPU twin, for `gpu-selftest`;
+//!   and `rate`: the field operations' throughput and the floor it sets, for `gpu-selftest`;
 //! - [`tune`]: the fastest pass shape per length on this GPU (`prove --tune`), cached.
 
-mod check;
 mod engine;
 mod module;
 mod pipeline;
-mod rate;
+mod selftest;
 mod small;
 mod tune;
 
-pub use check::{KernelChecker, KernelVerdict};
 pub use engine::GpuEngine;
-pub use rate::{field_rate, FieldRate, Floor};
+pub use selftest::check::{KernelChecker, KernelVerdict};
+pub use selftest::rate::{field_rate, FieldRate, Floor};
 pub use tune::{tune, Tuning};
 
 use crate::engine::EngineError;
@@ -33,13 +32,13 @@ pub fn probe() -> Result<String, EngineError> {
 
 /// The plan a [`GpuEngine`] takes for p: the stored tuning for its length (`prove --tune`) on
 /// this GPU, else the plan's default.
-pub fn engine_plan(p: u32) -> Result<crate::plan::Plan, EngineError> {
+pub fn engine_plan(p: u32) -> Result<crate::transform::plan::Plan, EngineError> {
     tune::plan_for(&module::Device::open()?, p)
 }
 
 /// Microseconds per LL iteration on `plan`, timed with CUDA events over `iters` iterations after
 /// a warm-up.
-pub fn bench_plan(plan: crate::plan::Plan, iters: u64) -> Result<f64, EngineError> {
+pub fn bench_plan(plan: crate::transform::plan::Plan, iters: u64) -> Result<f64, EngineError> {
     let mut e = GpuEngine::with_plan(plan, TestKind::Ll, 0)?;
     e.launch_iterations(200)?;
     e.synchronize()?;

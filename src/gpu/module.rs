@@ -4,9 +4,9 @@
 //! disk, keyed by source hash, GPU name, driver and NVRTC versions, so a second start is instant.
 
 use crate::engine::EngineError;
-use crate::line::MAX_POW2_LOG2;
-use crate::plan::MAX_SHARED_LOG2;
 use crate::trace;
+use crate::transform::line::MAX_POW2_LOG2;
+use crate::transform::plan::MAX_SHARED_LOG2;
 use cudarc::driver::{sys, CudaContext, CudaEvent, CudaFunction, CudaModule, CudaStream};
 use cudarc::nvrtc::Ptx;
 use std::ffi::CString;
@@ -46,7 +46,8 @@ fn source(files: &[(&str, &str)]) -> Result<String, EngineError> {
         .iter()
         .map(|(name, _)| {
             let path = dir.join(name);
-            std::fs::read_to_string(&path).map_err(|e| EngineError::Other(format!("kernel source {}: {e}", path.display())))
+            std::fs::read_to_string(&path)
+                .map_err(|e| EngineError::Other(format!("kernel source {}: {e}", path.display())))
         })
         .collect()
 }
@@ -291,7 +292,12 @@ impl Device {
 
 /// The module of a compilation unit: its cubin from the disk cache when present (compiled afresh
 /// if that entry does not load), else compiled and stored; and whether it came from the cache.
-fn build_module(ctx: &Arc<CudaContext>, source: &str, arch: &str, key: &str) -> Result<(Arc<CudaModule>, bool), EngineError> {
+fn build_module(
+    ctx: &Arc<CudaContext>,
+    source: &str,
+    arch: &str,
+    key: &str,
+) -> Result<(Arc<CudaModule>, bool), EngineError> {
     let (cubin, cached) = cubin_for(source, arch, key)?;
     trace::mark(if cached { "gpu: cubin read from cache" } else { "gpu: cubin compiled" });
     let module = match ctx.load_module(Ptx::from_binary(cubin)) {
@@ -315,7 +321,9 @@ mod tests {
         let text = SOURCES.iter().find(|(name, _)| *name == "ntt_block.cu").map(|(_, t)| *t).unwrap();
         let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("NTT_KERNEL")).collect();
         let expected: Vec<String> = (1..=MAX_SHARED_LOG2)
-            .map(|r| if r <= LATE_MAX_STAGES { format!("NTT_KERNEL_AND_LATE({r})") } else { format!("NTT_KERNEL({r})") })
+            .map(
+                |r| if r <= LATE_MAX_STAGES { format!("NTT_KERNEL_AND_LATE({r})") } else { format!("NTT_KERNEL({r})") },
+            )
             .collect();
         assert_eq!(lines, expected);
         assert!(text.contains("#define NTT_KERNEL_AND_LATE(R) NTT_KERNEL(R) NTT_PASS_KERNELS(R, _late, true)"));

@@ -5,15 +5,15 @@
 //! inverse stages), inverse column passes (unweighting and the carry walk fused into the last).
 //! The kernels are kernels/ntt_block.cu's: ntt_col_r<R> for the column passes, ntt_sq_r<R> for
 //! a squaring's row pass, ntt_r<R> for the row pass of other ops; each reads its pass's twiddle
-//! table (src/line.rs). A residue on the device is its
+//! table (src/transform/line.rs). A residue on the device is its
 //! digits plus one pending carry per segment (kernels/carry.cu). Kernels go out with
 //! programmatic dependent launch where the GPU has it (sm_90), so each starts while the previous
 //! one drains. Nothing is copied to the host.
 
 use super::module::{cuda_err, Device, Timer, LATE_MAX_STAGES};
 use crate::engine::EngineError;
-use crate::line::{twiddle_table, MAX_POW2_LOG2};
-use crate::plan::{ColumnPass, Plan, BLOCK_WORDS_LOG2, SHARED_BLOCKS_LOG2};
+use crate::transform::line::{twiddle_table, MAX_POW2_LOG2};
+use crate::transform::plan::{ColumnPass, Plan, BLOCK_WORDS_LOG2, SHARED_BLOCKS_LOG2};
 use cudarc::driver::{sys, CudaFunction, CudaGraph, CudaSlice, DevicePtr, DeviceRepr};
 use std::ffi::c_void;
 
@@ -93,7 +93,11 @@ pub(crate) fn general_products_per_value(plan: &Plan) -> f64 {
 }
 
 /// A CUDA graph of `count` runs of `step` (each queues launches on the device's stream).
-pub(crate) fn capture(dev: &Device, count: u64, mut step: impl FnMut() -> Result<(), EngineError>) -> Result<CudaGraph, EngineError> {
+pub(crate) fn capture(
+    dev: &Device,
+    count: u64,
+    mut step: impl FnMut() -> Result<(), EngineError>,
+) -> Result<CudaGraph, EngineError> {
     let s = &dev.stream;
     s.begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL).map_err(cuda_err("capture"))?;
     let queued = (0..count).try_for_each(|_| step());
@@ -132,7 +136,7 @@ impl Operands {
 }
 
 /// One pass: `stages` (R) radix-2 stages down to half-size 2^s_log (0: the row pass), 2^c_log
-/// lines a block, and the device address of its twiddle table (src/line.rs).
+/// lines a block, and the device address of its twiddle table (src/transform/line.rs).
 #[derive(Clone, Copy, Debug)]
 struct Pass {
     stages: u32,
@@ -182,7 +186,7 @@ pub(crate) fn upload_plan(dev: &Device, plan: &Plan) -> Result<(Layout, Vec<Cuda
     if plan.length().odd != 1 {
         return Err(EngineError::NoPlan { p: plan.exponent(), why: "GPU kernels take power-of-two lengths".into() });
     }
-    let upload = |v: &[crate::field::Gl]| {
+    let upload = |v: &[crate::transform::goldilocks::Gl]| {
         let words: Vec<u64> = v.iter().map(|g| g.value()).collect();
         dev.stream.clone_htod(&words).map_err(cuda_err("upload plan"))
     };
@@ -216,7 +220,10 @@ pub(crate) fn upload_plan(dev: &Device, plan: &Plan) -> Result<(Layout, Vec<Cuda
 impl Pipeline {
     pub fn new(dev: &Device, plan: Plan) -> Result<Pipeline, EngineError> {
         if plan.is_small() {
-            return Err(EngineError::Other(format!("n=2^{} is a small length: it runs on the one-block kernel", plan.log2())));
+            return Err(EngineError::Other(format!(
+                "n=2^{} is a small length: it runs on the one-block kernel",
+                plan.log2()
+            )));
         }
         let (layout, tables) = upload_plan(dev, &plan)?;
         let mut pass_tables = Vec::new();
@@ -239,14 +246,15 @@ impl Pipeline {
             .map(|ColumnPass { stages, s_log, c_log }| Ok(Pass { stages, s_log, c_log, table: table(s_log, stages)? }))
             .collect::<Result<Vec<Pass>, EngineError>>()?;
         let r = plan.shared_log2();
-        let row_c_log = (plan.log2() - r)
-            .saturating_sub(SHARED_BLOCKS_LOG2)
-            .min(BLOCK_WORDS_LOG2 - r)
-            .min(THREADS_LOG2 - r / 2);
+        let row_c_log =
+            (plan.log2() - r).saturating_sub(SHARED_BLOCKS_LOG2).min(BLOCK_WORDS_LOG2 - r).min(THREADS_LOG2 - r / 2);
         let row = Pass { stages: r, s_log: 0, c_log: row_c_log, table: table(0, r)? };
         // The kernels walk runs of the outermost pass as carry segments.
         if passes.first().map(|c| c.c_log) != Some(layout.seg_log) {
-            return Err(EngineError::Other(format!("carry segments of 2^{} digits do not match the passes", layout.seg_log)));
+            return Err(EngineError::Other(format!(
+                "carry segments of 2^{} digits do not match the passes",
+                layout.seg_log
+            )));
         }
         Ok(Pipeline { plan, layout, _tables: tables, _pass_tables: pass_tables, passes, row })
     }
@@ -302,8 +310,18 @@ impl Pipeline {
         let pow2 = pow2_columns(self.plan.log2(), pass.stages, pass.s_log, pass.c_log);
         let flags = if pow2 { flags | POW2 } else { flags };
         let Operands { x, other, shift } = io;
-        let args: [&dyn Arg; 10] =
-            [&x.x, &other, &pass.table, &x.carries, &shift, &self.layout, &pass.s_log, &pass.c_log, &(op as u32), &flags];
+        let args: [&dyn Arg; 10] = [
+            &x.x,
+            &other,
+            &pass.table,
+            &x.carries,
+            &shift,
+            &self.layout,
+            &pass.s_log,
+            &pass.c_log,
+            &(op as u32),
+            &flags,
+        ];
         Self::launch(dev, f, pass.shape(self.n()), &args)
     }
 
@@ -429,7 +447,7 @@ mod tests {
     #[test]
     fn line_dfts_cover_every_stage() {
         for log2 in 11..=22 {
-            for k in 5..=crate::plan::MAX_SHARED_LOG2 {
+            for k in 5..=crate::transform::plan::MAX_SHARED_LOG2 {
                 let plan = Plan::with_log2(15 << log2, log2).unwrap().with_line_stages(k).unwrap();
                 assert_eq!(line_dfts(&plan).iter().sum::<u32>(), log2, "2^{log2}, {k} stages per line");
             }

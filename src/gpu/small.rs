@@ -3,12 +3,12 @@
 //! the opt-in above 48 KiB), the launches (`count` squarings in one launch; the product acc·x),
 //! and its check against the CPU twin for `gpu-selftest kernels`.
 
-use super::check::{as_words, signed_words, KernelVerdict, Rng};
 use super::module::{cuda_err, Device, Timer};
 use super::pipeline::{addr, upload_plan, Layout, Op, Pipeline, Res, Shape, ADVANCE, LL};
+use super::selftest::check::{as_words, signed_words, KernelVerdict, Rng};
 use crate::engine::EngineError;
-use crate::ntt;
-use crate::plan::Plan;
+use crate::transform::plan::Plan;
+use crate::transform::twin;
 use cudarc::driver::{sys, CudaSlice};
 
 /// Most stages per round (the small_r1 .. small_r4 kernels).
@@ -60,7 +60,8 @@ impl SmallPipeline {
                 .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
                 .map_err(cuda_err("shared memory limit"))?;
             if shared_bytes as i64 > most as i64 {
-                let why = format!("n=2^{} needs {shared_bytes} bytes of shared memory, the GPU has {most}", plan.log2());
+                let why =
+                    format!("n=2^{} needs {shared_bytes} bytes of shared memory, the GPU has {most}", plan.log2());
                 return Err(EngineError::NoPlan { p: plan.exponent(), why });
             }
             let f = &dev.kernels.small[stages as usize - 1];
@@ -86,7 +87,17 @@ impl SmallPipeline {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn launch(&self, dev: &Device, x: Res, other: Res, tmp: u64, shift: u64, count: u32, op: Op, flags: u32) -> Result<(), EngineError> {
+    fn launch(
+        &self,
+        dev: &Device,
+        x: Res,
+        other: Res,
+        tmp: u64,
+        shift: u64,
+        count: u32,
+        op: Op,
+        flags: u32,
+    ) -> Result<(), EngineError> {
         let f = &dev.kernels.small[self.stages as usize - 1];
         let shape = Shape { blocks: 1, threads: self.threads, shared_bytes: self.shared_bytes };
         let args: [&dyn super::pipeline::Arg; 10] =
@@ -144,7 +155,7 @@ pub(crate) fn check(dev: &Device, plan: &Plan, rng: &mut Rng) -> Result<Vec<Kern
     let (dc, ac, bc) = (carries(), carries(), carries());
     let fixed = |d: &[i64], c: &[i64]| {
         let mut f = d.to_vec();
-        ntt::carry_fixup(plan, &mut f, c);
+        twin::carry_fixup(plan, &mut f, c);
         f
     };
     let s0 = (rng.next() % p as u64) as u32;
@@ -168,7 +179,7 @@ pub(crate) fn check(dev: &Device, plan: &Plan, rng: &mut Rng) -> Result<Vec<Kern
             let (mut want, mut s) = (fixed(&d, &dc), s0);
             for _ in 0..count {
                 s = ((2 * s as u64) % p as u64) as u32;
-                want = ntt::square_digits(plan, &want, ll.then(|| plan.minus_two_at(s)));
+                want = twin::square_digits(plan, &want, ll.then(|| plan.minus_two_at(s)));
             }
             let ok = got == signed_words(&want) && got_c.iter().all(|&c| c == 0) && got_s[0] == s;
             let what = if ll { "LL" } else { "PRP" };
@@ -181,8 +192,8 @@ pub(crate) fn check(dev: &Device, plan: &Plan, rng: &mut Rng) -> Result<Vec<Kern
         dev.stream.memcpy_htod(&[s0], &mut sh).map_err(cuda_err("upload"))?;
         pipe.multiply(dev, res(&x, &xc), res(&y, &yc), addr(dev, &tmp), addr(dev, &sh))?;
         let (fa, fb) = (fixed(&a, &ac), fixed(&b, &bc));
-        let ok = get(&x)? == signed_words(&ntt::multiply_digits(plan, &fa, &fb))
-            && get(&tmp)? == as_words(&ntt::forward(plan, &fb))
+        let ok = get(&x)? == signed_words(&twin::multiply_digits(plan, &fa, &fb))
+            && get(&tmp)? == as_words(&twin::forward(plan, &fb))
             && get(&xc)?.iter().all(|&c| c == 0)
             && get(&y)? == signed_words(&b)
             && dev.stream.clone_dtoh(&sh).map_err(cuda_err("download"))?[0] == s0;

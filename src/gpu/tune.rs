@@ -8,8 +8,8 @@
 use super::module::{cache_path, Device};
 use crate::engine::EngineError;
 use crate::fsutil;
-use crate::plan::Plan;
 use crate::trace;
+use crate::transform::plan::Plan;
 use std::ops::RangeInclusive;
 
 /// Stages per line that [`tune`] times (9 and 10 hold too many values per thread to compete).
@@ -80,12 +80,17 @@ pub fn tune(p: u32, iters: u64) -> Result<Tuning, EngineError> {
         };
         timings.push((k, timing));
     }
-    let best = timings.iter().filter_map(|(k, t)| t.as_ref().ok().map(|us| (*k, *us))).min_by(|a, b| a.1.total_cmp(&b.1));
+    let best =
+        timings.iter().filter_map(|(k, t)| t.as_ref().ok().map(|us| (*k, *us))).min_by(|a, b| a.1.total_cmp(&b.1));
     if let Some((k, us)) = best {
-        let path = cache_path(&name).ok_or_else(|| EngineError::Other("no cache directory to keep the tuning in".into()))?;
+        let path =
+            cache_path(&name).ok_or_else(|| EngineError::Other("no cache directory to keep the tuning in".into()))?;
         let mut text = std::fs::read_to_string(&path).unwrap_or_default();
         text.push_str(&format!("{log2} {k} {us:.2}\n"));
-        let stored = path.parent().map_or(Ok(()), std::fs::create_dir_all).and_then(|_| fsutil::write_atomic(&path, text.as_bytes(), 0o644));
+        let stored = path
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|_| fsutil::write_atomic(&path, text.as_bytes(), 0o644));
         stored.map_err(|e| EngineError::Other(format!("cannot store the tuning in {}: {e}", path.display())))?;
     }
     Ok(Tuning { log2, timings, chosen: best.map(|(k, _)| k) })

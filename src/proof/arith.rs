@@ -59,7 +59,10 @@ pub(crate) fn tree_levels(count: usize, heights: &[u64]) -> Result<u32, ProofErr
 }
 
 /// Run a batch and check that the arithmetic kept its side of the contract.
-pub(crate) fn checked_batch<A: ProofArith + ?Sized>(arith: &mut A, jobs: &[ExpMul<'_>]) -> Result<Vec<Residue>, ProofError> {
+pub(crate) fn checked_batch<A: ProofArith + ?Sized>(
+    arith: &mut A,
+    jobs: &[ExpMul<'_>],
+) -> Result<Vec<Residue>, ProofError> {
     let out = arith.exp_mul_batch(jobs);
     if out.len() != jobs.len() {
         return Err(ProofError::Arith(format!("exp_mul_batch returned {} results for {} jobs", out.len(), jobs.len())));
@@ -83,7 +86,8 @@ pub fn fold_in_blocks<A: ProofArith + ?Sized>(
     for q in 0..count / block {
         let mut layer = (q * block..(q + 1) * block).map(&mut *leaf).collect::<Result<Vec<_>, _>>()?;
         for &h in &heights[..block_bits as usize] {
-            let jobs: Vec<ExpMul<'_>> = layer.chunks(2).map(|pair| ExpMul { base: &pair[0], exp: h, factor: &pair[1] }).collect();
+            let jobs: Vec<ExpMul<'_>> =
+                layer.chunks(2).map(|pair| ExpMul { base: &pair[0], exp: h, factor: &pair[1] }).collect();
             layer = checked_batch(arith, &jobs)?;
         }
         stack.extend(layer);

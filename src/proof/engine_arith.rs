@@ -38,7 +38,9 @@ impl<'a> EngineArith<'a> {
     /// Wrap a PRP engine (its `iterate` must square); an LL engine is refused.
     pub fn new(engine: &'a mut dyn Engine) -> Result<Self, ProofError> {
         if engine.kind() != TestKind::Prp {
-            return Err(EngineError::Other("proof arithmetic needs a PRP engine (x -> x^2); this one runs LL".into()).into());
+            return Err(
+                EngineError::Other("proof arithmetic needs a PRP engine (x -> x^2); this one runs LL".into()).into()
+            );
         }
         Ok(EngineArith { engine, error: None })
     }
@@ -107,7 +109,12 @@ fn node_on(engine: &mut dyn Engine, left: usize, h: u64, right: usize, out: usiz
 }
 
 /// [`ProofArith::fold`] in the engine's scratch slots (slot i: the value at stack depth i).
-fn fold_on(engine: &mut dyn Engine, count: usize, heights: &[u64], leaf: &mut Leaves<'_>) -> Result<Residue, ProofError> {
+fn fold_on(
+    engine: &mut dyn Engine,
+    count: usize,
+    heights: &[u64],
+    leaf: &mut Leaves<'_>,
+) -> Result<Residue, ProofError> {
     tree_levels(count, heights)?;
     let mut depth = 0usize;
     for q in 0..count {
@@ -236,7 +243,7 @@ mod tests {
 
     #[test]
     fn fold_in_slots_matches_the_blocks() {
-        use crate::ntt::TwinEngine;
+        use crate::transform::twin::TwinEngine;
         let p = 607u32;
         let heights = [0x9e37_79b9_7f4a_7c15u64, 3, 0, u64::MAX, 1 << 63, 12345];
         let leaves: Vec<Residue> = (0..64).map(|i| value(p, i)).collect();
@@ -249,7 +256,8 @@ mod tests {
                 asked.push(i);
                 Ok(leaves[i].clone())
             };
-            let want = super::super::arith::fold_in_blocks(&mut CpuArith, count, &heights[..levels], &mut leaf).unwrap();
+            let want =
+                super::super::arith::fold_in_blocks(&mut CpuArith, count, &heights[..levels], &mut leaf).unwrap();
             assert_eq!(asked, (0..count).collect::<Vec<_>>(), "each leaf once, in order");
             let mut leaf = |i: usize| Ok(leaves[i].clone());
             for engine in [&mut twin as &mut dyn Engine, &mut gmp] {
@@ -264,7 +272,7 @@ mod tests {
 
     #[test]
     fn slots_keep_values_and_shifts() {
-        use crate::ntt::TwinEngine;
+        use crate::transform::twin::TwinEngine;
         let p = 521u32;
         let (a, b) = (value(p, 8), value(p, 9));
         let mut twin = TwinEngine::new(p, TestKind::Prp, 100).unwrap();
@@ -326,7 +334,10 @@ mod tests {
         let mut ea = EngineArith::new(&mut gmp).unwrap();
         let wrong = Residue::from_u64(607, 3);
         assert!(ea.square_n(&wrong, 3).is_zero());
-        assert!(ea.mul(&Residue::from_u64(521, 3), &Residue::from_u64(521, 3)).is_zero(), "calls after an error do nothing");
+        assert!(
+            ea.mul(&Residue::from_u64(521, 3), &Residue::from_u64(521, 3)).is_zero(),
+            "calls after an error do nothing"
+        );
         assert!(matches!(ea.take_error(), Some(EngineError::WrongExponent { want: 521, got: 607 })));
         // with_arith on a GMP engine uses CpuArith; the closure's result comes back.
         let r = with_arith(&mut gmp, |a| Ok(a.square_n(&Residue::from_u64(521, 3), 2))).unwrap();

@@ -67,7 +67,8 @@ fn field<'a>(rest: &mut &'a [u8], prefix: &'static str, expected: &'static str) 
 
 /// A decimal number as GIMPS programs print it: digits only, no leading zero, fits in u64.
 fn decimal(s: &str) -> Option<u64> {
-    let ok = !s.is_empty() && s.len() <= 19 && s.bytes().all(|c| c.is_ascii_digit()) && (s == "0" || !s.starts_with('0'));
+    let ok =
+        !s.is_empty() && s.len() <= 19 && s.bytes().all(|c| c.is_ascii_digit()) && (s == "0" || !s.starts_with('0'));
     if ok {
         s.parse().ok()
     } else {
@@ -95,7 +96,8 @@ pub fn decode(bytes: &[u8]) -> Result<Proof, ProofError> {
         .and_then(|v| u32::try_from(v).ok())
         .ok_or_else(|| FormatError::BadPower(power_text.to_string()))?;
     let number = field(&mut rest, "NUMBER=", "NUMBER=M<p>")?;
-    let p_value = number.strip_prefix('M').and_then(decimal).ok_or_else(|| FormatError::BadNumber(number.to_string()))?;
+    let p_value =
+        number.strip_prefix('M').and_then(decimal).ok_or_else(|| FormatError::BadNumber(number.to_string()))?;
     let p = validate_exponent(p_value).map_err(super::pietrzak::ScheduleError::from)?;
     super::pietrzak::check_params(p, power)?;
 
@@ -126,7 +128,8 @@ pub fn read_file(path: &Path) -> Result<Proof, ProofError> {
 
 /// Write a proof file atomically (temporary file, fsync, rename, fsync of the directory).
 pub fn write_file(proof: &Proof, path: &Path) -> Result<(), ProofError> {
-    crate::fsutil::write_atomic(path, &encode(proof), 0o644).map_err(|source| ProofError::Io { path: path.to_path_buf(), source })
+    crate::fsutil::write_atomic(path, &encode(proof), 0o644)
+        .map_err(|source| ProofError::Io { path: path.to_path_buf(), source })
 }
 
 #[cfg(test)]
@@ -167,21 +170,51 @@ mod tests {
         assert!(Proof::from_gimps_bytes(&with_header(ok, 31, 3)).is_ok());
         type Check = fn(&ProofError) -> bool;
         let cases: &[(&str, Check)] = &[
-            ("PRP PROOF \nVERSION=2\nHASHSIZE=64\nPOWER=2\nNUMBER=M31\n", |e| matches!(e, ProofError::Format(FormatError::BadHeader { .. }))),
-            ("PRP PROOF\nVERSION=1\nHASHSIZE=64\nPOWER=2\nNUMBER=M31\n", |e| matches!(e, ProofError::Format(FormatError::UnsupportedVersion(_)))),
-            ("PRP PROOF\nVERSION=2\nHASHSIZE=32\nPOWER=2\nNUMBER=M31\n", |e| matches!(e, ProofError::Format(FormatError::UnsupportedHashSize(_)))),
-            ("PRP PROOF\nVERSION=2\nHASHSIZE=64\nPOWER=02\nNUMBER=M31\n", |e| matches!(e, ProofError::Format(FormatError::BadPower(_)))),
-            ("PRP PROOF\nVERSION=2\nHASHSIZE=64\nPOWER=+2\nNUMBER=M31\n", |e| matches!(e, ProofError::Format(FormatError::BadPower(_)))),
-            ("PRP PROOF\nVERSION=2\nHASHSIZE=64\nPOWER=2\nNUMBER=M031\n", |e| matches!(e, ProofError::Format(FormatError::BadNumber(_)))),
-            ("PRP PROOF\nVERSION=2\nHASHSIZE=64\nPOWER=2\nNUMBER=M31/7\n", |e| matches!(e, ProofError::Format(FormatError::BadNumber(_)))),
-            ("PRP PROOF\nVERSION=2\nHASHSIZE=64\nPOWER=2\nNUMBER=2^31-1\n", |e| matches!(e, ProofError::Format(FormatError::BadNumber(_)))),
-            ("PRP PROOF\nVERSION=2\nHASHSIZE=64\nPOWER=2\nNUMBER=M33\n", |e| matches!(e, ProofError::Schedule(ScheduleError::Exponent(ExponentError::NotPrime(33))))),
-            ("PRP PROOF\nVERSION=2\nHASHSIZE=64\nPOWER=2\nNUMBER=M2\n", |e| matches!(e, ProofError::Schedule(ScheduleError::EvenExponent(2)))),
-            ("PRP PROOF\nVERSION=2\nHASHSIZE=64\nPOWER=0\nNUMBER=M31\n", |e| matches!(e, ProofError::Schedule(ScheduleError::PowerOutOfRange { .. }))),
-            ("PRP PROOF\nVERSION=2\nHASHSIZE=64\nPOWER=13\nNUMBER=M31\n", |e| matches!(e, ProofError::Schedule(ScheduleError::PowerOutOfRange { .. }))),
-            ("PRP PROOF\nVERSION=2\nHASHSIZE=64\nPOWER=99999999999999999999\nNUMBER=M31\n", |e| matches!(e, ProofError::Format(FormatError::BadPower(_)))),
-            ("PRP PROOF\nVERSION=2\nHASHSIZE=64\nPOWER=2\nNUMBER=M1000000007\n", |e| matches!(e, ProofError::Schedule(ScheduleError::Exponent(ExponentError::TooLarge(_))))),
-            ("PRP PROOF\r\nVERSION=2\nHASHSIZE=64\nPOWER=2\nNUMBER=M31\n", |e| matches!(e, ProofError::Format(FormatError::BadHeader { .. }))),
+            ("PRP PROOF \nVERSION=2\nHASHSIZE=64\nPOWER=2\nNUMBER=M31\n", |e| {
+                matches!(e, ProofError::Format(FormatError::BadHeader { .. }))
+            }),
+            ("PRP PROOF\nVERSION=1\nHASHSIZE=64\nPOWER=2\nNUMBER=M31\n", |e| {
+                matches!(e, ProofError::Format(FormatError::UnsupportedVersion(_)))
+            }),
+            ("PRP PROOF\nVERSION=2\nHASHSIZE=32\nPOWER=2\nNUMBER=M31\n", |e| {
+                matches!(e, ProofError::Format(FormatError::UnsupportedHashSize(_)))
+            }),
+            ("PRP PROOF\nVERSION=2\nHASHSIZE=64\nPOWER=02\nNUMBER=M31\n", |e| {
+                matches!(e, ProofError::Format(FormatError::BadPower(_)))
+            }),
+            ("PRP PROOF\nVERSION=2\nHASHSIZE=64\nPOWER=+2\nNUMBER=M31\n", |e| {
+                matches!(e, ProofError::Format(FormatError::BadPower(_)))
+            }),
+            ("PRP PROOF\nVERSION=2\nHASHSIZE=64\nPOWER=2\nNUMBER=M031\n", |e| {
+                matches!(e, ProofError::Format(FormatError::BadNumber(_)))
+            }),
+            ("PRP PROOF\nVERSION=2\nHASHSIZE=64\nPOWER=2\nNUMBER=M31/7\n", |e| {
+                matches!(e, ProofError::Format(FormatError::BadNumber(_)))
+            }),
+            ("PRP PROOF\nVERSION=2\nHASHSIZE=64\nPOWER=2\nNUMBER=2^31-1\n", |e| {
+                matches!(e, ProofError::Format(FormatError::BadNumber(_)))
+            }),
+            ("PRP PROOF\nVERSION=2\nHASHSIZE=64\nPOWER=2\nNUMBER=M33\n", |e| {
+                matches!(e, ProofError::Schedule(ScheduleError::Exponent(ExponentError::NotPrime(33))))
+            }),
+            ("PRP PROOF\nVERSION=2\nHASHSIZE=64\nPOWER=2\nNUMBER=M2\n", |e| {
+                matches!(e, ProofError::Schedule(ScheduleError::EvenExponent(2)))
+            }),
+            ("PRP PROOF\nVERSION=2\nHASHSIZE=64\nPOWER=0\nNUMBER=M31\n", |e| {
+                matches!(e, ProofError::Schedule(ScheduleError::PowerOutOfRange { .. }))
+            }),
+            ("PRP PROOF\nVERSION=2\nHASHSIZE=64\nPOWER=13\nNUMBER=M31\n", |e| {
+                matches!(e, ProofError::Schedule(ScheduleError::PowerOutOfRange { .. }))
+            }),
+            ("PRP PROOF\nVERSION=2\nHASHSIZE=64\nPOWER=99999999999999999999\nNUMBER=M31\n", |e| {
+                matches!(e, ProofError::Format(FormatError::BadPower(_)))
+            }),
+            ("PRP PROOF\nVERSION=2\nHASHSIZE=64\nPOWER=2\nNUMBER=M1000000007\n", |e| {
+                matches!(e, ProofError::Schedule(ScheduleError::Exponent(ExponentError::TooLarge(_))))
+            }),
+            ("PRP PROOF\r\nVERSION=2\nHASHSIZE=64\nPOWER=2\nNUMBER=M31\n", |e| {
+                matches!(e, ProofError::Format(FormatError::BadHeader { .. }))
+            }),
         ];
         for (h, check) in cases {
             let e = err(&with_header(h, 31, 3));

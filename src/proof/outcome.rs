@@ -77,9 +77,8 @@ pub fn prp_outcome(b: &Residue) -> PrpOutcome {
     let inv9 = Integer::from(9).invert(&m).unwrap_or_default();
     let type1 = Residue::from_integer(p, &(b.to_integer() * inv9));
     let probable_prime = b.equals_u64(9);
-    let disguised_positive = !probable_prime
-        && p > 2
-        && type1.to_integer().pow_mod(&small_root_exponent(p), &m).is_ok_and(|t| t == 1);
+    let disguised_positive =
+        !probable_prime && p > 2 && type1.to_integer().pow_mod(&small_root_exponent(p), &m).is_ok_and(|t| t == 1);
     PrpOutcome { probable_prime, type3_res64: b.res64(), type1, disguised_positive }
 }
 

@@ -79,9 +79,7 @@ fn points_unchecked(p: u32, power: u32) -> Vec<u64> {
     let sp = spans(p, power);
     let count = 1usize << power;
     let mut out: Vec<u64> = (1..count)
-        .map(|j| {
-            (0..power as usize).filter(|&l| (j >> (power as usize - 1 - l)) & 1 == 1).map(|l| sp[l]).sum()
-        })
+        .map(|j| (0..power as usize).filter(|&l| (j >> (power as usize - 1 - l)) & 1 == 1).map(|l| sp[l]).sum())
         .collect();
     out.push(p as u64);
     out
@@ -181,7 +179,11 @@ where
     let mut get = |i: usize| -> Result<Residue, ProofError> {
         let r = load(i)?;
         if r.exponent() != p {
-            return Err(ProofError::MixedExponents { expected: p, which: format!("proof point {i}"), got: r.exponent() });
+            return Err(ProofError::MixedExponents {
+                expected: p,
+                which: format!("proof point {i}"),
+                got: r.exponent(),
+            });
         }
         Ok(r)
     };
@@ -217,7 +219,12 @@ pub fn self_check<A: ProofArith + ?Sized>(proof: &Proof, arith: &mut A) -> Resul
     check(proof, arith, 3, false)
 }
 
-fn check<A: ProofArith + ?Sized>(proof: &Proof, arith: &mut A, x0: u64, unit_test: bool) -> Result<ProofReport, ProofError> {
+fn check<A: ProofArith + ?Sized>(
+    proof: &Proof,
+    arith: &mut A,
+    x0: u64,
+    unit_test: bool,
+) -> Result<ProofReport, ProofError> {
     let p = proof.p();
     require_nonzero(proof.b(), || "B".to_string())?;
     for (i, m) in proof.middles().iter().enumerate() {
@@ -231,7 +238,8 @@ fn check<A: ProofArith + ?Sized>(proof: &Proof, arith: &mut A, x0: u64, unit_tes
         if span % 2 == 1 {
             b = arith.square_n(&b, 1);
         }
-        let mut next = checked_batch(arith, &[ExpMul { base: m, exp: h, factor: &b }, ExpMul { base: &a, exp: h, factor: m }])?;
+        let mut next =
+            checked_batch(arith, &[ExpMul { base: m, exp: h, factor: &b }, ExpMul { base: &a, exp: h, factor: m }])?;
         a = next.pop().expect("batch checked two results");
         b = next.pop().expect("batch checked two results");
         span = span.div_ceil(2);
@@ -296,7 +304,16 @@ mod tests {
         for power in 1..=6 {
             let mut asked = Vec::new();
             let x = Residue::from_u64(p, 5);
-            build(p, power, |i| { asked.push(i); Ok(x.clone()) }, &mut CpuArith).unwrap();
+            build(
+                p,
+                power,
+                |i| {
+                    asked.push(i);
+                    Ok(x.clone())
+                },
+                &mut CpuArith,
+            )
+            .unwrap();
             assert_eq!(asked, load_order(power), "power {power}");
         }
     }

@@ -120,11 +120,22 @@ impl ProofStore {
         let bytes = fs::read(&path).map_err(|source| StoreError::Io { path: path.clone(), source })?;
         let header = bytes.get(..HEADER_LEN).filter(|h| &h[..8] == MAGIC && h[8..12] == p.to_le_bytes());
         let Some(header) = header else {
-            return Err(StoreError::Corrupt { index: 0, iteration: p as u64, path, why: "not a proof point of this exponent" });
+            return Err(StoreError::Corrupt {
+                index: 0,
+                iteration: p as u64,
+                path,
+                why: "not a proof point of this exponent",
+            });
         };
         let power = u32::from_le_bytes(header[12..16].try_into().expect("4 bytes"));
         pietrzak::check_params(p, power)?;
-        Ok(ProofStore { dir: dir.to_path_buf(), p, power, saved_power: power, points: pietrzak::proof_points(p, power)? })
+        Ok(ProofStore {
+            dir: dir.to_path_buf(),
+            p,
+            power,
+            saved_power: power,
+            points: pietrzak::proof_points(p, power)?,
+        })
     }
 
     /// The same saved points seen as a store of a power at most the saved one: the points of
@@ -187,13 +198,15 @@ impl ProofStore {
             return Err(StoreError::NotAPoint { p: self.p, power: self.power, iteration });
         }
         let path = self.path(iteration);
-        crate::fsutil::write_atomic(&path, &self.encode(iteration, r), 0o644).map_err(|source| StoreError::Io { path, source })
+        crate::fsutil::write_atomic(&path, &self.encode(iteration, r), 0o644)
+            .map_err(|source| StoreError::Io { path, source })
     }
 
     /// Load point `index` (0-based into [`ProofStore::points`]), checking its hash and header.
     pub fn load(&self, index: usize) -> Result<Residue, StoreError> {
         let count = self.points.len();
-        let iteration = *self.points.get(index).ok_or(StoreError::IndexOutOfRange { index, power: self.power, count })?;
+        let iteration =
+            *self.points.get(index).ok_or(StoreError::IndexOutOfRange { index, power: self.power, count })?;
         let path = self.path(iteration);
         let bytes = match fs::read(&path) {
             Ok(b) => b,
@@ -235,12 +248,15 @@ impl ProofStore {
             let name = entry.file_name();
             let name = name.to_string_lossy();
             let ours = name.split_once(".point").is_some_and(|(k, rest)| {
-                k.parse::<u64>().is_ok_and(|k| self.points.binary_search(&k).is_ok()) && (rest.is_empty() || rest.starts_with(".tmp"))
+                k.parse::<u64>().is_ok_and(|k| self.points.binary_search(&k).is_ok())
+                    && (rest.is_empty() || rest.starts_with(".tmp"))
             });
             if ours {
                 let path = entry.path();
                 match fs::remove_file(&path) {
-                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(StoreError::Io { path, source: e }),
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                        return Err(StoreError::Io { path, source: e })
+                    }
                     _ => {}
                 }
             }

@@ -45,7 +45,8 @@ pub fn with_prefetch<T>(
                 Some(&want) if want == i => {}
                 _ => return Err(ProofError::Arith(format!("proof point {i} asked for out of the build's order"))),
             }
-            let got = receivers[next % READERS].recv().map_err(|_| ProofError::Arith("a point reader stopped".into()))?;
+            let got =
+                receivers[next % READERS].recv().map_err(|_| ProofError::Arith("a point reader stopped".into()))?;
             next += 1;
             got
         };

@@ -60,7 +60,14 @@ impl Env {
         if !key.exists() {
             std::fs::write(&key, format!("{}\n", "11".repeat(32))).unwrap();
         }
-        bin("prove").args(args).arg("--key").arg(&key).args(["--engine", "cpu", "--state-dir"]).arg(self.path("state")).output().unwrap()
+        bin("prove")
+            .args(args)
+            .arg("--key")
+            .arg(&key)
+            .args(["--engine", "cpu", "--state-dir"])
+            .arg(self.path("state"))
+            .output()
+            .unwrap()
     }
     pub fn verify(&self, cert: &Path, extra: &[&str]) -> Output {
         bin("verify").arg(cert).args(["--engine", "cpu"]).args(extra).output().unwrap()

@@ -3,11 +3,11 @@
 //! squaring's arithmetic on a plan: no kernel made of these operations does that squaring
 //! faster. For `gpu-selftest field-rate`.
 
-use super::module::{cuda_err, Device, Timer};
-use super::pipeline::{general_products_per_value, line_dfts, Pipeline, Shape};
 use crate::engine::EngineError;
-use crate::line::MAX_POW2_LOG2;
-use crate::plan::Plan;
+use crate::gpu::module::{cuda_err, Device, Timer};
+use crate::gpu::pipeline::{general_products_per_value, line_dfts, Pipeline, Shape};
+use crate::transform::line::MAX_POW2_LOG2;
+use crate::transform::plan::Plan;
 use cudarc::driver::sys::CUdevice_attribute;
 use cudarc::driver::CudaFunction;
 
@@ -45,14 +45,13 @@ pub fn field_rate() -> Result<FieldRate, EngineError> {
     // rate_lines<q> (32 values, 64 for q = MAX_POW2_LOG2), one product per value for rate_mul (32).
     let per_round = |q: u32| if q == MAX_POW2_LOG2 { 64 * q } else { 32 * q };
     let dev = Device::open()?;
-    let sms = dev
-        .ctx
-        .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
-        .map_err(cuda_err("SM count"))? as u32;
+    let sms =
+        dev.ctx.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT).map_err(cuda_err("SM count"))?
+            as u32;
     let blocks = sms * BLOCKS_PER_SM;
     // SAFETY: each kernel writes one word per thread, all of which the buffer holds.
     let out = unsafe { dev.stream.alloc::<u64>((blocks * THREADS) as usize) }.map_err(cuda_err("rate buffer"))?;
-    let out_addr = super::pipeline::addr(&dev, &out);
+    let out_addr = crate::gpu::pipeline::addr(&dev, &out);
     // Operations per second of one kernel doing `per_round` per round and thread.
     let rate = |f: &CudaFunction, per_round: u32, seed: u64| -> Result<f64, EngineError> {
         let shape = || Shape { blocks, threads: THREADS, shared_bytes: 0 };
@@ -64,7 +63,10 @@ pub fn field_rate() -> Result<FieldRate, EngineError> {
     };
     let seed = 0x9E37_79B9_7F4A_7C15u64;
     let (line_kernels, mul) = dev.rate_kernels()?;
-    let lines = (1..=MAX_POW2_LOG2).zip(&line_kernels).map(|(q, f)| rate(f, per_round(q), seed ^ u64::from(q))).collect::<Result<_, _>>()?;
+    let lines = (1..=MAX_POW2_LOG2)
+        .zip(&line_kernels)
+        .map(|(q, f)| rate(f, per_round(q), seed ^ u64::from(q)))
+        .collect::<Result<_, _>>()?;
     let products = rate(&mul, 32, seed)?;
     Ok(FieldRate { device: dev.description.clone(), lines, products })
 }
@@ -80,6 +82,9 @@ impl FieldRate {
     pub fn floor(&self, plan: &Plan) -> Floor {
         let n = plan.n() as f64;
         let butterflies: f64 = line_dfts(plan).into_iter().map(|q| self.line_s(q)).sum();
-        Floor { butterflies_us: n * butterflies * 1e6, products_us: n * general_products_per_value(plan) / self.products * 1e6 }
+        Floor {
+            butterflies_us: n * butterflies * 1e6,
+            products_us: n * general_products_per_value(plan) / self.products * 1e6,
+        }
     }
 }

@@ -1,11 +1,11 @@
-//! What a run returns (src/run.rs): the record of a finished run, how a run ended, and why one
+//! What a run returns (src/run/mod.rs): the record of a finished run, how a run ended, and why one
 //! failed.
 
 use crate::cert::{CheckLog, Checkpoint};
 use crate::engine::EngineError;
 use crate::proof::points::StoreError;
 use crate::residue::Residue;
-use crate::state::StateError;
+use crate::run::state::StateError;
 use thiserror::Error;
 
 /// Rollbacks to the same iteration after which an error is called consistent (not transient).
@@ -56,5 +56,7 @@ pub struct RunRecord {
 pub enum RunEnd {
     Done(RunRecord),
     /// Stopped on request after saving a verified state at `iteration`.
-    Interrupted { iteration: u64 },
+    Interrupted {
+        iteration: u64,
+    },
 }

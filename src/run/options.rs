@@ -2,9 +2,9 @@
 //! fall, how its error checks are scheduled, where it saves, and the faults and stops that tests
 //! inject. The driver ([`crate::run`]) re-exports these types.
 
-use crate::layout::CheckpointLayout;
 use crate::proof::points::ProofStore;
-use crate::state::StateStore;
+use crate::run::checkpoints::CheckpointLayout;
+use crate::run::state::StateStore;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
@@ -56,7 +56,7 @@ impl RunOptions {
             layout,
             shift,
             started: String::new(),
-            gerbicz_block: crate::check::gerbicz::DEFAULT_BLOCK,
+            gerbicz_block: crate::run::gerbicz::DEFAULT_BLOCK,
             store: None,
             save_every: Duration::from_secs(60),
             spot: SpotMode::Off,

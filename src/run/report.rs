@@ -73,7 +73,8 @@ pub fn result_line(info: &TestInfo, rec: &RunRecord, outcome: &Outcome, cert: Op
         m.insert("fft-length".into(), json!(n));
     }
     m.insert("iterations".into(), json!(rec.iterations));
-    let errors: serde_json::Map<String, Value> = rec.checks.summary.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
+    let errors: serde_json::Map<String, Value> =
+        rec.checks.summary.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
     m.insert("errors".into(), Value::Object(errors));
     if let Some(p) = &info.proof {
         // As GIMPS programs report a proof: file version, power, challenge bits, MD5 of the file.

@@ -3,8 +3,8 @@
 //! any digits. Each is one streaming pass over the digits and the residue's words.
 
 use crate::engine::EngineError;
-use crate::plan::Plan;
 use crate::residue::{word_count, Residue, ResidueError};
+use crate::transform::plan::Plan;
 
 impl Plan {
     /// Balanced digits of r·2^shift (|d| ≤ 2^(w−1)).
@@ -291,11 +291,20 @@ mod tests {
                 for mode in 0..5 {
                     let d = digits_from(&plan, &seed, mode);
                     let got = plan.digits_to_residue(&d, shift).unwrap();
-                    assert!(got.to_integer() == reference_residue(&plan, &d, shift), "p={p} n={} shift={shift} mode={mode}", plan.n());
+                    assert!(
+                        got.to_integer() == reference_residue(&plan, &d, shift),
+                        "p={p} n={} shift={shift} mode={mode}",
+                        plan.n()
+                    );
                 }
                 for mode in 0..3 {
                     let r = residue_from(&plan, &words[(mode as usize + shift as usize) % 7..], mode);
-                    assert_eq!(plan.residue_to_digits(&r, shift), reference_digits(&plan, &r, shift), "p={p} n={} shift={shift}", plan.n());
+                    assert_eq!(
+                        plan.residue_to_digits(&r, shift),
+                        reference_digits(&plan, &r, shift),
+                        "p={p} n={} shift={shift}",
+                        plan.n()
+                    );
                 }
                 checked += 1;
             }

@@ -9,9 +9,9 @@
 
 use crate::engine::{Engine, EngineError, Shift, Slots, Value};
 use crate::exponent::TestKind;
-use crate::field::Gl;
-use crate::plan::Plan;
 use crate::residue::Residue;
+use crate::transform::goldilocks::Gl;
+use crate::transform::plan::Plan;
 
 /// Digits (balanced, signed) → weighted field elements: x_j = d_j·a_j.
 pub fn weight_in(plan: &Plan, digits: &[i64]) -> Vec<Gl> {
@@ -303,7 +303,7 @@ mod tests {
     /// The largest exponent with a small plan, computed once.
     fn largest_small() -> u32 {
         static P: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-        *P.get_or_init(crate::plan::largest_small_exponent)
+        *P.get_or_init(crate::transform::plan::largest_small_exponent)
     }
 
     /// `iters` iterations of the twin engine on `plan` from r at shift s, against rug.
@@ -320,7 +320,6 @@ mod tests {
         }
         e.read().unwrap() == want
     }
-
 
     quickcheck! {
         fn squaring_matches_rug(seed: Vec<u64>, pick: u32, s: u32) -> TestResult {
@@ -340,7 +339,7 @@ mod tests {
             let span = if pick.is_multiple_of(4) { 2_000 } else { largest_small() - 12 };
             let Some(p) = prime_in(13, span, pick / 4) else { return TestResult::discard() };
             let base = Plan::new(p).unwrap();
-            let log2 = (base.log2() + u32::from(extra % 3)).min(crate::plan::SMALL_MAX_LOG2);
+            let log2 = (base.log2() + u32::from(extra % 3)).min(crate::transform::plan::SMALL_MAX_LOG2);
             let Ok(plan) = Plan::with_log2(p, log2) else { return TestResult::discard() };
             if !plan.is_small() {
                 return TestResult::failed();

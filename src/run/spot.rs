@@ -67,7 +67,12 @@ impl SpotPool {
                         .and_then(|_| e.read())
                         .map(|r| r.hash())
                         .unwrap_or([0; 32]);
-                    let r = SpotResult { from: job.from, to: job.from + job.iterations, hash, seconds: t.elapsed().as_secs_f64() };
+                    let r = SpotResult {
+                        from: job.from,
+                        to: job.from + job.iterations,
+                        hash,
+                        seconds: t.elapsed().as_secs_f64(),
+                    };
                     if res_tx.send(r).is_err() {
                         return;
                     }

@@ -11,18 +11,20 @@
 
 use super::replay::{final_residue, random_u64, ReplayError};
 use crate::cert::CertBody;
+use crate::engine::select::{open_engine, resolve};
 use crate::engine::{EngineChoice, EngineError};
 use crate::exponent::TestKind;
 use crate::proof::engine_arith::{runs_on_engine, with_arith};
 use crate::proof::{Proof, ProofError, ProofReport};
-use crate::select::{open_engine, resolve};
 use std::time::Instant;
 use thiserror::Error;
 
 /// Why a proof does not vouch for a result; each names the failing check.
 #[derive(Debug, Error)]
 pub enum ProofCheckError {
-    #[error("the certificate is {kind} for {iterations} of {full} iterations; a proof belongs only to a full PRP test")]
+    #[error(
+        "the certificate is {kind} for {iterations} of {full} iterations; a proof belongs only to a full PRP test"
+    )]
     NotFullPrp { kind: &'static str, iterations: u64, full: u64 },
     #[error("the embedded proof is not a well-formed GIMPS proof: {0}")]
     Decode(ProofError),
@@ -101,7 +103,11 @@ pub fn check_certificate(body: &CertBody, choice: EngineChoice) -> Result<ProofC
         Some(1) => (&outcome.type1, outcome.probable_prime),
         Some(3) => (proof.b(), outcome.probable_prime),
         t => {
-            return Err(ProofCheckError::Result { field: "residue_type", stated: format!("{t:?}"), derived: "1 or 3".into() });
+            return Err(ProofCheckError::Result {
+                field: "residue_type",
+                stated: format!("{t:?}"),
+                derived: "1 or 3".into(),
+            });
         }
     };
     let r = &body.result;
@@ -146,10 +152,16 @@ mod tests {
 
         let mut b = body.clone();
         b.result.res64 = "0000000000000002".into();
-        assert!(matches!(check_certificate(&b, EngineChoice::Cpu), Err(ProofCheckError::Result { field: "res64", .. })));
+        assert!(matches!(
+            check_certificate(&b, EngineChoice::Cpu),
+            Err(ProofCheckError::Result { field: "res64", .. })
+        ));
         let mut b = body.clone();
         b.result.status = "C".into();
-        assert!(matches!(check_certificate(&b, EngineChoice::Cpu), Err(ProofCheckError::Result { field: "status", .. })));
+        assert!(matches!(
+            check_certificate(&b, EngineChoice::Cpu),
+            Err(ProofCheckError::Result { field: "status", .. })
+        ));
         let mut b = body.clone();
         b.iterations -= 1;
         assert!(matches!(check_certificate(&b, EngineChoice::Cpu), Err(ProofCheckError::NotFullPrp { .. })));
@@ -165,7 +177,10 @@ mod tests {
         let (other, _) = body_with_proof(521, 2);
         let mut b = body.clone();
         b.proof = other.proof;
-        assert!(matches!(check_certificate(&b, EngineChoice::Cpu), Err(ProofCheckError::WrongExponent { proof: 521, cert: 607 })));
+        assert!(matches!(
+            check_certificate(&b, EngineChoice::Cpu),
+            Err(ProofCheckError::WrongExponent { proof: 521, cert: 607 })
+        ));
     }
 
     #[test]

@@ -81,7 +81,8 @@ impl StateStore {
     /// Save: the current file becomes the previous one, then the new one is put in place.
     pub fn save(&self, s: &SavedState) -> Result<(), StateError> {
         let mut payload = Vec::new();
-        ciborium::into_writer(s, &mut payload).map_err(|e| StateError::Corrupt { path: self.dir.clone(), why: e.to_string() })?;
+        ciborium::into_writer(s, &mut payload)
+            .map_err(|e| StateError::Corrupt { path: self.dir.clone(), why: e.to_string() })?;
         let mut bytes = blake3::hash(&payload).as_bytes().to_vec();
         bytes.extend_from_slice(&payload);
         let cur = self.dir.join(CURRENT);
@@ -121,12 +122,7 @@ impl StateStore {
     /// The saved states, newest first, each either readable or the reason it is not. Files
     /// that do not exist are left out.
     pub fn candidates(&self) -> Vec<Result<SavedState, StateError>> {
-        [CURRENT, PREVIOUS]
-            .iter()
-            .map(|n| self.dir.join(n))
-            .filter(|p| p.exists())
-            .map(|p| Self::read(&p))
-            .collect()
+        [CURRENT, PREVIOUS].iter().map(|n| self.dir.join(n)).filter(|p| p.exists()).map(|p| Self::read(&p)).collect()
     }
 
     /// Delete the saved state files, newest first, durably. Whatever else the directory holds

@@ -34,10 +34,10 @@
 //! in shared memory and runs whole iterations in one launch (kernels/small.cu): weigh, every
 //! forward stage, square, every inverse stage, unweigh, then both carry passes, the walk and the
 //! fix-up, each by one thread per segment with a barrier between. The segments are the same as
-//! above, so the CPU twin (src/ntt.rs) gives the same digits bit for bit.
+//! above, so the CPU twin (src/transform/twin.rs) gives the same digits bit for bit.
 
 use crate::engine::EngineError;
-use crate::field::{Gl, MAX_ROOT_OF_TWO_LOG};
+use crate::transform::goldilocks::{Gl, MAX_ROOT_OF_TWO_LOG};
 
 /// Largest supported transform length: 2^26 (the largest n with an n-th root of 2 in the field).
 pub const MAX_LOG2: u32 = MAX_ROOT_OF_TWO_LOG;
@@ -155,7 +155,7 @@ fn no_plan(p: u32, why: String) -> EngineError {
 
 /// Check the bound for widths in [w_min, w_max] at length n and derive the carry parameters.
 fn carry_bounds(p: u32, n: usize, w_min: u32, w_max: u32) -> Result<CarryBounds, String> {
-    let half_p = ((crate::field::P - 1) / 2) as u128;
+    let half_p = ((crate::transform::goldilocks::P - 1) / 2) as u128;
     // At most 31 bits: the GPU takes a balanced digit from the low word (kernels/carry.cu).
     if w_max > 31 || w_min == 0 {
         return Err(format!("n={n}: digits of {w_min}..{w_max} bits cannot fit"));
@@ -267,7 +267,12 @@ impl Plan {
         let small = small.max(self.n() >> SMALL_SEGMENTS_LOG2).min(self.n());
         self.seg_len = self.column_passes().first().map_or(small, |c| 1 << c.c_log);
         if self.fixup_depth >= self.seg_len {
-            let why = format!("n={}: carry fix-up needs {} digits but segments hold {}", self.n(), self.fixup_depth, self.seg_len);
+            let why = format!(
+                "n={}: carry fix-up needs {} digits but segments hold {}",
+                self.n(),
+                self.fixup_depth,
+                self.seg_len
+            );
             return Err(no_plan(self.p, why));
         }
         Ok(self)
@@ -317,7 +322,10 @@ impl Plan {
     /// The same plan with at most `k` stages per line of a GPU pass (5 ≤ k ≤ 10), for tuning.
     pub fn with_line_stages(mut self, k: u32) -> Result<Plan, EngineError> {
         if !(MIN_SHARED_LOG2..=MAX_SHARED_LOG2).contains(&k) {
-            return Err(no_plan(self.p, format!("{k} stages per line is outside {MIN_SHARED_LOG2}..{MAX_SHARED_LOG2}")));
+            return Err(no_plan(
+                self.p,
+                format!("{k} stages per line is outside {MIN_SHARED_LOG2}..{MAX_SHARED_LOG2}"),
+            ));
         }
         self.line_stages = k;
         self.with_segments()
@@ -420,13 +428,8 @@ mod tests {
     #[test]
     fn known_lengths() {
         // The benchmark exponents and the lengths the bound admits for them.
-        for (p, log2) in [
-            (1_257_787u32, 16u32),
-            (3_021_377, 18),
-            (20_996_011, 20),
-            (82_589_933, 22),
-            (136_279_841, 23),
-        ] {
+        for (p, log2) in [(1_257_787u32, 16u32), (3_021_377, 18), (20_996_011, 20), (82_589_933, 22), (136_279_841, 23)]
+        {
             let plan = Plan::new(p).unwrap();
             assert_eq!(plan.log2(), log2, "p={p}");
             assert!(plan.fixup_depth() < plan.seg_len());
@@ -485,7 +488,9 @@ mod tests {
         assert_eq!((tiny.n(), tiny.seg_len(), p10.log2(), p10.seg_len(), p10.shared_log2()), (8, 4, 10, 4, 10));
         let top = largest_small_exponent();
         let (last, next) = (Plan::new(top).unwrap(), Plan::new(top + 1).unwrap());
-        assert!(last.is_small() && last.log2() == SMALL_MAX_LOG2 && !next.is_small() && next.log2() == SMALL_MAX_LOG2 + 1);
+        assert!(
+            last.is_small() && last.log2() == SMALL_MAX_LOG2 && !next.is_small() && next.log2() == SMALL_MAX_LOG2 + 1
+        );
         assert!(SMALL_MAX_LOG2 != 13 || (top, last.seg_len()) == (204_800, 8), "{top} {}", last.seg_len());
         // Tiny digits need a deep fix-up: the segments grow to hold it.
         let deep = Plan::with_log2(521, 9).unwrap();

@@ -3,19 +3,29 @@
 //! Jacobi for LL, GMP spot checks for both) and rolls back to the last verified state when one
 //! fails; saves resumable states to disk; stops cleanly when asked (Ctrl-C).
 
+pub mod checkpoints;
+pub mod gerbicz;
+pub mod jacobi;
+mod options;
+mod outcome;
+pub mod report;
+mod resume;
+pub mod spot;
+pub mod state;
+
 use crate::cert::{CheckEvent, CheckLog, Checkpoint};
-use crate::check::gerbicz::Gerbicz;
-use crate::check::jacobi::{ll_jacobi_ok, Background};
-use crate::check::spot::{SpotJob, SpotPool};
 use crate::engine::{Engine, EngineError, Value};
 use crate::exponent::TestKind;
-use crate::layout::checkpoint;
 use crate::progress::Progress;
 use crate::residue::Residue;
-pub use crate::run_options::{Fault, RunOptions, SpotMode};
-use crate::run_outcome::MAX_ROLLBACKS_AT_ONE_PLACE;
-pub use crate::run_outcome::{RunEnd, RunError, RunRecord};
-use crate::state::{SavedState, StateError};
+use crate::run::checkpoints::checkpoint;
+use crate::run::gerbicz::Gerbicz;
+use crate::run::jacobi::{ll_jacobi_ok, Background};
+pub use crate::run::options::{Fault, RunOptions, SpotMode};
+use crate::run::outcome::MAX_ROLLBACKS_AT_ONE_PLACE;
+pub use crate::run::outcome::{RunEnd, RunError, RunRecord};
+use crate::run::spot::{SpotJob, SpotPool};
+use crate::run::state::{SavedState, StateError};
 use crate::trace;
 use serde_bytes::ByteBuf;
 use std::collections::BTreeMap;
@@ -96,7 +106,8 @@ impl Driver<'_> {
     }
 
     fn stop_requested(&self) -> bool {
-        self.opts.stop.as_ref().is_some_and(|s| s.load(Ordering::SeqCst)) || self.opts.stop_at.is_some_and(|s| self.k >= s)
+        self.opts.stop.as_ref().is_some_and(|s| s.load(Ordering::SeqCst))
+            || self.opts.stop_at.is_some_and(|s| self.k >= s)
     }
 
     /// After a passed Gerbicz check at k: the pending points (all at or before k) are
@@ -214,7 +225,7 @@ impl Driver<'_> {
         self.save_prev = None;
         self.final_residue = None;
         self.jacobi = None; // its thread finishes unheard
-        // Points after the verified state are recomputed (and read again) on the way back.
+                            // Points after the verified state are recomputed (and read again) on the way back.
         self.pending_points.clear();
         match &mut self.gerbicz {
             Some(g) => g.restart(self.engine)?,
@@ -242,7 +253,13 @@ impl Driver<'_> {
             bump(&mut self.checks, "spot_iterations", to - from);
             if engine_hash != hash {
                 bump(&mut self.checks, "spot_failures", 1);
-                log(&mut self.checks, to, "spot", "fail", format!("GMP from iteration {from} disagrees with the engine at {to}"));
+                log(
+                    &mut self.checks,
+                    to,
+                    "spot",
+                    "fail",
+                    format!("GMP from iteration {from} disagrees with the engine at {to}"),
+                );
                 let (target, x) = match &self.gerbicz {
                     Some(g) => (g.verified().0, g.verified().1.clone()),
                     None => (from, x_from),
@@ -303,7 +320,8 @@ impl Driver<'_> {
         let (total, end) = (self.opts.total, self.end());
         let stop = self.stop_requested();
         let save_time = self.opts.store.is_some() && self.last_save.elapsed() >= self.opts.save_every;
-        let points_full = self.pending_points.iter().map(|(_, r)| r.words().len() * 8).sum::<usize>() >= MAX_PENDING_POINT_BYTES;
+        let points_full =
+            self.pending_points.iter().map(|(_, r)| r.words().len() * 8).sum::<usize>() >= MAX_PENDING_POINT_BYTES;
         let g = self.gerbicz.as_mut().expect("PRP run has a Gerbicz state");
         let block = g.block();
         let planned = self.save_prev.as_ref().is_some_and(|(b, _)| *b + block == k);
@@ -329,7 +347,13 @@ impl Driver<'_> {
         bump(&mut self.checks, "gerbicz_checks", 1);
         if !ok {
             bump(&mut self.checks, "gerbicz_failures", 1);
-            log(&mut self.checks, k, "gerbicz", "fail", format!("identity failed for the blocks after iteration {anchor_k}"));
+            log(
+                &mut self.checks,
+                k,
+                "gerbicz",
+                "fail",
+                format!("identity failed for the blocks after iteration {anchor_k}"),
+            );
             self.rollback("gerbicz", anchor_k, anchor_x)?;
             return Ok(None);
         }
@@ -358,7 +382,10 @@ impl Driver<'_> {
         // The engine may already be queued part or all of the way (by the last read).
         let from = self.queued.take().unwrap_or(self.k);
         if from > next {
-            return Err(EngineError::Other(format!("internal: the engine was queued to {from}, past the next stop {next}")).into());
+            return Err(EngineError::Other(format!(
+                "internal: the engine was queued to {from}, past the next stop {next}"
+            ))
+            .into());
         }
         if next >= self.end() {
             // The last batch is waited for, so that the loop's time is the engine's.
@@ -466,7 +493,7 @@ pub fn run(engine: &mut dyn Engine, opts: RunOptions, progress: &mut Progress) -
     let p = engine.exponent();
     let kind = engine.kind();
     let mut checks = CheckLog::default();
-    let saved = crate::resume::resume(engine, &opts, &mut checks)?;
+    let saved = crate::run::resume::resume(engine, &opts, &mut checks)?;
     trace::mark("run: saved states looked at");
     let (k, x, chain, shift, started, resumed_from) = match saved {
         Some(s) => {
@@ -530,7 +557,9 @@ pub fn run(engine: &mut dyn Engine, opts: RunOptions, progress: &mut Progress) -
     progress.start_at(d.k);
     loop {
         if d.k >= d.end() && d.final_residue.is_none() {
-            return Err(EngineError::Other(format!("internal: reached iteration {} without the final residue", d.k)).into());
+            return Err(
+                EngineError::Other(format!("internal: reached iteration {} without the final residue", d.k)).into()
+            );
         }
         if d.k >= d.end() {
             // Everything computed; every spot check in flight must agree before we finish.
@@ -551,7 +580,11 @@ pub fn run(engine: &mut dyn Engine, opts: RunOptions, progress: &mut Progress) -
     progress.finish();
     trace::mark("run: loop finished");
     if !d.pending_points.is_empty() {
-        return Err(EngineError::Other(format!("internal: {} proof points were never covered by a Gerbicz check", d.pending_points.len())).into());
+        return Err(EngineError::Other(format!(
+            "internal: {} proof points were never covered by a Gerbicz check",
+            d.pending_points.len()
+        ))
+        .into());
     }
     let last = d.final_residue.take().expect("loop ends with the final residue");
     let total = d.opts.total;

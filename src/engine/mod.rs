@@ -12,6 +12,8 @@
 //! its own memory (`stash`/`unstash`), so that a chain of products and powers never crosses to
 //! the host until its result is read.
 
+pub mod select;
+
 use crate::exponent::TestKind;
 use crate::residue::Residue;
 use thiserror::Error;

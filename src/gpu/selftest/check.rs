@@ -1,14 +1,14 @@
 //! Kernel-level checks for `gpu-selftest`: the field operations on edge words, then each kernel on
 //! random input (digits with random pending carries, or field elements), its output (values,
-//! carries, shift count) compared word for word with the CPU twin's stage functions (src/ntt.rs)
+//! carries, shift count) compared word for word with the CPU twin's stage functions (src/transform/twin.rs)
 //! on the same input. Small lengths run on the one-block kernel, checked by small.rs.
 
-use super::module::{cuda_err, Device};
-use super::pipeline::{addr, Op, Pipeline, Res, Shape, ADVANCE, LL};
 use crate::engine::EngineError;
-use crate::field::{edge_words, Gl, P};
-use crate::ntt;
-use crate::plan::Plan;
+use crate::gpu::module::{cuda_err, Device};
+use crate::gpu::pipeline::{addr, Op, Pipeline, Res, Shape, ADVANCE, LL};
+use crate::transform::goldilocks::{edge_words, Gl, P};
+use crate::transform::plan::Plan;
+use crate::transform::twin;
 use cudarc::driver::CudaSlice;
 
 /// One kernel's verdict at one length.
@@ -31,7 +31,7 @@ pub struct KernelChecker {
 }
 
 /// A tiny deterministic generator (xorshift*), so that failures can be replayed from the seed.
-pub(super) struct Rng(pub u64);
+pub(in crate::gpu) struct Rng(pub u64);
 impl Rng {
     pub fn next(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
@@ -41,10 +41,10 @@ impl Rng {
     }
 }
 
-pub(super) fn as_words(v: &[Gl]) -> Vec<u64> {
+pub(in crate::gpu) fn as_words(v: &[Gl]) -> Vec<u64> {
     v.iter().map(|g| g.value()).collect()
 }
-pub(super) fn signed_words(v: &[i64]) -> Vec<u64> {
+pub(in crate::gpu) fn signed_words(v: &[i64]) -> Vec<u64> {
     v.iter().map(|&d| d as u64).collect()
 }
 
@@ -85,7 +85,8 @@ impl KernelChecker {
     pub fn check_field(&self, seed: u64, random: usize) -> Result<KernelVerdict, EngineError> {
         let edges = edge_words();
         let mut rng = Rng(seed | 1);
-        let (mut a, mut b): (Vec<u64>, Vec<u64>) = edges.iter().flat_map(|&x| edges.iter().map(move |&y| (x, y))).unzip();
+        let (mut a, mut b): (Vec<u64>, Vec<u64>) =
+            edges.iter().flat_map(|&x| edges.iter().map(move |&y| (x, y))).unzip();
         a.extend((0..random).map(|_| rng.next()));
         b.extend((0..random).map(|_| rng.next()));
         let n = a.len() as u32;
@@ -117,7 +118,7 @@ impl KernelChecker {
         let plan = Plan::with_log2(p, log2)?;
         let mut rng = Rng(seed | 1);
         if plan.is_small() {
-            return super::small::check(&self.dev, &plan, &mut rng);
+            return crate::gpu::small::check(&self.dev, &plan, &mut rng);
         }
         let pipe = Pipeline::new(&self.dev, plan.clone())?;
         let digits: Vec<i64> = (0..n)
@@ -129,7 +130,7 @@ impl KernelChecker {
         // Pending carries as large as a walk leaves them (≈ n·2^w), and their fix-up by the twin.
         let pending: Vec<i64> = (0..pipe.segments()).map(|_| (rng.next() % (1 << 40)) as i64 - (1 << 39)).collect();
         let mut fixed = digits.clone();
-        ntt::carry_fixup(&plan, &mut fixed, &pending);
+        twin::carry_fixup(&plan, &mut fixed, &pending);
         let random_field: Vec<Gl> = (0..n).map(|_| Gl::new(rng.next() % P)).collect();
         let other: Vec<Gl> = (0..n).map(|_| Gl::new(rng.next() % P)).collect();
         let s = (rng.next() % p as u64) as u32;
@@ -149,18 +150,18 @@ impl KernelChecker {
         let sl = 1usize << plan.shared_log2();
 
         // Forward global passes (fix-up, weights, shift update) against the twin.
-        let mut twin = ntt::weight_in(&plan, &fixed);
-        ntt::forward_stages(&plan, &mut twin, n / 2, sl);
+        let mut twin = twin::weight_in(&plan, &fixed);
+        twin::forward_stages(&plan, &mut twin, n / 2, sl);
         self.load(&mut io, &pending, &signed_words(&digits), s)?;
         pipe.forward_global(&self.dev, res, sa, ADVANCE)?;
         let (got, _, got_s) = self.fetch(&io)?;
         verdict("forward column passes (carry fix-up, weigh, shift)", got == as_words(&twin) && got_s == s2);
         // Row pass on random field input (the pending carries stay as they are).
         let mut t = random_field.clone();
-        ntt::forward_stages(&plan, &mut t, sl / 2, 1);
+        twin::forward_stages(&plan, &mut t, sl / 2, 1);
         let forward_only = as_words(&t);
         let finish = |mut v: Vec<Gl>| {
-            ntt::inverse_stages(&plan, &mut v, 1, sl / 2);
+            twin::inverse_stages(&plan, &mut v, 1, sl / 2);
             (as_words(&v), pending.clone())
         };
         let input = as_words(&random_field);
@@ -179,8 +180,8 @@ impl KernelChecker {
         verdict("row pass (multiply)", (got, got_c) == want);
         // Inverse global passes (unweighting, carry walk with the LL term) on random field input.
         let mut inv = random_field.clone();
-        ntt::inverse_stages(&plan, &mut inv, sl, n / 2);
-        let (d, cs) = ntt::carry_walk(&plan, &ntt::unweight_out(&plan, &inv), Some(plan.minus_two_at(s2)));
+        twin::inverse_stages(&plan, &mut inv, sl, n / 2);
+        let (d, cs) = twin::carry_walk(&plan, &twin::unweight_out(&plan, &inv), Some(plan.minus_two_at(s2)));
         self.load(&mut io, &pending, &as_words(&random_field), s2)?;
         pipe.inverse_global(&self.dev, res, sa, LL)?;
         let (got, got_c, _) = self.fetch(&io)?;

@@ -78,7 +78,6 @@ pub fn checkpoint(k: u64, r: &Residue, full: bool) -> Checkpoint {
     Checkpoint { iteration: k, hash: r.hash(), residue: full.then(|| ByteBuf::from(r.to_bytes())) }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -107,11 +106,15 @@ mod tests {
         assert!(full <= 4, "{full}");
         assert!(CheckpointLayout::choose(9689, 9687, Some(0), 1 << 20).is_err());
         // With a proof, the default keeps only the final residue.
-        let l = CheckpointLayout::choose(20_996_011, 20_996_011, None, default_residue_budget(20_996_011, true)).unwrap();
-        let fulls: Vec<u64> = (l.every..=20_996_011u64).step_by(l.every as usize).chain([20_996_011]).filter(|&k| l.is_full(k, 20_996_011)).collect();
+        let l =
+            CheckpointLayout::choose(20_996_011, 20_996_011, None, default_residue_budget(20_996_011, true)).unwrap();
+        let fulls: Vec<u64> = (l.every..=20_996_011u64)
+            .step_by(l.every as usize)
+            .chain([20_996_011])
+            .filter(|&k| l.is_full(k, 20_996_011))
+            .collect();
         assert_eq!(fulls, vec![20_996_011]);
         assert_eq!(default_residue_budget(20_996_011, false), DEFAULT_RESIDUE_BUDGET);
         assert!(CheckpointLayout::choose(9689, 9687, None, 100).is_err());
     }
-
 }

@@ -5,11 +5,11 @@
 //! own twiddles are 2^r-th roots of unity, and for r ≤ 6 those are powers of 2 (ω_64 = 2^39 for
 //! the plan's roots; 2 has order 192), which the GPU applies without general products
 //! (gl_shl); the second factor comes from [`twiddle_table`]. This is the CPU twin of that
-//! factorization: the passes computed here the same way are tested against src/ntt.rs's radix-2
+//! factorization: the passes computed here the same way are tested against src/transform/twin.rs's radix-2
 //! stages, which the twin engine runs.
 
-use crate::field::Gl;
-use crate::plan::Plan;
+use crate::transform::goldilocks::Gl;
+use crate::transform::plan::Plan;
 
 /// ω_64 = 2^W64_LOG2 (kernels/goldilocks.cuh's GL_W64_LOG2).
 pub const W64_LOG2: u64 = 39;
@@ -140,8 +140,8 @@ pub fn inverse_pass(x: &mut [Gl], t: u32, r: u32, table: &[Gl]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::field::P;
-    use crate::ntt;
+    use crate::transform::goldilocks::P;
+    use crate::transform::twin;
     use quickcheck::{quickcheck, TestResult};
 
     #[test]
@@ -153,7 +153,7 @@ mod tests {
                 assert_eq!(pow2(pow2_exp(q, j)), w.pow(j), "q={q} j={j}");
             }
         }
-        let cuh = include_str!("../kernels/goldilocks.cuh");
+        let cuh = include_str!("../../kernels/goldilocks.cuh");
         assert!(cuh.contains(&format!("#define GL_W64_LOG2 {W64_LOG2}\n")), "goldilocks.cuh disagrees on ω_64");
     }
 
@@ -165,7 +165,7 @@ mod tests {
         table[5 * 8 + 3] = table[5 * 8 + 3].add(Gl::new(1));
         let (mut a, mut b) = (x.clone(), x);
         forward_pass(&mut a, 3, 5, &table);
-        ntt::forward_stages(&plan, &mut b, 128, 8);
+        twin::forward_stages(&plan, &mut b, 128, 8);
         assert_ne!(a, b);
     }
 
@@ -182,13 +182,13 @@ mod tests {
             let (m_hi, m_lo) = (1usize << (t + r - 1), 1usize << t);
             let (mut got, mut want) = (x.clone(), x.clone());
             forward_pass(&mut got, t, r, &table);
-            ntt::forward_stages(&plan, &mut want, m_hi, m_lo);
+            twin::forward_stages(&plan, &mut want, m_hi, m_lo);
             if got != want {
                 return TestResult::failed();
             }
             let (mut got, mut want) = (x.clone(), x);
             inverse_pass(&mut got, t, r, &table);
-            ntt::inverse_stages(&plan, &mut want, m_lo, m_hi);
+            twin::inverse_stages(&plan, &mut want, m_lo, m_hi);
             TestResult::from_bool(got == want)
         }
     }

@@ -5,10 +5,10 @@
 //! inside it must match. Finally the stated result must follow from the final residue.
 
 use crate::cert::CertBody;
+use crate::cert::Outcome;
+use crate::engine::select::{open_engine, resolve};
 use crate::engine::{Engine, EngineChoice, EngineError};
 use crate::residue::{Residue, ResidueError};
-use crate::cert::Outcome;
-use crate::select::{open_engine, resolve};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
 use thiserror::Error;
@@ -55,7 +55,8 @@ pub fn segments(body: &CertBody) -> Result<Vec<Segment>, ReplayError> {
     for cp in &body.checkpoints {
         cur.checks.push((cp.iteration, cp.hash));
         if let Some(bytes) = &cp.residue {
-            let r = Residue::from_bytes(p, bytes).map_err(|source| ReplayError::BadResidue { iteration: cp.iteration, source })?;
+            let r = Residue::from_bytes(p, bytes)
+                .map_err(|source| ReplayError::BadResidue { iteration: cp.iteration, source })?;
             let next = Segment { from: cp.iteration, start: r, checks: Vec::new() };
             out.push(std::mem::replace(&mut cur, next));
         }
@@ -86,7 +87,8 @@ pub fn final_residue(body: &CertBody) -> Result<Residue, ReplayError> {
     match body.checkpoints.last() {
         Some(cp) => {
             let bytes = cp.residue.as_ref().ok_or(ReplayError::HashMismatch { iteration: cp.iteration })?;
-            Residue::from_bytes(body.exponent, bytes).map_err(|source| ReplayError::BadResidue { iteration: cp.iteration, source })
+            Residue::from_bytes(body.exponent, bytes)
+                .map_err(|source| ReplayError::BadResidue { iteration: cp.iteration, source })
         }
         None => Ok(Residue::start(body.exponent, body.kind)),
     }
@@ -169,7 +171,10 @@ pub fn replay(body: &CertBody, opts: &ReplayOptions) -> Result<ReplayReport, Rep
     };
     let hashes = AtomicU64::new(0);
     let description = if choice == EngineChoice::Cpu {
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(opts.jobs).build().map_err(|e| ReplayError::Pool(e.to_string()))?;
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(opts.jobs)
+            .build()
+            .map_err(|e| ReplayError::Pool(e.to_string()))?;
         pool.install(|| {
             chosen.par_iter().try_for_each(|seg| {
                 let (mut e, _) = new_engine()?;

@@ -3,14 +3,18 @@
 //! falling back to the previous save when the newest is damaged or fails.
 
 use crate::cert::CheckLog;
-use crate::check::jacobi::ll_jacobi_ok;
 use crate::engine::Engine;
 use crate::exponent::TestKind;
+use crate::run::jacobi::ll_jacobi_ok;
+use crate::run::state::{SavedState, StateError};
 use crate::run::{bump, log, RunError, RunOptions};
-use crate::state::{SavedState, StateError};
 
 /// Resume from the newest usable saved state, verifying it; None when there is none.
-pub(crate) fn resume(engine: &mut dyn Engine, opts: &RunOptions, checks: &mut CheckLog) -> Result<Option<SavedState>, RunError> {
+pub(crate) fn resume(
+    engine: &mut dyn Engine,
+    opts: &RunOptions,
+    checks: &mut CheckLog,
+) -> Result<Option<SavedState>, RunError> {
     let Some(store) = &opts.store else { return Ok(None) };
     for cand in store.candidates() {
         let s = match cand {
