@@ -3,6 +3,7 @@
 //! a run killed with SIGKILL at random moments resumes to the right result and the same
 //! certificate chain; Ctrl-C saves and exits 130.
 
+use mersenne_cert::cert::{Check, CheckOutcome};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -91,7 +92,7 @@ fn injected_faults_are_caught_rolled_back_and_logged() {
                     + log.summary.get("jacobi_failures").copied().unwrap_or(0)
                     >= 1
             );
-            assert!(log.events.iter().any(|e| e.outcome == "rollback"));
+            assert!(log.events.iter().any(|e| e.outcome == CheckOutcome::Rollback));
             assert!(verify(&cert), "prp={prp} fault {fault}: certificate does not verify");
         }
     }
@@ -197,7 +198,7 @@ fn ll_fault_is_caught_by_the_background_jacobi_check() {
     assert!(log.summary.get("jacobi_failures").copied().unwrap_or(0) >= 1, "{:?}", log.summary);
     // Caught during the run (at a save), not only by the final check at iteration p − 2.
     assert!(
-        log.events.iter().any(|e| e.check == "jacobi" && e.outcome == "fail" && e.iteration < 20009),
+        log.events.iter().any(|e| e.check == Check::Jacobi && e.outcome == CheckOutcome::Fail && e.iteration < 20009),
         "{:?}",
         log.events
     );

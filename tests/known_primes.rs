@@ -5,7 +5,7 @@
 mod common;
 
 use ed25519_dalek::SigningKey;
-use mersenne_cert::cert;
+use mersenne_cert::cert::{self, Status};
 use mersenne_cert::cpu_ref::GmpEngine;
 use mersenne_cert::engine::{Engine, EngineChoice};
 use mersenne_cert::exponent::{is_prime, TestKind};
@@ -16,7 +16,7 @@ use mersenne_cert::run::{self, RunEnd, RunOptions};
 use mersenne_cert::verify::replay::{replay, ReplayOptions};
 use rayon::prelude::*;
 
-fn test(p: u32, kind: TestKind) -> (String, Vec<u8>) {
+fn test(p: u32, kind: TestKind) -> (Status, Vec<u8>) {
     let shift = (p * 7 + 3) % p;
     let mut e = GmpEngine::new(p, kind, shift);
     let total = kind.full_iterations(p);
@@ -63,11 +63,11 @@ fn known_primes_up_to_4423_prove_prime_and_verify() {
     .unwrap() else {
         panic!("not interrupted")
     };
-    assert_eq!(cert::Outcome::from_final(TestKind::Ll, 0, &rec.last).unwrap().status, "P");
+    assert_eq!(cert::Outcome::from_final(TestKind::Ll, 0, &rec.last).unwrap().status, Status::Prime);
     known[1..].par_iter().for_each(|&p| {
         for kind in [TestKind::Ll, TestKind::Prp] {
             let (status, bytes) = test(p, kind);
-            assert_eq!(status, "P", "M{p} {kind:?}");
+            assert_eq!(status, Status::Prime, "M{p} {kind:?}");
             assert!(verifies(&bytes), "certificate of M{p} {kind:?} does not verify");
         }
     });
@@ -80,7 +80,7 @@ fn other_prime_exponents_below_2000_are_composite() {
     assert!(others.len() > 280);
     others.par_iter().for_each(|&p| {
         for kind in [TestKind::Ll, TestKind::Prp] {
-            assert_eq!(test(p, kind).0, "C", "M{p} {kind:?}");
+            assert_eq!(test(p, kind).0, Status::Composite, "M{p} {kind:?}");
         }
     });
     // And one composite certificate verifies end to end.

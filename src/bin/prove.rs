@@ -3,7 +3,7 @@
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Parser;
-use mersenne_cert::cert;
+use mersenne_cert::cert::{self, Status};
 use mersenne_cert::engine::select;
 use mersenne_cert::engine::EngineChoice;
 use mersenne_cert::exponent::{parse_exponent, TestKind};
@@ -374,11 +374,11 @@ fn real_main() -> Result<()> {
     }
     let outcome = cert::Outcome::from_final(kind, total, &rec.last)?;
     trace::mark("outcome computed");
-    let verdict = match (outcome.status.as_str(), kind) {
-        ("P", TestKind::Ll) => "is prime",
-        ("P", TestKind::Prp) => "is a probable prime",
-        ("C", _) => "is composite",
-        _ => "partial",
+    let verdict = match (outcome.status, kind) {
+        (Status::Prime, TestKind::Ll) => "is prime",
+        (Status::Prime, TestKind::Prp) => "is a probable prime",
+        (Status::Composite, _) => "is composite",
+        (Status::Partial, _) => "partial",
     };
     let built = match &proof {
         Some(setup) => Some(build_proof(setup, engine.as_mut(), &rec.last, &args).map_err(|e| {

@@ -5,8 +5,9 @@
 
 use anyhow::{Context, Result};
 use clap::Parser;
-use mersenne_cert::cert;
+use mersenne_cert::cert::{self, Status};
 use mersenne_cert::engine::EngineChoice;
+use mersenne_cert::exponent::TestKind;
 use mersenne_cert::proof::Proof;
 use mersenne_cert::verify::proof::{check_certificate, verify_proof, ProofCheck};
 use mersenne_cert::verify::replay::{replay, ReplayOptions};
@@ -99,11 +100,11 @@ fn real_main() -> Result<()> {
         }
         None => None,
     };
-    let what = match (body.result.status.as_str(), body.kind.worktype()) {
-        ("P", "LL") => "prime".to_string(),
-        ("P", _) => "a probable prime".to_string(),
-        ("C", _) => "composite".to_string(),
-        _ => format!("partial ({} iterations)", body.iterations),
+    let what = match (body.result.status, body.kind) {
+        (Status::Prime, TestKind::Ll) => "prime".to_string(),
+        (Status::Prime, TestKind::Prp) => "a probable prime".to_string(),
+        (Status::Composite, _) => "composite".to_string(),
+        (Status::Partial, _) => format!("partial ({} iterations)", body.iterations),
     };
     let mut coverage = Vec::new();
     if let Some(c) = &proof {

@@ -74,7 +74,7 @@ pub fn certificate_hash(bytes: &[u8]) -> String {
 mod tests {
     use super::*;
     use crate::cert::samples::sample;
-    use crate::cert::{CheckEvent, CheckLog, Checkpoint, Outcome, Program};
+    use crate::cert::{Check, CheckEvent, CheckLog, CheckOutcome, Checkpoint, Outcome, Program, Status};
     use crate::exponent::TestKind;
     use quickcheck::{quickcheck, Arbitrary, Gen};
 
@@ -105,8 +105,10 @@ mod tests {
             let events = (0..usize::arbitrary(g) % 4)
                 .map(|_| CheckEvent {
                     iteration: u64::arbitrary(g),
-                    check: String::arbitrary(g),
-                    outcome: String::arbitrary(g),
+                    check: *g.choose(&[Check::Gerbicz, Check::Jacobi, Check::Spot, Check::Load, Check::Fault]).unwrap(),
+                    outcome: *g
+                        .choose(&[CheckOutcome::Ok, CheckOutcome::Fail, CheckOutcome::Rollback, CheckOutcome::Injected])
+                        .unwrap(),
                     detail: String::arbitrary(g),
                 })
                 .collect();
@@ -123,7 +125,7 @@ mod tests {
                 finished: String::arbitrary(g),
                 checkpoints,
                 result: Outcome {
-                    status: String::arbitrary(g),
+                    status: *g.choose(&[Status::Prime, Status::Composite, Status::Partial]).unwrap(),
                     res64: String::arbitrary(g),
                     res2048: String::arbitrary(g),
                     residue_type: Option::<u8>::arbitrary(g),
@@ -226,7 +228,7 @@ mod tests {
         assert!(open(&seal(&body, &original), Some(&trusted)).is_ok());
         // A changed body re-signed by anyone verifies but fails the structure check.
         let mut lie = body;
-        lie.result.status = "C".into();
+        lie.result.status = Status::Composite;
         let (b, _) = open(&seal(&lie, &other), None).unwrap();
         assert!(b.validate().is_err());
     }

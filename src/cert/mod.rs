@@ -20,10 +20,10 @@ pub mod outcome;
 pub(crate) mod samples;
 mod time;
 
-pub use body::{CertBody, CheckEvent, CheckLog, Checkpoint, Program, CHECK_NAMES, CHECK_OUTCOMES};
+pub use body::{CertBody, Check, CheckEvent, CheckLog, CheckOutcome, Checkpoint, Program};
 pub use envelope::{certificate_hash, open, seal, FORMAT, VERSION};
 pub use keys::{default_key_path, load_or_create, parse_public_key_hex};
-pub use outcome::Outcome;
+pub use outcome::{Outcome, Status};
 pub use time::rfc3339_utc;
 
 use serde::de::DeserializeOwned;

@@ -7,12 +7,50 @@ use crate::residue::Residue;
 use rug::Integer;
 use serde::{Deserialize, Serialize};
 
+/// A result's status, written as GIMPS writes it: "P", "C" or "partial".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Status {
+    /// Prime (LL) or probable prime (PRP).
+    #[serde(rename = "P")]
+    Prime,
+    #[serde(rename = "C")]
+    Composite,
+    /// Fewer than the full iterations were run.
+    #[serde(rename = "partial")]
+    Partial,
+}
+
+impl Status {
+    /// "P" or "C" from whether the test said prime.
+    pub fn from_prime(prime: bool) -> Status {
+        if prime {
+            Status::Prime
+        } else {
+            Status::Composite
+        }
+    }
+
+    /// As GIMPS writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Prime => "P",
+            Status::Composite => "C",
+            Status::Partial => "partial",
+        }
+    }
+}
+
+impl std::fmt::Display for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// The result, as GIMPS reports it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Outcome {
-    /// "P" (prime / probable prime), "C" (composite) or "partial" (fewer than the full iterations).
-    pub status: String,
+    pub status: Status,
     /// Lowest 64 bits of the reported residue, 16 upper-case hex digits.
     pub res64: String,
     /// Lowest 2048 bits of the reported residue, 512 upper-case hex digits.
@@ -30,7 +68,7 @@ impl Outcome {
         let p = last.exponent();
         if iterations < kind.full_iterations(p) {
             return Ok(Outcome {
-                status: "partial".into(),
+                status: Status::Partial,
                 res64: last.res64_hex(),
                 res2048: last.res2048_hex(),
                 residue_type: None,
@@ -46,7 +84,7 @@ impl Outcome {
             }
         };
         Ok(Outcome {
-            status: if prime { "P" } else { "C" }.into(),
+            status: Status::from_prime(prime),
             res64: reported.res64_hex(),
             res2048: reported.res2048_hex(),
             residue_type,

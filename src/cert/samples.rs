@@ -1,7 +1,7 @@
 //! Test data for the certificate modules: valid certificate bodies computed directly with GMP
 //! (independently of the prover), which tests then tamper with.
 
-use super::{CertBody, CheckEvent, CheckLog, Checkpoint, Outcome, Program};
+use super::{CertBody, Check, CheckEvent, CheckLog, CheckOutcome, Checkpoint, Outcome, Program, Status};
 use crate::exponent::TestKind;
 use crate::residue::{reduce_mersenne, Residue};
 use rug::Integer;
@@ -50,15 +50,15 @@ pub(crate) fn sample(kind: TestKind, p: u32, iterations: u64, every: u64) -> Cer
     let last = residues.last().expect("at least one checkpoint");
     let m = (Integer::from(1) << p) - 1u32;
     let result = if iterations < kind.full_iterations(p) {
-        Outcome { status: "partial".into(), res64: last.res64_hex(), res2048: last.res2048_hex(), residue_type: None }
+        Outcome { status: Status::Partial, res64: last.res64_hex(), res2048: last.res2048_hex(), residue_type: None }
     } else if kind == TestKind::Ll {
-        let status = if last.is_zero() { "P" } else { "C" };
-        Outcome { status: status.into(), res64: last.res64_hex(), res2048: last.res2048_hex(), residue_type: None }
+        let status = Status::from_prime(last.is_zero());
+        Outcome { status, res64: last.res64_hex(), res2048: last.res2048_hex(), residue_type: None }
     } else {
         let inv9 = Integer::from(9).invert(&m).expect("9 is invertible mod M_p for odd p");
         let r = Residue::from_integer(p, &(last.to_integer() * inv9));
-        let status = if r.equals_u64(1) { "P" } else { "C" };
-        Outcome { status: status.into(), res64: r.res64_hex(), res2048: r.res2048_hex(), residue_type: Some(1) }
+        let status = Status::from_prime(r.equals_u64(1));
+        Outcome { status, res64: r.res64_hex(), res2048: r.res2048_hex(), residue_type: Some(1) }
     };
     CertBody {
         exponent: p,
@@ -75,8 +75,8 @@ pub(crate) fn sample(kind: TestKind, p: u32, iterations: u64, every: u64) -> Cer
         result,
         checks: CheckLog {
             events: vec![
-                CheckEvent { iteration: 0, check: "load".into(), outcome: "ok".into(), detail: "start".into() },
-                CheckEvent { iteration: every, check: "spot".into(), outcome: "ok".into(), detail: String::new() },
+                CheckEvent { iteration: 0, check: Check::Load, outcome: CheckOutcome::Ok, detail: "start".into() },
+                CheckEvent { iteration: every, check: Check::Spot, outcome: CheckOutcome::Ok, detail: String::new() },
             ],
             summary: [("spot_checks".to_string(), 1u64)].into_iter().collect(),
         },

@@ -13,10 +13,21 @@ pub fn open_engine(
     kind: TestKind,
     shift: u32,
 ) -> Result<(Box<dyn Engine>, Option<String>), EngineError> {
+    open_engine_on(choice, 0, p, kind, shift)
+}
+
+/// [`open_engine`] on GPU `gpu` (CUDA's numbering) when the choice gives a GPU.
+pub fn open_engine_on(
+    choice: EngineChoice,
+    gpu: usize,
+    p: u32,
+    kind: TestKind,
+    shift: u32,
+) -> Result<(Box<dyn Engine>, Option<String>), EngineError> {
     match choice {
         EngineChoice::Cpu => Ok((Box::new(GmpEngine::new(p, kind, shift)), None)),
-        EngineChoice::Gpu => Ok((open_gpu(p, kind, shift)?, None)),
-        EngineChoice::Auto => match open_gpu(p, kind, shift) {
+        EngineChoice::Gpu => Ok((open_gpu(gpu, p, kind, shift)?, None)),
+        EngineChoice::Auto => match open_gpu(gpu, p, kind, shift) {
             Ok(e) => Ok((e, None)),
             Err(why) => Ok((Box::new(GmpEngine::new(p, kind, shift)), Some(why.to_string()))),
         },
@@ -37,6 +48,6 @@ pub fn resolve(choice: EngineChoice) -> EngineChoice {
     }
 }
 
-fn open_gpu(p: u32, kind: TestKind, shift: u32) -> Result<Box<dyn Engine>, EngineError> {
-    Ok(Box::new(crate::gpu::GpuEngine::new(p, kind, shift)?))
+fn open_gpu(gpu: usize, p: u32, kind: TestKind, shift: u32) -> Result<Box<dyn Engine>, EngineError> {
+    Ok(Box::new(crate::gpu::GpuEngine::on_gpu(gpu, p, kind, shift)?))
 }

@@ -97,7 +97,12 @@ impl GpuEngine {
     /// The passes take the shape `prove --tune` found fastest for this length on this GPU,
     /// when it was run (else the plan's default).
     pub fn new(p: u32, kind: TestKind, shift: u32) -> Result<GpuEngine, EngineError> {
-        let dev = Device::open()?;
+        GpuEngine::on_gpu(0, p, kind, shift)
+    }
+
+    /// Like [`GpuEngine::new`] on GPU `ordinal`.
+    pub fn on_gpu(ordinal: usize, p: u32, kind: TestKind, shift: u32) -> Result<GpuEngine, EngineError> {
+        let dev = Device::open_ordinal(ordinal)?;
         let plan = super::tune::plan_for(&dev, p)?;
         GpuEngine::on_device(dev, plan, kind, shift)
     }

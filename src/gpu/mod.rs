@@ -25,6 +25,8 @@ pub use tune::{tune, Tuning};
 use crate::engine::EngineError;
 use crate::exponent::TestKind;
 
+pub use module::device_count;
+
 /// A description of the usable GPU, or why there is none (`--engine auto` falls back on error).
 pub fn probe() -> Result<String, EngineError> {
     Ok(module::Device::open()?.description)

@@ -245,12 +245,31 @@ fn load_kernels(module: &Arc<CudaModule>) -> Result<Kernels, EngineError> {
     })
 }
 
+/// How many CUDA devices the driver sees (an error when the CUDA libraries are missing).
+pub fn device_count() -> Result<usize, EngineError> {
+    libraries_present()?;
+    CudaContext::device_count()
+        .map(|n| n.max(0) as usize)
+        .map_err(|e| EngineError::NoGpu(format!("cannot count CUDA devices: {e:?}")))
+}
+
 impl Device {
     /// Open GPU 0 and build the kernels.
     pub fn open() -> Result<Device, EngineError> {
+        Device::open_ordinal(0)
+    }
+
+    /// Open GPU `ordinal` (CUDA's numbering, as `nvidia-smi` lists them unless
+    /// CUDA_VISIBLE_DEVICES says otherwise) and build the kernels.
+    pub fn open_ordinal(ordinal: usize) -> Result<Device, EngineError> {
         trace::mark("gpu: opening");
         libraries_present()?;
-        let ctx = CudaContext::new(0).map_err(|e| EngineError::NoGpu(format!("cannot open GPU 0: {e:?}")))?;
+        let count = device_count()?;
+        if ordinal >= count {
+            return Err(EngineError::NoGpu(format!("there is no GPU {ordinal}: {count} CUDA device(s) here")));
+        }
+        let ctx =
+            CudaContext::new(ordinal).map_err(|e| EngineError::NoGpu(format!("cannot open GPU {ordinal}: {e:?}")))?;
         trace::mark("gpu: cuda context");
         // Buffers are used on one stream only; no cross-stream event bookkeeping is needed, and
         // without it launches can be captured into a graph.

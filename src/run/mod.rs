@@ -13,7 +13,7 @@ mod resume;
 pub mod spot;
 pub mod state;
 
-use crate::cert::{CheckEvent, CheckLog, Checkpoint};
+use crate::cert::{Check, CheckLog, CheckOutcome, Checkpoint};
 use crate::engine::{Engine, EngineError, Value};
 use crate::exponent::TestKind;
 use crate::progress::Progress;
@@ -37,14 +37,6 @@ const SPOT_JOB_SECS: f64 = 1.0;
 /// Proof points wait in memory for the Gerbicz check that covers them; past this many bytes
 /// the check is done early (at the next block boundary) so that they can go to disk.
 const MAX_PENDING_POINT_BYTES: usize = 256 << 20;
-
-pub(crate) fn log(checks: &mut CheckLog, iteration: u64, check: &str, outcome: &str, detail: String) {
-    checks.events.push(CheckEvent { iteration, check: check.into(), outcome: outcome.into(), detail });
-}
-
-pub(crate) fn bump(checks: &mut CheckLog, key: &str, by: u64) {
-    *checks.summary.entry(key.into()).or_insert(0) += by;
-}
 
 /// The state of a run in progress.
 struct Driver<'a> {
@@ -185,7 +177,7 @@ impl Driver<'_> {
             return Ok(false);
         }
         let (state, job) = self.jacobi.take().expect("checked above");
-        bump(&mut self.checks, "jacobi_checks", 1);
+        self.checks.bump("jacobi_checks", 1);
         if let Some((true, x)) = job.verdict() {
             self.write_state(&state)?;
             self.trusted = (state.iteration, x);
@@ -196,22 +188,27 @@ impl Driver<'_> {
     }
 
     fn jacobi_failed(&mut self, k: u64) -> Result<(), RunError> {
-        bump(&mut self.checks, "jacobi_failures", 1);
-        log(&mut self.checks, k, "jacobi", "fail", "(s-2 | M_p) != -1".into());
+        self.checks.bump("jacobi_failures", 1);
+        self.checks.log(k, Check::Jacobi, CheckOutcome::Fail, "(s-2 | M_p) != -1".into());
         let (to, tx) = self.trusted.clone();
-        self.rollback("jacobi", to, tx)
+        self.rollback(Check::Jacobi, to, tx)
     }
 
     /// Roll back to iteration `to` holding `x`: the chain after it is dropped, the spot checks
     /// in flight are forgotten, and the engine restarts from x.
-    fn rollback(&mut self, check: &str, to: u64, x: Residue) -> Result<(), RunError> {
+    fn rollback(&mut self, check: Check, to: u64, x: Residue) -> Result<(), RunError> {
         let n = self.rollbacks.entry(to).or_insert(0);
         *n += 1;
         if *n >= MAX_ROLLBACKS_AT_ONE_PLACE {
-            return Err(RunError::Consistent { check: check.into(), iteration: to });
+            return Err(RunError::Consistent { check: check.to_string(), iteration: to });
         }
-        log(&mut self.checks, self.k, check, "rollback", format!("rolled back from iteration {} to {to}", self.k));
-        bump(&mut self.checks, "rollbacks", 1);
+        self.checks.log(
+            self.k,
+            check,
+            CheckOutcome::Rollback,
+            format!("rolled back from iteration {} to {to}", self.k),
+        );
+        self.checks.bump("rollbacks", 1);
         self.k = to;
         // A batch queued past the old k runs before the state below replaces it.
         self.queued = None;
@@ -249,22 +246,21 @@ impl Driver<'_> {
                 continue;
             };
             let Some((_, x_from)) = self.spot_pending.remove(&to) else { continue };
-            bump(&mut self.checks, "spot_checks", 1);
-            bump(&mut self.checks, "spot_iterations", to - from);
+            self.checks.bump("spot_checks", 1);
+            self.checks.bump("spot_iterations", to - from);
             if engine_hash != hash {
-                bump(&mut self.checks, "spot_failures", 1);
-                log(
-                    &mut self.checks,
+                self.checks.bump("spot_failures", 1);
+                self.checks.log(
                     to,
-                    "spot",
-                    "fail",
+                    Check::Spot,
+                    CheckOutcome::Fail,
                     format!("GMP from iteration {from} disagrees with the engine at {to}"),
                 );
                 let (target, x) = match &self.gerbicz {
                     Some(g) => (g.verified().0, g.verified().1.clone()),
                     None => (from, x_from),
                 };
-                return self.rollback("spot", target, x);
+                return self.rollback(Check::Spot, target, x);
             }
         }
         self.spot_results = keep;
@@ -344,17 +340,16 @@ impl Driver<'_> {
             trace::mark("run: final gerbicz check done");
         }
         let (anchor_k, anchor_x) = (g.verified().0, g.verified().1.clone());
-        bump(&mut self.checks, "gerbicz_checks", 1);
+        self.checks.bump("gerbicz_checks", 1);
         if !ok {
-            bump(&mut self.checks, "gerbicz_failures", 1);
-            log(
-                &mut self.checks,
+            self.checks.bump("gerbicz_failures", 1);
+            self.checks.log(
                 k,
-                "gerbicz",
-                "fail",
+                Check::Gerbicz,
+                CheckOutcome::Fail,
                 format!("identity failed for the blocks after iteration {anchor_k}"),
             );
-            self.rollback("gerbicz", anchor_k, anchor_x)?;
+            self.rollback(Check::Gerbicz, anchor_k, anchor_x)?;
             return Ok(None);
         }
         // Verified: the points read since the last check go to disk before any state that
@@ -404,8 +399,13 @@ impl Driver<'_> {
             if !self.faults_done[i] && f.iteration == k {
                 self.faults_done[i] = true;
                 self.engine.inject_fault(f.word, f.bit)?;
-                log(&mut self.checks, k, "fault", "injected", format!("flipped bit {} of word {}", f.bit, f.word));
-                bump(&mut self.checks, "faults_injected", 1);
+                self.checks.log(
+                    k,
+                    Check::Fault,
+                    CheckOutcome::Injected,
+                    format!("flipped bit {} of word {}", f.bit, f.word),
+                );
+                self.checks.bump("faults_injected", 1);
             }
         }
         let total = self.opts.total;
@@ -450,7 +450,7 @@ impl Driver<'_> {
                 // state still running adds nothing (a wrong symbol persists: s_{j+1} − 2 =
                 // (s_j − 2)·s_{j−1}², so every later state fails too).
                 self.jacobi = None;
-                bump(&mut self.checks, "jacobi_checks", 1);
+                self.checks.bump("jacobi_checks", 1);
                 trace::mark("run: final jacobi check");
                 let ok = ll_jacobi_ok(&x);
                 trace::mark("run: final jacobi check done");
@@ -501,8 +501,8 @@ pub fn run(engine: &mut dyn Engine, opts: RunOptions, progress: &mut Progress) -
             let mut c = s.checks.clone();
             c.events.extend(checks.events);
             checks = c;
-            log(&mut checks, s.iteration, "load", "ok", "resumed from a saved state".into());
-            bump(&mut checks, "resumes", 1);
+            checks.log(s.iteration, Check::Load, CheckOutcome::Ok, "resumed from a saved state".into());
+            checks.bump("resumes", 1);
             (s.iteration, x, s.chain, s.shift, s.started, Some(s.iteration))
         }
         None => (0, Residue::start(p, kind), Vec::new(), opts.shift, opts.started.clone(), None),

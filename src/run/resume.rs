@@ -2,12 +2,12 @@
 //! the Jacobi symbol; PRP: the saved state is recomputed from the one a Gerbicz block before it),
 //! falling back to the previous save when the newest is damaged or fails.
 
-use crate::cert::CheckLog;
+use crate::cert::{Check, CheckLog, CheckOutcome};
 use crate::engine::Engine;
 use crate::exponent::TestKind;
 use crate::run::jacobi::ll_jacobi_ok;
 use crate::run::state::{SavedState, StateError};
-use crate::run::{bump, log, RunError, RunOptions};
+use crate::run::{RunError, RunOptions};
 
 /// Resume from the newest usable saved state, verifying it; None when there is none.
 pub(crate) fn resume(
@@ -20,7 +20,7 @@ pub(crate) fn resume(
         let s = match cand {
             Ok(s) => s,
             Err(e) => {
-                log(checks, 0, "load", "fail", e.to_string());
+                checks.log(0, Check::Load, CheckOutcome::Fail, e.to_string());
                 eprintln!("warning: {e}; trying an older save");
                 continue;
             }
@@ -36,7 +36,7 @@ pub(crate) fn resume(
         let x = s.residue().map_err(|why| StateError::Corrupt { path: store.dir().into(), why })?;
         let ok = match (engine.kind(), s.previous().ok().flatten()) {
             (TestKind::Ll, _) => {
-                bump(checks, "jacobi_checks", 1);
+                checks.bump("jacobi_checks", 1);
                 s.iteration == 0 || ll_jacobi_ok(&x)
             }
             (TestKind::Prp, Some(prev)) => {
@@ -47,7 +47,7 @@ pub(crate) fn resume(
             (TestKind::Prp, None) => s.iteration == 0,
         };
         if !ok {
-            log(checks, s.iteration, "load", "fail", "saved residue failed its check on load".into());
+            checks.log(s.iteration, Check::Load, CheckOutcome::Fail, "saved residue failed its check on load".into());
             eprintln!("warning: the save at iteration {} failed its check on load; trying an older save", s.iteration);
             continue;
         }

@@ -10,7 +10,7 @@
 //! [`EngineArith`]: crate::proof::engine_arith::EngineArith
 
 use super::replay::{final_residue, random_u64, ReplayError};
-use crate::cert::CertBody;
+use crate::cert::{CertBody, Status};
 use crate::engine::select::{open_engine, resolve};
 use crate::engine::{EngineChoice, EngineError};
 use crate::exponent::TestKind;
@@ -111,7 +111,7 @@ pub fn check_certificate(body: &CertBody, choice: EngineChoice) -> Result<ProofC
         }
     };
     let r = &body.result;
-    same("status", &r.status, if prime { "P" } else { "C" })?;
+    same("status", r.status.as_str(), Status::from_prime(prime).as_str())?;
     same("res64", &r.res64, &reported.res64_hex())?;
     same("res2048", &r.res2048, &reported.res2048_hex())?;
     verify_proof(&proof, choice)
@@ -157,7 +157,7 @@ mod tests {
             Err(ProofCheckError::Result { field: "res64", .. })
         ));
         let mut b = body.clone();
-        b.result.status = "C".into();
+        b.result.status = Status::Composite;
         assert!(matches!(
             check_certificate(&b, EngineChoice::Cpu),
             Err(ProofCheckError::Result { field: "status", .. })
