@@ -18,6 +18,7 @@ pub mod host;
 pub mod progress;
 pub mod proof;
 pub mod residue;
+pub mod rng;
 pub mod run;
 pub mod trace;
 pub mod transform;

@@ -4,7 +4,7 @@
 
 use crate::exponent::TestKind;
 use rug::integer::Order;
-use rug::Integer;
+use rug::{Assign, Integer};
 use thiserror::Error;
 
 /// Why bytes or words could not be read as a residue.
@@ -49,14 +49,20 @@ pub fn reduce_mersenne(x: &mut Integer, p: u32) {
         m -= 1; // 2^(kp) − 1 is a multiple of 2^p − 1
         *x += m;
     }
+    fold_mersenne(x, p, &mut Integer::new());
+}
+
+/// The fold of [`reduce_mersenne`] for x ≥ 0, with `hi` as scratch so that a caller in a loop
+/// (the GMP engine) allocates nothing: x ← (x mod 2^p) + ⌊x / 2^p⌋ until x < 2^p, then M_p → 0.
+pub fn fold_mersenne(x: &mut Integer, p: u32, hi: &mut Integer) {
     while x.significant_bits() > p {
-        let hi = Integer::from(&*x >> p);
+        hi.assign(&*x >> p);
         x.keep_bits_mut(p);
-        *x += hi;
+        *x += &*hi;
     }
     // x < 2^p now; the only non-canonical value left is M_p itself.
     if x.significant_bits() == p && x.count_ones() == Some(p) {
-        *x = Integer::new();
+        x.assign(0);
     }
 }
 
@@ -146,6 +152,22 @@ impl Residue {
         self.words.iter().all(|&w| w == 0)
     }
 
+    /// x / 9 mod M_p (the PRP type-1 residue from x_p = 3^(M_p+1)), by exact division:
+    /// (x + k·M_p)/9 for the k in [0, 9) that makes it divisible. None when 3 divides M_p
+    /// (p even), where 9 has no inverse.
+    pub fn divide_by_9(&self) -> Option<Residue> {
+        if self.p % 2 == 0 {
+            return None;
+        }
+        let m = (Integer::from(1) << self.p) - 1u32;
+        let x = self.to_integer();
+        let (xm, mm) = (x.mod_u(9), m.mod_u(9));
+        let k = (0..9u32).find(|k| (xm + k * mm) % 9 == 0)?;
+        let mut y = x + m * k;
+        y.div_exact_u_mut(9);
+        Some(Residue::from_integer(self.p, &y))
+    }
+
     /// Equal to the small constant v?
     pub fn equals_u64(&self, v: u64) -> bool {
         *self == Residue::from_u64(self.p, v)
@@ -226,6 +248,16 @@ mod tests {
     }
 
     quickcheck! {
+        fn divide_by_9_inverts_times_9(seed: Vec<u64>, p: u16) -> bool {
+            let p = (p % 3000) as u32 + 3;
+            let x = Residue::from_integer(p, &Integer::from_digits(&seed, Order::Lsf));
+            match x.divide_by_9() {
+                // p even: 3 | M_p, no division; p odd: (x/9)·9 = x.
+                None => p % 2 == 0,
+                Some(q) => p % 2 == 1 && Residue::from_integer(p, &(q.to_integer() * 9u32)) == x,
+            }
+        }
+
         fn reduce_matches_rem(seed: Vec<u64>, p: u16, neg: bool) -> bool {
             let p = (p % 3000) as u32 + 2;
             let mut x = Integer::from_digits(&seed, Order::Lsf);

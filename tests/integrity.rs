@@ -4,6 +4,7 @@
 //! certificate chain; Ctrl-C saves and exits 130.
 
 use mersenne_cert::cert::{Check, CheckOutcome};
+use mersenne_cert::rng::SeededRng;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -107,7 +108,7 @@ fn kill_9_at_random_moments_then_resume() {
         let (want, chain) = reference(dir.path(), prp);
         let mut trials = 0;
         // 20 trials per test kind, each killed after a pseudo-random delay.
-        let mut seed = 0x9E3779B97F4A7C15u64 ^ prp as u64;
+        let mut rng = SeededRng::new(0x9E37_79B9_7F4A_7C15 ^ prp as u64);
         while trials < 20 && Instant::now() < deadline {
             let state = dir.path().join(format!("kill-{prp}-{trials}"));
             let cert = dir.path().join("k.cbor");
@@ -116,10 +117,7 @@ fn kill_9_at_random_moments_then_resume() {
             if prp {
                 args.push("--prp");
             }
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            let delay = Duration::from_millis(50 + seed % 600);
+            let delay = Duration::from_millis(50 + rng.below(600));
             let mut child = prove(&state, &args).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
             std::thread::sleep(delay);
             let _ = child.kill(); // SIGKILL

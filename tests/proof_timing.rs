@@ -6,23 +6,12 @@ use mersenne_cert::proof::arith::CpuArith;
 use mersenne_cert::proof::pietrzak;
 use mersenne_cert::proof::ProofError;
 use mersenne_cert::residue::Residue;
-use rug::integer::Order;
-use rug::Integer;
+use mersenne_cert::rng::SeededRng;
 use std::time::Instant;
 
-/// A pseudo-random residue (splitmix64 words).
+/// A pseudo-random residue.
 fn pseudo(p: u32, seed: u64) -> Residue {
-    let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ p as u64;
-    let words: Vec<u64> = (0..(p as usize).div_ceil(64))
-        .map(|_| {
-            s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = s;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^ (z >> 31)
-        })
-        .collect();
-    Residue::from_integer(p, &Integer::from_digits(&words, Order::Lsf))
+    SeededRng::new(seed ^ u64::from(p)).residue(p)
 }
 
 #[test]

@@ -29,8 +29,8 @@ use mersenne_cert::engine::{Engine, EngineError};
 use mersenne_cert::exponent::{is_prime, TestKind};
 use mersenne_cert::gpu::{self, GpuEngine, KernelChecker};
 use mersenne_cert::residue::Residue;
+use mersenne_cert::rng::SeededRng;
 use mersenne_cert::transform::plan::Plan;
-use rug::integer::Order;
 use rug::Integer;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -118,35 +118,15 @@ enum Cmd {
     },
 }
 
-/// xorshift* for reproducible random inputs.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, m: u64) -> u64 {
-        self.next() % m
-    }
-    fn residue(&mut self, p: u32) -> Residue {
-        let words: Vec<u64> = (0..(p as usize).div_ceil(64)).map(|_| self.next()).collect();
-        let mut x = Integer::from_digits(&words, Order::Lsf);
-        x.keep_bits_mut(p);
-        Residue::from_integer(p, &x)
-    }
-}
-
-fn kernels(rng: &mut Rng, from: u32, to: u32) -> Result<bool, EngineError> {
+fn kernels(rng: &mut SeededRng, from: u32, to: u32) -> Result<bool, EngineError> {
     let checker = KernelChecker::new()?;
     println!("device: {}", checker.device());
-    let field = checker.check_field(rng.next(), 1 << 16)?;
+    let field = checker.check_field(rng.next_u64(), 1 << 16)?;
     println!("{}: {}", field.kernel, if field.ok { "OK" } else { "MISMATCH" });
     let mut all = field.ok;
     for log2 in from..=to {
         let t = Instant::now();
-        let verdicts = checker.check_length(log2, rng.next())?;
+        let verdicts = checker.check_length(log2, rng.next_u64())?;
         let bad: Vec<&str> = verdicts.iter().filter(|v| !v.ok).map(|v| v.kernel.as_str()).collect();
         all &= bad.is_empty();
         println!(
@@ -160,13 +140,13 @@ fn kernels(rng: &mut Rng, from: u32, to: u32) -> Result<bool, EngineError> {
     Ok(all)
 }
 
-fn random_prime(rng: &mut Rng, min: u32, max: u32) -> u32 {
+fn random_prime(rng: &mut SeededRng, min: u32, max: u32) -> u32 {
     let (lo, hi) = ((min as f64).ln(), (max as f64).ln());
     let x = (lo + (hi - lo) * (rng.below(1 << 53) as f64 / (1u64 << 53) as f64)).exp() as u64;
     (x..).find(|&q| is_prime(q)).map(|q| q.min(u32::MAX as u64) as u32).unwrap_or(min)
 }
 
-fn squaring(rng: &mut Rng, count: usize, min: u32, max: u32) -> Result<bool, EngineError> {
+fn squaring(rng: &mut SeededRng, count: usize, min: u32, max: u32) -> Result<bool, EngineError> {
     let mut bad = 0;
     for k in 0..count {
         let p = random_prime(rng, min, max);
@@ -203,7 +183,7 @@ fn squaring(rng: &mut Rng, count: usize, min: u32, max: u32) -> Result<bool, Eng
     Ok(bad == 0)
 }
 
-fn residues(rng: &mut Rng, file: &std::path::Path, max_exponent: Option<u32>) -> Result<bool, EngineError> {
+fn residues(rng: &mut SeededRng, file: &std::path::Path, max_exponent: Option<u32>) -> Result<bool, EngineError> {
     let text = std::fs::read_to_string(file).map_err(|e| EngineError::Other(format!("{}: {e}", file.display())))?;
     println!(
         "{:>10} {:>6} {:>10} {:>16} {:>16} {:>9}  verdict",
@@ -330,7 +310,7 @@ fn profile(p: u32, line_stages: Option<u32>) -> Result<bool, EngineError> {
     Ok(true)
 }
 
-fn proof_build(rng: &mut Rng, p: u32, power: u32) -> Result<bool, EngineError> {
+fn proof_build(rng: &mut SeededRng, p: u32, power: u32) -> Result<bool, EngineError> {
     use mersenne_cert::proof::{build_from_store, engine_arith::with_arith, pietrzak, points::ProofStore, ProofError};
     let err = |e: &dyn std::fmt::Display| EngineError::Other(e.to_string());
     let us = gpu::bench_plan(gpu::engine_plan(p)?, 2000)?;
@@ -400,7 +380,7 @@ fn main() -> ExitCode {
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
     });
     println!("seed {seed}");
-    let mut rng = Rng(seed | 1);
+    let mut rng = SeededRng::new(seed);
     let outcome = match cli.cmd {
         Cmd::Kernels { from, to } => kernels(&mut rng, from, to),
         Cmd::Squaring { count, min, max, small } => {

@@ -4,7 +4,6 @@
 use super::CertError;
 use crate::exponent::TestKind;
 use crate::residue::Residue;
-use rug::Integer;
 use serde::{Deserialize, Serialize};
 
 /// A result's status, written as GIMPS writes it: "P", "C" or "partial".
@@ -78,7 +77,8 @@ impl Outcome {
             // M_2 = 3 is prime; the recurrence only proves odd exponents.
             TestKind::Ll => (p == 2 || last.is_zero(), last.clone(), None),
             TestKind::Prp => {
-                let r = divide_by_9(last)
+                let r = last
+                    .divide_by_9()
                     .ok_or_else(|| CertError::invalid("exponent", "PRP base 3 needs p odd (3 divides M_2)"))?;
                 (r.equals_u64(1), r, Some(1))
             }
@@ -90,16 +90,4 @@ impl Outcome {
             residue_type,
         })
     }
-}
-
-/// x / 9 mod M_p by exact division: (x + k·M_p)/9 for the k in [0, 9) that makes it divisible.
-/// None when 3 divides M_p (p = 2).
-fn divide_by_9(x: &Residue) -> Option<Residue> {
-    let p = x.exponent();
-    let m = (Integer::from(1) << p) - 1u32;
-    let (xm, mm) = (x.to_integer().mod_u(9), m.mod_u(9));
-    let k = (0..9u32).find(|k| (xm + k * mm) % 9 == 0)?;
-    let mut y = x.to_integer() + m * k;
-    y.div_exact_u_mut(9);
-    Some(Residue::from_integer(p, &y))
 }

@@ -48,15 +48,13 @@ pub(crate) fn sample(kind: TestKind, p: u32, iterations: u64, every: u64) -> Cer
         })
         .collect();
     let last = residues.last().expect("at least one checkpoint");
-    let m = (Integer::from(1) << p) - 1u32;
     let result = if iterations < kind.full_iterations(p) {
         Outcome { status: Status::Partial, res64: last.res64_hex(), res2048: last.res2048_hex(), residue_type: None }
     } else if kind == TestKind::Ll {
         let status = Status::from_prime(last.is_zero());
         Outcome { status, res64: last.res64_hex(), res2048: last.res2048_hex(), residue_type: None }
     } else {
-        let inv9 = Integer::from(9).invert(&m).expect("9 is invertible mod M_p for odd p");
-        let r = Residue::from_integer(p, &(last.to_integer() * inv9));
+        let r = last.divide_by_9().expect("9 is invertible mod M_p for odd p");
         let status = Status::from_prime(r.equals_u64(1));
         Outcome { status, res64: r.res64_hex(), res2048: r.res2048_hex(), residue_type: Some(1) }
     };

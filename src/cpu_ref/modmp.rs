@@ -2,6 +2,7 @@
 //! shift-and-add (x = hi·2^p + lo ≡ hi + lo), never by a generic division. Scratch space is kept
 //! so that the hot loop does not allocate.
 
+use crate::residue::fold_mersenne;
 use rug::{Assign, Integer};
 
 /// Reduction context for one exponent.
@@ -29,15 +30,7 @@ impl ModMp {
 
     /// Reduce x ∈ [0, M_p^2] (any product of two reduced values) into [0, M_p).
     pub fn reduce(&mut self, x: &mut Integer) {
-        // One fold leaves x < 2^p + 2^p; a second fold (or a single subtraction) finishes.
-        while x.significant_bits() > self.p {
-            self.hi.assign(&*x >> self.p);
-            x.keep_bits_mut(self.p);
-            *x += &self.hi;
-        }
-        if *x == self.mp {
-            x.assign(0);
-        }
+        fold_mersenne(x, self.p, &mut self.hi);
     }
 
     /// x ← x² mod M_p.

@@ -5,8 +5,9 @@
 
 use super::module::{cuda_err, Device, Timer};
 use super::pipeline::{addr, upload_plan, Layout, Op, Pipeline, Res, Shape, ADVANCE, LL};
-use super::selftest::check::{as_words, signed_words, KernelVerdict, Rng};
+use super::selftest::check::{as_words, signed_words, KernelVerdict};
 use crate::engine::EngineError;
+use crate::rng::SeededRng;
 use crate::transform::plan::Plan;
 use crate::transform::twin;
 use cudarc::driver::{sys, CudaSlice};
@@ -136,7 +137,7 @@ impl SmallPipeline {
 /// Check the one-block kernel at a small plan against the CPU twin, for every stages-per-round
 /// variant: 1 and 7 LL squarings and 2 PRP squarings at a random shift, then one product (and
 /// the transform of x it leaves in tmp), from random digits with random pending carries.
-pub(crate) fn check(dev: &Device, plan: &Plan, rng: &mut Rng) -> Result<Vec<KernelVerdict>, EngineError> {
+pub(crate) fn check(dev: &Device, plan: &Plan, rng: &mut SeededRng) -> Result<Vec<KernelVerdict>, EngineError> {
     let (n, p) = (plan.n(), plan.exponent());
     let segs = n / plan.seg_len();
     let (w_min, _) = plan.widths();
@@ -144,21 +145,22 @@ pub(crate) fn check(dev: &Device, plan: &Plan, rng: &mut Rng) -> Result<Vec<Kern
         (0..n)
             .map(|j| {
                 let w = plan.width(j);
-                (rng.next() % (1 << w)) as i64 - (1 << (w - 1))
+                (rng.next_u64() % (1 << w)) as i64 - (1 << (w - 1))
             })
             .collect()
     };
     let (d, a, b) = (digits(), digits(), digits());
     // Pending carries of the size a walk leaves (about n·2^(w−2)), and their fix-up by the twin.
     let span = (n as u64) << (w_min - 1);
-    let mut carries = || -> Vec<i64> { (0..segs).map(|_| (rng.next() % span) as i64 - (span / 2) as i64).collect() };
+    let mut carries =
+        || -> Vec<i64> { (0..segs).map(|_| (rng.next_u64() % span) as i64 - (span / 2) as i64).collect() };
     let (dc, ac, bc) = (carries(), carries(), carries());
     let fixed = |d: &[i64], c: &[i64]| {
         let mut f = d.to_vec();
         twin::carry_fixup(plan, &mut f, c);
         f
     };
-    let s0 = (rng.next() % p as u64) as u32;
+    let s0 = (rng.next_u64() % p as u64) as u32;
     let alloc = |len: usize| dev.stream.alloc_zeros::<u64>(len).map_err(cuda_err("alloc"));
     let (mut x, mut xc, mut y, mut yc, tmp) = (alloc(n)?, alloc(segs)?, alloc(n)?, alloc(segs)?, alloc(n)?);
     let mut sh = dev.stream.alloc_zeros::<u32>(1).map_err(cuda_err("alloc"))?;

@@ -205,20 +205,11 @@ mod tests {
     use crate::cpu_ref::GmpEngine;
     use crate::proof::arith::ExpMul;
     use crate::proof::pietrzak;
-    use rug::Integer;
+    use crate::rng::SeededRng;
 
-    /// A pseudo-random residue (splitmix64 words).
+    /// A pseudo-random residue.
     fn value(p: u32, seed: u64) -> Residue {
-        let mut s = seed;
-        let words: Vec<u64> = (0..(p as usize).div_ceil(64))
-            .map(|_| {
-                s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
-                let z = (s ^ (s >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-                let z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-                z ^ (z >> 31)
-            })
-            .collect();
-        Residue::from_integer(p, &Integer::from_digits(&words, rug::integer::Order::Lsf))
+        SeededRng::new(seed).residue(p)
     }
 
     #[test]

@@ -74,8 +74,8 @@ fn small_root_exponent(p: u32) -> Integer {
 pub fn prp_outcome(b: &Residue) -> PrpOutcome {
     let p = b.exponent();
     let m = (Integer::from(1) << p) - 1u32;
-    let inv9 = Integer::from(9).invert(&m).unwrap_or_default();
-    let type1 = Residue::from_integer(p, &(b.to_integer() * inv9));
+    // p = 2 (3 | M_2) has no type-1 residue; it reports 0 and is never a probable prime here.
+    let type1 = b.divide_by_9().unwrap_or_else(|| Residue::from_u64(p, 0));
     let probable_prime = b.equals_u64(9);
     let disguised_positive =
         !probable_prime && p > 2 && type1.to_integer().pow_mod(&small_root_exponent(p), &m).is_ok_and(|t| t == 1);

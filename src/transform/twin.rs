@@ -243,6 +243,7 @@ impl Engine for TwinEngine {
 mod tests {
     use super::*;
     use crate::exponent::is_prime;
+    use crate::rng::SeededRng;
     use quickcheck::{quickcheck, TestResult};
     use rug::integer::Order;
     use rug::Integer;
@@ -285,19 +286,9 @@ mod tests {
         is_prime(p as u64).then_some(p)
     }
 
-    /// A residue with all p bits random (splitmix64 from `seed`).
+    /// A residue with all p bits random.
     fn wide_residue(p: u32, seed: u64) -> Residue {
-        let mut z = seed;
-        let words: Vec<u64> = (0..p.div_ceil(64))
-            .map(|_| {
-                z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
-                let mut x = z;
-                x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-                x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-                x ^ (x >> 31)
-            })
-            .collect();
-        residue(p, &words)
+        SeededRng::new(seed).residue(p)
     }
 
     /// The largest exponent with a small plan, computed once.

@@ -6,6 +6,7 @@
 use crate::engine::EngineError;
 use crate::gpu::module::{cuda_err, Device};
 use crate::gpu::pipeline::{addr, Op, Pipeline, Res, Shape, ADVANCE, LL};
+use crate::rng::SeededRng;
 use crate::transform::goldilocks::{edge_words, Gl, P};
 use crate::transform::plan::Plan;
 use crate::transform::twin;
@@ -28,17 +29,6 @@ struct Io {
 /// An opened GPU for repeated kernel checks.
 pub struct KernelChecker {
     dev: Device,
-}
-
-/// A tiny deterministic generator (xorshift*), so that failures can be replayed from the seed.
-pub(in crate::gpu) struct Rng(pub u64);
-impl Rng {
-    pub fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
 }
 
 pub(in crate::gpu) fn as_words(v: &[Gl]) -> Vec<u64> {
@@ -84,11 +74,11 @@ impl KernelChecker {
     /// word, on every pair of edge words and `random` random pairs drawn from `seed`.
     pub fn check_field(&self, seed: u64, random: usize) -> Result<KernelVerdict, EngineError> {
         let edges = edge_words();
-        let mut rng = Rng(seed | 1);
+        let mut rng = SeededRng::new(seed);
         let (mut a, mut b): (Vec<u64>, Vec<u64>) =
             edges.iter().flat_map(|&x| edges.iter().map(move |&y| (x, y))).unzip();
-        a.extend((0..random).map(|_| rng.next()));
-        b.extend((0..random).map(|_| rng.next()));
+        a.extend((0..random).map(|_| rng.next_u64()));
+        b.extend((0..random).map(|_| rng.next_u64()));
         let n = a.len() as u32;
         let up = |v: &[u64]| self.dev.stream.clone_htod(v).map_err(cuda_err("upload"));
         let (da, db) = (up(&a)?, up(&b)?);
@@ -116,7 +106,7 @@ impl KernelChecker {
         // An exponent whose plan at this length has ~16-bit digits.
         let p = (16 * n as u64..).find(|&q| crate::exponent::is_prime(q)).unwrap_or(17) as u32;
         let plan = Plan::with_log2(p, log2)?;
-        let mut rng = Rng(seed | 1);
+        let mut rng = SeededRng::new(seed);
         if plan.is_small() {
             return crate::gpu::small::check(&self.dev, &plan, &mut rng);
         }
@@ -124,16 +114,16 @@ impl KernelChecker {
         let digits: Vec<i64> = (0..n)
             .map(|j| {
                 let w = plan.width(j);
-                (rng.next() % (1 << w)) as i64 - (1 << (w - 1))
+                (rng.next_u64() % (1 << w)) as i64 - (1 << (w - 1))
             })
             .collect();
         // Pending carries as large as a walk leaves them (≈ n·2^w), and their fix-up by the twin.
-        let pending: Vec<i64> = (0..pipe.segments()).map(|_| (rng.next() % (1 << 40)) as i64 - (1 << 39)).collect();
+        let pending: Vec<i64> = (0..pipe.segments()).map(|_| (rng.next_u64() % (1 << 40)) as i64 - (1 << 39)).collect();
         let mut fixed = digits.clone();
         twin::carry_fixup(&plan, &mut fixed, &pending);
-        let random_field: Vec<Gl> = (0..n).map(|_| Gl::new(rng.next() % P)).collect();
-        let other: Vec<Gl> = (0..n).map(|_| Gl::new(rng.next() % P)).collect();
-        let s = (rng.next() % p as u64) as u32;
+        let random_field: Vec<Gl> = (0..n).map(|_| Gl::new(rng.next_u64() % P)).collect();
+        let other: Vec<Gl> = (0..n).map(|_| Gl::new(rng.next_u64() % P)).collect();
+        let s = (rng.next_u64() % p as u64) as u32;
         let s2 = ((2 * s as u64) % p as u64) as u32;
         let alloc = || self.dev.stream.alloc_zeros::<u64>(n).map_err(cuda_err("alloc"));
         let mut y = alloc()?;
