@@ -66,6 +66,31 @@ pub fn fold_mersenne(x: &mut Integer, p: u32, hi: &mut Integer) {
     }
 }
 
+/// Track of a shift count through squarings and multiplications, shared by all engines:
+/// the stored value is x·2^s mod M_p.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shift {
+    p: u32,
+    s: u32,
+}
+
+impl Shift {
+    pub fn new(p: u32, s: u32) -> Self {
+        Shift { p, s: s % p }
+    }
+    pub fn get(self) -> u32 {
+        self.s
+    }
+    /// After a squaring: s ← 2s mod p.
+    pub fn squared(self) -> Self {
+        Shift::new(self.p, ((self.s as u64 * 2) % self.p as u64) as u32)
+    }
+    /// After multiplying by a value with shift t: s ← s + t mod p.
+    pub fn plus(self, t: Shift) -> Self {
+        Shift::new(self.p, ((self.s as u64 + t.s as u64) % self.p as u64) as u32)
+    }
+}
+
 impl Residue {
     /// The residue with value v mod M_p.
     pub fn from_u64(p: u32, v: u64) -> Self {
@@ -156,7 +181,7 @@ impl Residue {
     /// (x + k·M_p)/9 for the k in [0, 9) that makes it divisible. None when 3 divides M_p
     /// (p even), where 9 has no inverse.
     pub fn divide_by_9(&self) -> Option<Residue> {
-        if self.p % 2 == 0 {
+        if self.p.is_multiple_of(2) {
             return None;
         }
         let m = (Integer::from(1) << self.p) - 1u32;
@@ -253,8 +278,8 @@ mod tests {
             let x = Residue::from_integer(p, &Integer::from_digits(&seed, Order::Lsf));
             match x.divide_by_9() {
                 // p even: 3 | M_p, no division; p odd: (x/9)·9 = x.
-                None => p % 2 == 0,
-                Some(q) => p % 2 == 1 && Residue::from_integer(p, &(q.to_integer() * 9u32)) == x,
+                None => p.is_multiple_of(2),
+                Some(q) => !p.is_multiple_of(2) && Residue::from_integer(p, &(q.to_integer() * 9u32)) == x,
             }
         }
 

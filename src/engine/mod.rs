@@ -13,9 +13,11 @@
 //! the host until its result is read.
 
 pub mod select;
+pub mod twin;
 
 use crate::exponent::TestKind;
 use crate::residue::Residue;
+pub use crate::residue::Shift;
 use thiserror::Error;
 
 /// Why an engine could not be built or failed while running.
@@ -31,6 +33,15 @@ pub enum EngineError {
     WrongExponent { want: u32, got: u32 },
     #[error("engine failure: {0}")]
     Other(String),
+}
+
+impl From<crate::transform::PlanError> for EngineError {
+    fn from(e: crate::transform::PlanError) -> EngineError {
+        match e {
+            crate::transform::PlanError::NoPlan { p, why } => EngineError::NoPlan { p, why },
+            other => EngineError::Other(other.to_string()),
+        }
+    }
 }
 
 /// Which engine the user asked for.
@@ -154,30 +165,5 @@ impl<T> Slots<T> {
             .get(slot)
             .and_then(Option::as_ref)
             .ok_or_else(|| EngineError::Other(format!("scratch slot {slot} holds no value")))
-    }
-}
-
-/// Track of a shift count through squarings and multiplications, shared by all engines:
-/// the stored value is x·2^s mod M_p.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Shift {
-    p: u32,
-    s: u32,
-}
-
-impl Shift {
-    pub fn new(p: u32, s: u32) -> Self {
-        Shift { p, s: s % p }
-    }
-    pub fn get(self) -> u32 {
-        self.s
-    }
-    /// After a squaring: s ← 2s mod p.
-    pub fn squared(self) -> Self {
-        Shift::new(self.p, ((self.s as u64 * 2) % self.p as u64) as u32)
-    }
-    /// After multiplying by a value with shift t: s ← s + t mod p.
-    pub fn plus(self, t: Shift) -> Self {
-        Shift::new(self.p, ((self.s as u64 + t.s as u64) % self.p as u64) as u32)
     }
 }

@@ -263,7 +263,7 @@ impl GpuEngine {
         if what == Value::State && dev_shift != shift {
             return Err(EngineError::Other(format!("device shift {dev_shift} disagrees with host shift {shift}")));
         }
-        self.pipe.plan().digits_to_residue(&d, shift)
+        Ok(self.pipe.plan().digits_to_residue(&d, shift)?)
     }
 
     /// Queue the host's shift count into the device's. A memset carries the value in the call:

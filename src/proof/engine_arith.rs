@@ -234,7 +234,7 @@ mod tests {
 
     #[test]
     fn fold_in_slots_matches_the_blocks() {
-        use crate::transform::twin::TwinEngine;
+        use crate::engine::twin::TwinEngine;
         let p = 607u32;
         let heights = [0x9e37_79b9_7f4a_7c15u64, 3, 0, u64::MAX, 1 << 63, 12345];
         let leaves: Vec<Residue> = (0..64).map(|i| value(p, i)).collect();
@@ -263,7 +263,7 @@ mod tests {
 
     #[test]
     fn slots_keep_values_and_shifts() {
-        use crate::transform::twin::TwinEngine;
+        use crate::engine::twin::TwinEngine;
         let p = 521u32;
         let (a, b) = (value(p, 8), value(p, 9));
         let mut twin = TwinEngine::new(p, TestKind::Prp, 100).unwrap();

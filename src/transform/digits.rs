@@ -2,9 +2,9 @@
 //! [start_j, start_j + w_j) of r·2^shift): balanced digits out of a residue, and a residue out of
 //! any digits. Each is one streaming pass over the digits and the residue's words.
 
-use crate::engine::EngineError;
 use crate::residue::{word_count, Residue, ResidueError};
 use crate::transform::plan::Plan;
+use crate::transform::PlanError;
 
 impl Plan {
     /// Balanced digits of r·2^shift (|d| ≤ 2^(w−1)).
@@ -46,10 +46,10 @@ impl Plan {
     }
 
     /// The residue x with x·2^shift ≡ Σ d_j·2^start_j (mod M_p), for any digits.
-    pub fn digits_to_residue(&self, digits: &[i64], shift: u32) -> Result<Residue, EngineError> {
+    pub fn digits_to_residue(&self, digits: &[i64], shift: u32) -> Result<Residue, PlanError> {
         let (p, n) = (self.exponent(), self.n());
         if digits.len() != n {
-            return Err(EngineError::Other(format!("{} digits for a plan of {n}", digits.len())));
+            return Err(PlanError::DigitCount { got: digits.len(), n });
         }
         // With digits of 2 bits or more the carry fits an i64 (see `Carry for i64`).
         let (words, carry) = if self.widths().0 >= 2 { self.pack::<i64>(digits) } else { self.pack::<i128>(digits) };
@@ -123,7 +123,7 @@ impl Carry for i128 {
 /// its top bit: c is added at bit 0 and whatever then stands at or above bit p is added again,
 /// until nothing does. Each round shrinks |c| by about 2^p; a carry of ±1 (the usual one) costs
 /// one round and stops rippling at the first word it does not change.
-fn fold_carry(p: u32, mut words: Vec<u64>, mut c: i128) -> Result<Residue, EngineError> {
+fn fold_carry(p: u32, mut words: Vec<u64>, mut c: i128) -> Result<Residue, PlanError> {
     let top_bits = p - 64 * (words.len() as u32 - 1); // 1..=64 bits of the value in the top word
     while c != 0 {
         for w in words.iter_mut() {
@@ -143,7 +143,7 @@ fn fold_carry(p: u32, mut words: Vec<u64>, mut c: i128) -> Result<Residue, Engin
     }
     match Residue::from_words(p, words) {
         Err(ResidueError::NotCanonical { .. }) => Ok(Residue::from_u64(p, 0)), // M_p itself
-        r => r.map_err(|e| EngineError::Other(e.to_string())),
+        r => Ok(r?),
     }
 }
 
@@ -338,6 +338,6 @@ mod tests {
     #[test]
     fn wrong_digit_count_is_refused() {
         let plan = Plan::new(127).unwrap();
-        assert!(matches!(plan.digits_to_residue(&[0; 7], 0), Err(EngineError::Other(_))));
+        assert!(matches!(plan.digits_to_residue(&[0; 7], 0), Err(PlanError::DigitCount { .. })));
     }
 }

@@ -152,6 +152,44 @@ impl Gl {
     }
 }
 
+impl super::field::Field for Gl {
+    const NAME: &'static str = "goldilocks";
+    const MODULUS: u64 = P;
+    const DEGREE: u32 = 1;
+    const TWO_ADICITY: u32 = TWO_ADICITY;
+    const ZERO: Gl = Gl::ZERO;
+    const ONE: Gl = Gl::ONE;
+
+    fn from_u64(v: u64) -> Gl {
+        Gl::new(v)
+    }
+    fn add(self, o: Gl) -> Gl {
+        Gl::add(self, o)
+    }
+    fn sub(self, o: Gl) -> Gl {
+        Gl::sub(self, o)
+    }
+    fn neg(self) -> Gl {
+        Gl::neg(self)
+    }
+    fn mul(self, o: Gl) -> Gl {
+        Gl::mul(self, o)
+    }
+    fn inverse(self) -> Option<Gl> {
+        Gl::inverse(self)
+    }
+    fn root_of_unity(k: u32) -> Option<Gl> {
+        Gl::root_of_unity(k)
+    }
+    /// 2 has order 192: x·2^k = x·2^(k mod 192), and for a shift below 64 one 128-bit product.
+    fn mul_pow2(self, k: u32) -> Gl {
+        match k % 192 {
+            s @ 0..64 => Gl::reduce128((self.0 as u128) << s),
+            s => Gl::mul(self, Gl::new(2).pow(u64::from(s))),
+        }
+    }
+}
+
 /// Words at the edges of the field's branches: around 0, EPSILON, 2^32, 2^63, P and 2^64 (words
 /// P .. 2^64 − 1 included: `Gl::new` and products take any u64), for the tests here and for
 /// `gpu-selftest kernels`, which checks the device's field operations on every pair of them.
@@ -182,6 +220,25 @@ mod tests {
                 assert_eq!(x.mul(y).value() as u128, ac * bc % PP, "{a}*{b}");
             }
         }
+    }
+
+    #[test]
+    fn field_trait_on_edge_words() {
+        use crate::transform::field::{laws_hold, Field};
+        let vals = edge_words();
+        for (i, &a) in vals.iter().enumerate() {
+            for &b in &vals {
+                let c = vals[(i * 7 + 3) % vals.len()];
+                assert!(laws_hold(Gl::new(a), Gl::new(b), Gl::new(c), (a ^ b) as u32), "{a} {b} {c}");
+            }
+            // The shift against u128 at every count of one period of 2 (order 192).
+            for k in 0..200u32 {
+                let want = (a as u128 % PP) * (1u128 << (k % 192 % 64)) % PP;
+                let want = (0..(k % 192) / 64).fold(want, |w, _| w * (1u128 << 64) % PP);
+                assert_eq!(Field::mul_pow2(Gl::new(a), k).value() as u128, want, "{a}·2^{k}");
+            }
+        }
+        assert_eq!(<Gl as Field>::LAZY_SUMS, 1);
     }
 
     #[test]
@@ -227,6 +284,10 @@ mod tests {
                 && x.sub(y).value() as u128 == (ac + PP - bc) % PP
                 && x.mul(y).value() as u128 == ac * bc % PP
                 && x.neg().add(x) == Gl::ZERO
+        }
+
+        fn field_laws(a: u64, b: u64, c: u64, k: u32) -> bool {
+            crate::transform::field::laws_hold(Gl::new(a), Gl::new(b), Gl::new(c), k)
         }
 
         fn reduce128_matches(x: u128) -> bool {

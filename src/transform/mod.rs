@@ -3,7 +3,19 @@
 //! Depends on `residue` (and `exponent` for test kinds) only; nothing above it.
 
 pub mod digits;
+pub mod field;
 pub mod goldilocks;
 pub mod line;
 pub mod plan;
 pub mod twin;
+
+/// Why a transform plan or a digit vector is not usable.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    #[error("no transform plan for p={p}: {why}")]
+    NoPlan { p: u32, why: String },
+    #[error("{got} digits for a plan of {n}")]
+    DigitCount { got: usize, n: usize },
+    #[error(transparent)]
+    Residue(#[from] crate::residue::ResidueError),
+}

@@ -36,8 +36,8 @@
 //! fix-up, each by one thread per segment with a barrier between. The segments are the same as
 //! above, so the CPU twin (src/transform/twin.rs) gives the same digits bit for bit.
 
-use crate::engine::EngineError;
 use crate::transform::goldilocks::{Gl, MAX_ROOT_OF_TWO_LOG};
+use crate::transform::PlanError;
 
 /// Largest supported transform length: 2^26 (the largest n with an n-th root of 2 in the field).
 pub const MAX_LOG2: u32 = MAX_ROOT_OF_TWO_LOG;
@@ -149,8 +149,8 @@ const fn ceil_div_pow2(pj: u64, log2: u32) -> u64 {
     (pj + (1u64 << log2) - 1) >> log2
 }
 
-fn no_plan(p: u32, why: String) -> EngineError {
-    EngineError::NoPlan { p, why }
+fn no_plan(p: u32, why: String) -> PlanError {
+    PlanError::NoPlan { p, why }
 }
 
 /// Check the bound for widths in [w_min, w_max] at length n and derive the carry parameters.
@@ -192,7 +192,7 @@ fn carry_bounds(p: u32, n: usize, w_min: u32, w_max: u32) -> Result<CarryBounds,
 
 impl Plan {
     /// The smallest power-of-two length that satisfies the bound.
-    pub fn new(p: u32) -> Result<Plan, EngineError> {
+    pub fn new(p: u32) -> Result<Plan, PlanError> {
         if p < MIN_EXPONENT {
             return Err(no_plan(p, format!("exponents below {MIN_EXPONENT} are too small for the carry scheme")));
         }
@@ -200,7 +200,7 @@ impl Plan {
         for log2 in 1..=MAX_LOG2 {
             match Plan::with_log2(p, log2) {
                 Ok(plan) => return Ok(plan),
-                Err(EngineError::NoPlan { why, .. }) => last = why,
+                Err(PlanError::NoPlan { why, .. }) => last = why,
                 Err(e) => return Err(e),
             }
         }
@@ -208,7 +208,7 @@ impl Plan {
     }
 
     /// The plan with length n = 2^log2, if it is safe.
-    pub fn with_log2(p: u32, log2: u32) -> Result<Plan, EngineError> {
+    pub fn with_log2(p: u32, log2: u32) -> Result<Plan, PlanError> {
         if log2 == 0 || log2 > MAX_LOG2 {
             return Err(no_plan(p, format!("length 2^{log2} outside 2^1..2^{MAX_LOG2}")));
         }
@@ -262,7 +262,7 @@ impl Plan {
     /// Fix the carry segments to the runs of the outermost column pass (at small lengths: the
     /// smallest power of two above the fix-up depth, at least 2^SMALL_SEG_MIN_LOG2 and
     /// n/2^SMALL_SEGMENTS_LOG2), or refuse the plan when the fix-up would not fit in one segment.
-    fn with_segments(mut self) -> Result<Plan, EngineError> {
+    fn with_segments(mut self) -> Result<Plan, PlanError> {
         let small = (self.fixup_depth + 1).next_power_of_two().max(1 << SMALL_SEG_MIN_LOG2);
         let small = small.max(self.n() >> SMALL_SEGMENTS_LOG2).min(self.n());
         self.seg_len = self.column_passes().first().map_or(small, |c| 1 << c.c_log);
@@ -320,7 +320,7 @@ impl Plan {
         log2.saturating_sub(SHARED_BLOCKS_LOG2).clamp(MIN_SHARED_LOG2, self.line_stages).min(log2)
     }
     /// The same plan with at most `k` stages per line of a GPU pass (5 ≤ k ≤ 10), for tuning.
-    pub fn with_line_stages(mut self, k: u32) -> Result<Plan, EngineError> {
+    pub fn with_line_stages(mut self, k: u32) -> Result<Plan, PlanError> {
         if !(MIN_SHARED_LOG2..=MAX_SHARED_LOG2).contains(&k) {
             return Err(no_plan(
                 self.p,
@@ -435,15 +435,15 @@ mod tests {
             assert!(plan.fixup_depth() < plan.seg_len());
             assert_eq!(plan.slack(), 1);
         }
-        assert!(matches!(Plan::with_log2(82_589_933, 21), Err(EngineError::NoPlan { .. })));
-        assert!(matches!(Plan::with_log2(1000, 27), Err(EngineError::NoPlan { .. })));
-        assert!(matches!(Plan::with_log2(3, 2), Err(EngineError::NoPlan { .. })));
+        assert!(matches!(Plan::with_log2(82_589_933, 21), Err(PlanError::NoPlan { .. })));
+        assert!(matches!(Plan::with_log2(1000, 27), Err(PlanError::NoPlan { .. })));
+        assert!(matches!(Plan::with_log2(3, 2), Err(PlanError::NoPlan { .. })));
     }
 
     #[test]
     fn largest_length_refused_above() {
         // 2^26 holds digits of at most 20 bits, so ~1.34e9 bits; beyond that no plan exists.
-        assert!(matches!(Plan::new(2_000_000_011), Err(EngineError::NoPlan { .. })));
+        assert!(matches!(Plan::new(2_000_000_011), Err(PlanError::NoPlan { .. })));
     }
 
     #[test]

@@ -5,11 +5,10 @@
 //! the fix-up at the start of the next one (or on the host before a read); the twin does both
 //! at once, which gives the same digits (the small-length kernel, kernels/small.cu, also does
 //! both at once). Each stage is a public function so that the GPU
-//! self-test can compare every kernel with it; [`TwinEngine`] strings them into a slow [`Engine`].
+//! self-test can compare every kernel with it; `engine::twin::TwinEngine` strings them into a slow engine.
 
-use crate::engine::{Engine, EngineError, Shift, Slots, Value};
 use crate::exponent::TestKind;
-use crate::residue::Residue;
+use crate::residue::Shift;
 use crate::transform::goldilocks::Gl;
 use crate::transform::plan::Plan;
 
@@ -143,106 +142,29 @@ pub fn multiply_digits(plan: &Plan, a: &[i64], b: &[i64]) -> Vec<i64> {
     carry(plan, &inverse(plan, x), None)
 }
 
-/// A slow engine on the CPU that computes exactly what the GPU computes.
-pub struct TwinEngine {
-    plan: Plan,
+/// `count` iterations of `kind` on digits that stand for x·2^shift: the digits and shift after
+/// them (LL subtracts 2·2^s in the shifted domain, as the GPU does).
+pub fn iterate_digits(
+    plan: &Plan,
     kind: TestKind,
-    digits: Vec<i64>,
-    shift: Shift,
-    acc: Vec<i64>,
-    acc_shift: Shift,
-    slots: Slots<Vec<i64>>,
-}
-
-impl TwinEngine {
-    pub fn new(p: u32, kind: TestKind, shift: u32) -> Result<TwinEngine, EngineError> {
-        TwinEngine::with_plan(Plan::new(p)?, kind, shift)
+    mut digits: Vec<i64>,
+    mut shift: Shift,
+    count: u64,
+) -> (Vec<i64>, Shift) {
+    for _ in 0..count {
+        let next = shift.squared();
+        let inject = (kind == TestKind::Ll).then(|| plan.minus_two_at(next.get()));
+        digits = square_digits(plan, &digits, inject);
+        shift = next;
     }
-
-    /// An engine on a given plan (e.g. a longer length than the smallest, to differ from a prover).
-    pub fn with_plan(plan: Plan, kind: TestKind, shift: u32) -> Result<TwinEngine, EngineError> {
-        let p = plan.exponent();
-        let start = Residue::from_u64(p, kind.start_value());
-        let shift = Shift::new(p, shift);
-        let digits = plan.residue_to_digits(&start, shift.get());
-        Ok(TwinEngine { acc: digits.clone(), acc_shift: shift, digits, shift, plan, kind, slots: Slots::default() })
-    }
-
-    fn check(&self, r: &Residue) -> Result<(), EngineError> {
-        if r.exponent() != self.plan.exponent() {
-            return Err(EngineError::WrongExponent { want: self.plan.exponent(), got: r.exponent() });
-        }
-        Ok(())
-    }
-}
-
-impl Engine for TwinEngine {
-    fn describe(&self) -> String {
-        let (lo, hi) = self.plan.widths();
-        format!("cpu-twin NTT n={} widths {lo}-{hi} bits", self.plan.n())
-    }
-    fn fft_length(&self) -> Option<usize> {
-        Some(self.plan.n())
-    }
-    fn load(&mut self, r: &Residue) -> Result<(), EngineError> {
-        self.check(r)?;
-        self.digits = self.plan.residue_to_digits(r, self.shift.get());
-        Ok(())
-    }
-    fn iterate(&mut self, count: u64) -> Result<(), EngineError> {
-        for _ in 0..count {
-            let next = self.shift.squared();
-            let inject = (self.kind == TestKind::Ll).then(|| self.plan.minus_two_at(next.get()));
-            self.digits = square_digits(&self.plan, &self.digits, inject);
-            self.shift = next;
-        }
-        Ok(())
-    }
-    fn read(&mut self) -> Result<Residue, EngineError> {
-        self.plan.digits_to_residue(&self.digits, self.shift.get())
-    }
-    fn acc_reset(&mut self) -> Result<(), EngineError> {
-        self.acc = self.digits.clone();
-        self.acc_shift = self.shift;
-        Ok(())
-    }
-    fn acc_mul(&mut self) -> Result<(), EngineError> {
-        self.acc = multiply_digits(&self.plan, &self.acc, &self.digits);
-        self.acc_shift = self.acc_shift.plus(self.shift);
-        Ok(())
-    }
-    fn acc_read(&mut self) -> Result<Residue, EngineError> {
-        self.plan.digits_to_residue(&self.acc, self.acc_shift.get())
-    }
-    fn acc_load(&mut self, r: &Residue) -> Result<(), EngineError> {
-        self.check(r)?;
-        self.acc_shift = Shift::new(self.plan.exponent(), 0);
-        self.acc = self.plan.residue_to_digits(r, 0);
-        Ok(())
-    }
-    fn stash(&mut self, from: Value, slot: usize) -> Result<(), EngineError> {
-        self.slots.stash(slot, from, (&self.digits, self.shift), (&self.acc, self.acc_shift))
-    }
-    fn unstash(&mut self, slot: usize) -> Result<(), EngineError> {
-        self.slots.unstash(slot, (&mut self.digits, &mut self.shift))
-    }
-    fn inject_fault(&mut self, word: usize, bit: u32) -> Result<(), EngineError> {
-        let n = self.digits.len();
-        self.digits[word % n] ^= 1i64 << (bit % 64);
-        Ok(())
-    }
-    fn kind(&self) -> TestKind {
-        self.kind
-    }
-    fn exponent(&self) -> u32 {
-        self.plan.exponent()
-    }
+    (digits, shift)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::exponent::is_prime;
+    use crate::residue::Residue;
     use crate::rng::SeededRng;
     use quickcheck::{quickcheck, TestResult};
     use rug::integer::Order;
@@ -297,19 +219,18 @@ mod tests {
         *P.get_or_init(crate::transform::plan::largest_small_exponent)
     }
 
-    /// `iters` iterations of the twin engine on `plan` from r at shift s, against rug.
+    /// `iters` iterations of the twin on `plan` from r at shift s, against rug.
     fn twin_matches_rug(plan: Plan, kind: TestKind, r: &Residue, s: u32, iters: u64) -> bool {
         let p = plan.exponent();
-        let mut e = TwinEngine::with_plan(plan, kind, s).unwrap();
-        e.load(r).unwrap();
-        e.iterate(iters).unwrap();
+        let start = Shift::new(p, s);
+        let (d, shift) = iterate_digits(&plan, kind, plan.residue_to_digits(r, start.get()), start, iters);
         let mut want = r.clone();
         for _ in 0..iters {
             let x = want.to_integer();
             let sq = Integer::from(&x * &x);
             want = Residue::from_integer(p, &if kind == TestKind::Ll { sq - 2u32 } else { sq });
         }
-        e.read().unwrap() == want
+        plan.digits_to_residue(&d, shift.get()).unwrap() == want
     }
 
     quickcheck! {
@@ -402,29 +323,5 @@ mod tests {
         assert!(ll_step_matches_rug(&plan, &r, 17));
         plan.weight_lo[1] = plan.weight_lo[1].add(Gl::ONE);
         assert!(!ll_step_matches_rug(&plan, &r, 17));
-    }
-
-    #[test]
-    fn engine_ll_of_known_primes_and_composite() {
-        for (p, prime) in [(521u32, true), (607, true), (1279, true), (523, false)] {
-            let mut e = TwinEngine::new(p, TestKind::Ll, p / 3).unwrap();
-            e.iterate(TestKind::Ll.full_iterations(p)).unwrap();
-            assert_eq!(e.read().unwrap().is_zero(), prime, "p={p}");
-        }
-    }
-
-    #[test]
-    fn engine_acc_and_prp() {
-        let p = 4_423;
-        let mut e = TwinEngine::new(p, TestKind::Prp, 1234).unwrap();
-        e.acc_reset().unwrap();
-        e.iterate(10).unwrap();
-        e.acc_mul().unwrap(); // 3 · 3^(2^10)
-        let want = Residue::from_integer(p, &Integer::from(Integer::u_pow_u(3, 1025)));
-        assert_eq!(e.acc_read().unwrap(), want);
-        e.iterate(TestKind::Prp.full_iterations(p) - 10).unwrap();
-        assert!(e.read().unwrap().equals_u64(9));
-        e.inject_fault(5, 3).unwrap();
-        assert!(!e.read().unwrap().equals_u64(9));
     }
 }

@@ -1,0 +1,131 @@
+//! The CPU twin of the GPU engine as an [`Engine`]: the stage functions of
+//! [`crate::transform::twin`] strung into a slow engine that computes exactly what the GPU
+//! computes, digit for digit (for tests, and to check the proof arithmetic on a transform engine).
+
+use crate::engine::{Engine, EngineError, Shift, Slots, Value};
+use crate::exponent::TestKind;
+use crate::residue::Residue;
+use crate::transform::plan::Plan;
+use crate::transform::twin::{iterate_digits, multiply_digits};
+
+/// A slow engine on the CPU that computes exactly what the GPU computes.
+pub struct TwinEngine {
+    plan: Plan,
+    kind: TestKind,
+    digits: Vec<i64>,
+    shift: Shift,
+    acc: Vec<i64>,
+    acc_shift: Shift,
+    slots: Slots<Vec<i64>>,
+}
+
+impl TwinEngine {
+    pub fn new(p: u32, kind: TestKind, shift: u32) -> Result<TwinEngine, EngineError> {
+        TwinEngine::with_plan(Plan::new(p)?, kind, shift)
+    }
+
+    /// An engine on a given plan (e.g. a longer length than the smallest, to differ from a prover).
+    pub fn with_plan(plan: Plan, kind: TestKind, shift: u32) -> Result<TwinEngine, EngineError> {
+        let p = plan.exponent();
+        let start = Residue::from_u64(p, kind.start_value());
+        let shift = Shift::new(p, shift);
+        let digits = plan.residue_to_digits(&start, shift.get());
+        Ok(TwinEngine { acc: digits.clone(), acc_shift: shift, digits, shift, plan, kind, slots: Slots::default() })
+    }
+
+    fn check(&self, r: &Residue) -> Result<(), EngineError> {
+        if r.exponent() != self.plan.exponent() {
+            return Err(EngineError::WrongExponent { want: self.plan.exponent(), got: r.exponent() });
+        }
+        Ok(())
+    }
+}
+
+impl Engine for TwinEngine {
+    fn describe(&self) -> String {
+        let (lo, hi) = self.plan.widths();
+        format!("cpu-twin NTT n={} widths {lo}-{hi} bits", self.plan.n())
+    }
+    fn fft_length(&self) -> Option<usize> {
+        Some(self.plan.n())
+    }
+    fn load(&mut self, r: &Residue) -> Result<(), EngineError> {
+        self.check(r)?;
+        self.digits = self.plan.residue_to_digits(r, self.shift.get());
+        Ok(())
+    }
+    fn iterate(&mut self, count: u64) -> Result<(), EngineError> {
+        let digits = std::mem::take(&mut self.digits);
+        (self.digits, self.shift) = iterate_digits(&self.plan, self.kind, digits, self.shift, count);
+        Ok(())
+    }
+    fn read(&mut self) -> Result<Residue, EngineError> {
+        Ok(self.plan.digits_to_residue(&self.digits, self.shift.get())?)
+    }
+    fn acc_reset(&mut self) -> Result<(), EngineError> {
+        self.acc = self.digits.clone();
+        self.acc_shift = self.shift;
+        Ok(())
+    }
+    fn acc_mul(&mut self) -> Result<(), EngineError> {
+        self.acc = multiply_digits(&self.plan, &self.acc, &self.digits);
+        self.acc_shift = self.acc_shift.plus(self.shift);
+        Ok(())
+    }
+    fn acc_read(&mut self) -> Result<Residue, EngineError> {
+        Ok(self.plan.digits_to_residue(&self.acc, self.acc_shift.get())?)
+    }
+    fn acc_load(&mut self, r: &Residue) -> Result<(), EngineError> {
+        self.check(r)?;
+        self.acc_shift = Shift::new(self.plan.exponent(), 0);
+        self.acc = self.plan.residue_to_digits(r, 0);
+        Ok(())
+    }
+    fn stash(&mut self, from: Value, slot: usize) -> Result<(), EngineError> {
+        self.slots.stash(slot, from, (&self.digits, self.shift), (&self.acc, self.acc_shift))
+    }
+    fn unstash(&mut self, slot: usize) -> Result<(), EngineError> {
+        self.slots.unstash(slot, (&mut self.digits, &mut self.shift))
+    }
+    fn inject_fault(&mut self, word: usize, bit: u32) -> Result<(), EngineError> {
+        let n = self.digits.len();
+        self.digits[word % n] ^= 1i64 << (bit % 64);
+        Ok(())
+    }
+    fn kind(&self) -> TestKind {
+        self.kind
+    }
+    fn exponent(&self) -> u32 {
+        self.plan.exponent()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rug::Integer;
+
+    #[test]
+    fn engine_ll_of_known_primes_and_composite() {
+        for (p, prime) in [(521u32, true), (607, true), (1279, true), (523, false)] {
+            let mut e = TwinEngine::new(p, TestKind::Ll, p / 3).unwrap();
+            e.iterate(TestKind::Ll.full_iterations(p)).unwrap();
+            assert_eq!(e.read().unwrap().is_zero(), prime, "p={p}");
+        }
+    }
+
+    #[test]
+    fn engine_acc_and_prp() {
+        let p = 4_423;
+        let mut e = TwinEngine::new(p, TestKind::Prp, 1234).unwrap();
+        e.acc_reset().unwrap();
+        e.iterate(10).unwrap();
+        e.acc_mul().unwrap(); // 3 · 3^(2^10)
+        let want = Residue::from_integer(p, &Integer::from(Integer::u_pow_u(3, 1025)));
+        assert_eq!(e.acc_read().unwrap(), want);
+        e.iterate(TestKind::Prp.full_iterations(p) - 10).unwrap();
+        assert!(e.read().unwrap().equals_u64(9));
+        e.inject_fault(5, 3).unwrap();
+        assert!(!e.read().unwrap().equals_u64(9));
+    }
+}
