@@ -282,7 +282,10 @@ impl GpuEngine {
         let (x, s) = (self.res(Which::State), addr(&self.dev, &self.buf.shift));
         let ll = self.kind == TestKind::Ll;
         match &self.pipe {
-            Route::Small(small) => small.square(&self.dev, x, s, ll, count)?,
+            Route::Small(small) => {
+                // SAFETY: the engine's own buffers, allocated for this plan on this device.
+                unsafe { small.square(&self.dev, x, s, ll, count) }?
+            }
             Route::Passes(pipe) => queue_passes(&mut self.graphs, &self.dev, pipe, x, s, ll, count)?,
         }
         for _ in 0..count {
@@ -299,8 +302,14 @@ impl GpuEngine {
     pub fn profile(&mut self, reps: usize) -> Result<Vec<(String, f64)>, EngineError> {
         let (x, s) = (self.res(Which::State), addr(&self.dev, &self.buf.shift));
         let out = match &self.pipe {
-            Route::Passes(pipe) => pipe.profile(&self.dev, x, s, reps)?,
-            Route::Small(small) => small.profile(&self.dev, x, s, reps)?,
+            Route::Passes(pipe) => {
+                // SAFETY: the engine's own buffers, allocated for this plan on this device.
+                unsafe { pipe.profile(&self.dev, x, s, reps) }?
+            }
+            Route::Small(small) => {
+                // SAFETY: the engine's own buffers, allocated for this plan on this device.
+                unsafe { small.profile(&self.dev, x, s, reps) }?
+            }
         };
         self.synchronize()?;
         Ok(out)
@@ -328,7 +337,8 @@ fn queue_passes(
         let k = (63 - left.leading_zeros() as usize).min(GRAPH_LOG2_MAX);
         let graph = &mut graphs[k];
         if graph.is_none() {
-            *graph = Some(Graph(capture(dev, 1 << k, || pipe.square(dev, x, s, ll))?));
+            // SAFETY: the engine's own buffers, allocated for this plan on this device.
+            *graph = Some(Graph(capture(dev, 1 << k, || unsafe { pipe.square(dev, x, s, ll) })?));
         }
         graph.as_ref().expect("captured above").0.launch().map_err(cuda_err("graph launch"))?;
         left -= 1 << k;
@@ -381,11 +391,15 @@ impl Engine for GpuEngine {
             Route::Passes(pipe) => {
                 if self.mul_graph.is_none() {
                     self.mul_graph =
-                        Some(Graph(capture(d, 1, || pipe.multiply(d, acc, x, tmp, addr(d, &self.buf.shift)))?));
+                        // SAFETY: the engine's own buffers, allocated for this plan on this device.
+                        Some(Graph(capture(d, 1, || unsafe { pipe.multiply(d, acc, x, tmp, addr(d, &self.buf.shift)) })?));
                 }
                 self.mul_graph.as_ref().expect("captured above").0.launch().map_err(cuda_err("graph launch"))?;
             }
-            Route::Small(small) => small.multiply(d, acc, x, tmp, addr(d, &self.buf.shift))?,
+            Route::Small(small) => {
+                // SAFETY: the engine's own buffers, allocated for this plan on this device.
+                unsafe { small.multiply(d, acc, x, tmp, addr(d, &self.buf.shift)) }?
+            }
         }
         self.acc_shift = self.acc_shift.plus(self.shift);
         Ok(())
@@ -426,8 +440,7 @@ impl Engine for GpuEngine {
         self.set_device_shift()
     }
     fn inject_fault(&mut self, word: usize, bit: u32) -> Result<(), EngineError> {
-        let x = addr(&self.dev, &self.buf.x);
-        flip_bit(&self.dev, x, (word % self.pipe.plan().n()) as u64, bit)?;
+        flip_bit(&self.dev, &self.buf.x, word % self.pipe.plan().n(), bit)?;
         self.synchronize()
     }
     fn kind(&self) -> TestKind {

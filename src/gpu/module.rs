@@ -56,9 +56,11 @@ pub(crate) fn cuda_err(what: &str) -> impl Fn(cudarc::driver::DriverError) -> En
     move |e| EngineError::Cuda(format!("{what}: {e:?}"))
 }
 
-/// The most stages per line of the _late kernels (kernels/ntt_block.cu): the tuner's largest
-/// candidate; the kernels of 9 and 10 stages would add ~14 s to each compilation.
-pub(crate) const LATE_MAX_STAGES: u32 = *super::tune::CANDIDATES.end();
+/// The most stages per line of the _late kernels (kernels/ntt_block.cu), and so the tuner's
+/// largest candidate; the kernels of 9 and 10 stages would add ~14 s to each compilation.
+pub(crate) const LATE_MAX_STAGES: u32 = 8;
+/// The most stages per round of the one-block kernels (small_r1 .. small_r4, kernels/small.cu).
+pub(crate) const SMALL_MAX_STAGES: u32 = 4;
 
 /// Every kernel the engine launches.
 pub(crate) struct Kernels {
@@ -238,7 +240,7 @@ fn load_kernels(module: &Arc<CudaModule>) -> Result<Kernels, EngineError> {
         ntt: all("ntt_r", "", MAX_SHARED_LOG2)?,
         early: pass_kernels("", MAX_SHARED_LOG2)?,
         late: pass_kernels("_late", LATE_MAX_STAGES)?,
-        small: all("small_r", "", super::small::MAX_STAGES)?,
+        small: all("small_r", "", SMALL_MAX_STAGES)?,
         flip_bit: f("flip_bit")?,
         expand_weights: f("expand_weights")?,
         field_ops: f("field_ops")?,

@@ -201,7 +201,16 @@ pub(crate) fn upload_plan(dev: &Device, plan: &Plan) -> Result<(Layout, Vec<Cuda
     let [h, l, ih, il] = two_level.each_ref().map(|t| addr(dev, t));
     let (p, log_n, lo_bits) = (plan.exponent(), plan.log2(), plan.lo_bits());
     let shape = Shape { blocks: n.div_ceil(256) as u32, threads: 256.min(n as u32), shared_bytes: 0 };
-    Pipeline::launch(dev, &dev.kernels.expand_weights, shape, &[&a[2], &a[3], &h, &l, &ih, &il, &p, &log_n, &lo_bits])?;
+    // SAFETY: expand_weights(u64* w, u64* iw, const u64* hi, const u64* lo, const u64* ihi,
+    // const u64* ilo, u32 p, u32 log_n, u32 lo_bits); the tables and outputs are the plan's.
+    unsafe {
+        Pipeline::launch(
+            dev,
+            &dev.kernels.expand_weights,
+            shape,
+            &[&a[2], &a[3], &h, &l, &ih, &il, &p, &log_n, &lo_bits],
+        )
+    }?;
     // The two-level tables are freed in stream order, after the expansion has read them.
     drop(two_level);
     let layout = Layout {
@@ -269,7 +278,17 @@ impl Pipeline {
     }
 
     /// A launch, with programmatic dependent launch where the device has it.
-    pub(crate) fn launch(dev: &Device, f: &CudaFunction, shape: Shape, args: &[&dyn Arg]) -> Result<(), EngineError> {
+    ///
+    /// # Safety
+    /// `args` must match `f`'s parameter list in number, order and type, and every device
+    /// address among them must point at a live buffer of this device at least as large as the
+    /// kernel indexes for `shape` (for the engine's kernels: sized from the plan they index with).
+    pub(crate) unsafe fn launch(
+        dev: &Device,
+        f: &CudaFunction,
+        shape: Shape,
+        args: &[&dyn Arg],
+    ) -> Result<(), EngineError> {
         let mut params: Vec<*mut c_void> = args.iter().map(|a| a.param()).collect();
         // SAFETY: a zeroed attribute is valid plain data; its id and value are set next.
         let mut attr: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
@@ -288,15 +307,19 @@ impl Pipeline {
             numAttrs: u32::from(dev.pdl),
         };
         dev.ctx.bind_to_thread().map_err(cuda_err("context"))?;
-        // SAFETY: every kernel's parameter list is matched by its caller below (params point at
-        // live values for the duration of the call); buffers are sized from the plan the
-        // kernels index with.
+        // SAFETY: the caller guarantees the arguments match the kernel (this function's contract);
+        // `params` points at them for the duration of the call.
         unsafe { sys::cuLaunchKernelEx(&config, f.cu_function(), params.as_mut_ptr(), std::ptr::null_mut()) }
             .result()
             .map_err(cuda_err("launch"))
     }
 
-    fn ntt(&self, dev: &Device, pass: &Pass, io: Operands, op: Op, flags: u32) -> Result<(), EngineError> {
+    /// One pass of `op` over io.
+    ///
+    /// # Safety
+    /// Every device address passed (in a [`Res`] or as a `u64`) must point at a live buffer of
+    /// `dev` sized for this plan: a residue of n words, its segments' carries, the shift word.
+    unsafe fn ntt(&self, dev: &Device, pass: &Pass, io: Operands, op: Op, flags: u32) -> Result<(), EngineError> {
         // Column passes run forward or inverse stages only (transform() below).
         debug_assert!(pass.s_log == 0 || matches!(op, Op::Forward | Op::Inverse));
         let late = late_trigger(self.plan.log2()) && pass.stages <= LATE_MAX_STAGES;
@@ -322,60 +345,109 @@ impl Pipeline {
             &(op as u32),
             &flags,
         ];
-        Self::launch(dev, f, pass.shape(self.n()), &args)
+        // SAFETY: the pass kernels' parameters (kernels/ntt_block.cu) in this order; x, other and
+        // the carries are residues of this plan, the table is the pass's own.
+        unsafe { Self::launch(dev, f, pass.shape(self.n()), &args) }
     }
 
     /// Forward column passes over x; the first applies the pending carries and weighs the digits
     /// (and doubles the shift count at `shift` with ADVANCE in `first`).
-    pub fn forward_global(&self, dev: &Device, x: Res, shift: u64, first: u32) -> Result<(), EngineError> {
+    ///
+    /// # Safety
+    /// Every device address passed (in a [`Res`] or as a `u64`) must point at a live buffer of
+    /// `dev` sized for this plan: a residue of n words, its segments' carries, the shift word.
+    pub unsafe fn forward_global(&self, dev: &Device, x: Res, shift: u64, first: u32) -> Result<(), EngineError> {
         for (k, pass) in self.passes.iter().enumerate() {
-            self.ntt(dev, pass, Operands::of(x, shift), Op::Forward, if k == 0 { WEIGH | first } else { 0 })?;
+            // SAFETY: the addresses are the caller's, under this function's contract.
+            unsafe {
+                self.ntt(dev, pass, Operands::of(x, shift), Op::Forward, if k == 0 { WEIGH | first } else { 0 })
+            }?;
         }
         Ok(())
     }
 
     /// Inverse column passes over x; the last unweighs and walks the carries (subtracting the LL
     /// term with LL in `last`).
-    pub fn inverse_global(&self, dev: &Device, x: Res, shift: u64, last: u32) -> Result<(), EngineError> {
+    ///
+    /// # Safety
+    /// Every device address passed (in a [`Res`] or as a `u64`) must point at a live buffer of
+    /// `dev` sized for this plan: a residue of n words, its segments' carries, the shift word.
+    pub unsafe fn inverse_global(&self, dev: &Device, x: Res, shift: u64, last: u32) -> Result<(), EngineError> {
         for (k, pass) in self.passes.iter().enumerate().rev() {
-            self.ntt(dev, pass, Operands::of(x, shift), Op::Inverse, if k == 0 { UNWEIGH | last } else { 0 })?;
+            // SAFETY: the addresses are the caller's, under this function's contract.
+            unsafe {
+                self.ntt(dev, pass, Operands::of(x, shift), Op::Inverse, if k == 0 { UNWEIGH | last } else { 0 })
+            }?;
         }
         Ok(())
     }
 
     /// The row pass on every chunk of x (`other` is read by Multiply only) with `flags`.
-    pub fn rows(&self, dev: &Device, x: Res, other: u64, shift: u64, op: Op, flags: u32) -> Result<(), EngineError> {
-        self.ntt(dev, &self.row, Operands { x, other, shift }, op, flags)
+    ///
+    /// # Safety
+    /// Every device address passed (in a [`Res`] or as a `u64`) must point at a live buffer of
+    /// `dev` sized for this plan: a residue of n words, its segments' carries, the shift word.
+    pub unsafe fn rows(
+        &self,
+        dev: &Device,
+        x: Res,
+        other: u64,
+        shift: u64,
+        op: Op,
+        flags: u32,
+    ) -> Result<(), EngineError> {
+        // SAFETY: the addresses are the caller's, under this function's contract.
+        unsafe { self.ntt(dev, &self.row, Operands { x, other, shift }, op, flags) }
     }
 
     /// The whole transform of io.x: forward (Op::Forward), or forward, pointwise op and inverse
     /// back to digits and pending carries. `first` and `last` go to the first and last pass.
-    fn transform(&self, dev: &Device, io: Operands, op: Op, first: u32, last: u32) -> Result<(), EngineError> {
-        self.forward_global(dev, io.x, io.shift, first)?;
-        self.ntt(dev, &self.row, io, op, 0)?;
+    ///
+    /// # Safety
+    /// Every device address passed (in a [`Res`] or as a `u64`) must point at a live buffer of
+    /// `dev` sized for this plan: a residue of n words, its segments' carries, the shift word.
+    unsafe fn transform(&self, dev: &Device, io: Operands, op: Op, first: u32, last: u32) -> Result<(), EngineError> {
+        // SAFETY: the addresses are the caller's, under this function's contract.
+        unsafe { self.forward_global(dev, io.x, io.shift, first) }?;
+        // SAFETY: the addresses are the caller's, under this function's contract.
+        unsafe { self.ntt(dev, &self.row, io, op, 0) }?;
         if op == Op::Forward {
             return Ok(());
         }
-        self.inverse_global(dev, io.x, io.shift, last)
+        // SAFETY: the addresses are the caller's, under this function's contract.
+        unsafe { self.inverse_global(dev, io.x, io.shift, last) }
     }
 
     /// Microseconds per launch of each kernel of a squaring, each timed alone over `reps`
     /// launches replayed from a CUDA graph (for tuning; the data is whatever x holds).
-    pub fn profile(&self, dev: &Device, x: Res, shift: u64, reps: usize) -> Result<Vec<(String, f64)>, EngineError> {
+    ///
+    /// # Safety
+    /// Every device address passed (in a [`Res`] or as a `u64`) must point at a live buffer of
+    /// `dev` sized for this plan: a residue of n words, its segments' carries, the shift word.
+    pub unsafe fn profile(
+        &self,
+        dev: &Device,
+        x: Res,
+        shift: u64,
+        reps: usize,
+    ) -> Result<Vec<(String, f64)>, EngineError> {
         type Step<'a> = Box<dyn Fn() -> Result<(), EngineError> + 'a>;
         let mut steps: Vec<(String, Step)> = Vec::new();
         let edge = |k: usize, flag: u32| if k == 0 { flag } else { 0 };
         let io = Operands::of(x, shift);
         for (k, pass) in self.passes.iter().enumerate() {
             let name = format!("fwd column pass {} ({} stages, 2^{} lines/block)", k, pass.stages, pass.c_log);
-            steps.push((name, Box::new(move || self.ntt(dev, pass, io, Op::Forward, edge(k, WEIGH)))));
+            // SAFETY: the addresses are the caller's, under this function's contract.
+            steps.push((name, Box::new(move || unsafe { self.ntt(dev, pass, io, Op::Forward, edge(k, WEIGH)) })));
         }
         let row = &self.row;
         let name = format!("row pass square ({} stages, 2^{} lines/block)", row.stages, row.c_log);
-        steps.push((name, Box::new(move || self.ntt(dev, row, io, Op::Square, 0))));
+        // SAFETY: the addresses are the caller's, under this function's contract.
+        steps.push((name, Box::new(move || unsafe { self.ntt(dev, row, io, Op::Square, 0) })));
         for (k, pass) in self.passes.iter().enumerate() {
             let name = format!("inv column pass {} ({} stages)", k, pass.stages);
-            steps.push((name, Box::new(move || self.ntt(dev, pass, io, Op::Inverse, edge(k, UNWEIGH)))));
+            // SAFETY: the addresses are the caller's, under this function's contract.
+            steps.push((name, Box::new(move || unsafe { self.ntt(dev, pass, io, Op::Inverse, edge(k, UNWEIGH)) })));
         }
         let mut out = Vec::new();
         for (name, step) in &steps {
@@ -390,23 +462,44 @@ impl Pipeline {
 
     /// One squaring of x, all on the device; the shift count at `shift` doubles first, and
     /// with `ll` the walk subtracts 2·2^s.
-    pub fn square(&self, dev: &Device, x: Res, shift: u64, ll: bool) -> Result<(), EngineError> {
-        self.transform(dev, Operands::of(x, shift), Op::Square, ADVANCE, if ll { LL } else { 0 })
+    ///
+    /// # Safety
+    /// Every device address passed (in a [`Res`] or as a `u64`) must point at a live buffer of
+    /// `dev` sized for this plan: a residue of n words, its segments' carries, the shift word.
+    pub unsafe fn square(&self, dev: &Device, x: Res, shift: u64, ll: bool) -> Result<(), EngineError> {
+        // SAFETY: the addresses are the caller's, under this function's contract.
+        unsafe { self.transform(dev, Operands::of(x, shift), Op::Square, ADVANCE, if ll { LL } else { 0 }) }
     }
 
     /// acc := acc·x; `tmp` (n words) receives the transform of x (x itself is left as it was).
-    pub fn multiply(&self, dev: &Device, acc: Res, x: Res, tmp: u64, shift: u64) -> Result<(), EngineError> {
+    ///
+    /// # Safety
+    /// Every device address passed (in a [`Res`] or as a `u64`) must point at a live buffer of
+    /// `dev` sized for this plan: a residue of n words, its segments' carries, the shift word.
+    pub unsafe fn multiply(&self, dev: &Device, acc: Res, x: Res, tmp: u64, shift: u64) -> Result<(), EngineError> {
         // SAFETY: all three are live allocations of n words on this device.
         unsafe { cudarc::driver::result::memcpy_dtod_async(tmp, x.x, self.plan.n() * 8, dev.stream.cu_stream()) }
             .map_err(cuda_err("copy"))?;
-        self.transform(dev, Operands::of(Res { x: tmp, carries: x.carries }, shift), Op::Forward, 0, 0)?;
-        self.transform(dev, Operands { x: acc, other: tmp, shift }, Op::Multiply, 0, 0)
+        // SAFETY: the addresses are the caller's, under this function's contract.
+        unsafe { self.transform(dev, Operands::of(Res { x: tmp, carries: x.carries }, shift), Op::Forward, 0, 0) }?;
+        // SAFETY: the addresses are the caller's, under this function's contract.
+        unsafe { self.transform(dev, Operands { x: acc, other: tmp, shift }, Op::Multiply, 0, 0) }
     }
 }
 
-/// Flip one bit of word `word` of the buffer at x (fault injection).
-pub(crate) fn flip_bit(dev: &Device, x: u64, word: u64, bit: u32) -> Result<(), EngineError> {
-    Pipeline::launch(dev, &dev.kernels.flip_bit, Shape { blocks: 1, threads: 1, shared_bytes: 0 }, &[&x, &word, &bit])
+/// Flip bit `bit` of word `word` (taken modulo its length) of `x` (fault injection).
+pub(crate) fn flip_bit(dev: &Device, x: &CudaSlice<u64>, word: usize, bit: u32) -> Result<(), EngineError> {
+    let word = (word % x.len()) as u64;
+    let x = addr(dev, x);
+    // SAFETY: flip_bit(u64* x, u64 word, u32 bit), and word lies inside x.
+    unsafe {
+        Pipeline::launch(
+            dev,
+            &dev.kernels.flip_bit,
+            Shape { blocks: 1, threads: 1, shared_bytes: 0 },
+            &[&x, &word, &bit],
+        )
+    }
 }
 
 /// A kernel argument: cuLaunchKernelEx takes the address of each argument's value.

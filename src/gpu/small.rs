@@ -13,7 +13,7 @@ use crate::transform::twin;
 use cudarc::driver::{sys, CudaSlice};
 
 /// Most stages per round (the small_r1 .. small_r4 kernels).
-pub(crate) const MAX_STAGES: u32 = 4;
+pub(crate) const MAX_STAGES: u32 = super::module::SMALL_MAX_STAGES;
 /// The default shared memory of a block; more needs the opt-in attribute.
 const DEFAULT_SHARED_BYTES: u32 = 48 << 10;
 /// Iterations per launch at most (a launch of more would hold the GPU for seconds).
@@ -87,8 +87,13 @@ impl SmallPipeline {
         )
     }
 
+    /// One launch of the one-block kernel.
+    ///
+    /// # Safety
+    /// Every device address passed (in a [`Res`] or as a `u64`) must point at a live buffer of
+    /// `dev` sized for this plan: a residue of n words, its segments' carries, the shift word.
     #[allow(clippy::too_many_arguments)]
-    fn launch(
+    unsafe fn launch(
         &self,
         dev: &Device,
         x: Res,
@@ -103,32 +108,55 @@ impl SmallPipeline {
         let shape = Shape { blocks: 1, threads: self.threads, shared_bytes: self.shared_bytes };
         let args: [&dyn super::pipeline::Arg; 10] =
             [&x.x, &x.carries, &other.x, &other.carries, &tmp, &shift, &self.layout, &count, &(op as u32), &flags];
-        Pipeline::launch(dev, f, shape, &args)
+        // SAFETY: small_r<R>'s parameters (kernels/small.cu) in this order; the residues, carries
+        // and tmp are sized for this plan.
+        unsafe { Pipeline::launch(dev, f, shape, &args) }
     }
 
     /// `count` squarings of x (one launch per MAX_LAUNCH_ITERS); each doubles the shift count
     /// at `shift` first, and with `ll` subtracts 2·2^s.
-    pub fn square(&self, dev: &Device, x: Res, shift: u64, ll: bool, count: u64) -> Result<(), EngineError> {
+    ///
+    /// # Safety
+    /// Every device address passed (in a [`Res`] or as a `u64`) must point at a live buffer of
+    /// `dev` sized for this plan: a residue of n words, its segments' carries, the shift word.
+    pub unsafe fn square(&self, dev: &Device, x: Res, shift: u64, ll: bool, count: u64) -> Result<(), EngineError> {
         let flags = ADVANCE | if ll { LL } else { 0 };
         let mut left = count;
         while left > 0 {
             let k = left.min(MAX_LAUNCH_ITERS);
-            self.launch(dev, x, x, 0, shift, k as u32, Op::Square, flags)?;
+            // SAFETY: the addresses are the caller's, under this function's contract.
+            unsafe { self.launch(dev, x, x, 0, shift, k as u32, Op::Square, flags) }?;
             left -= k;
         }
         Ok(())
     }
 
     /// acc := acc·x; `tmp` (n words) receives the transform of x (x itself is left as it was).
-    pub fn multiply(&self, dev: &Device, acc: Res, x: Res, tmp: u64, shift: u64) -> Result<(), EngineError> {
-        self.launch(dev, acc, x, tmp, shift, 1, Op::Multiply, 0)
+    ///
+    /// # Safety
+    /// Every device address passed (in a [`Res`] or as a `u64`) must point at a live buffer of
+    /// `dev` sized for this plan: a residue of n words, its segments' carries, the shift word.
+    pub unsafe fn multiply(&self, dev: &Device, acc: Res, x: Res, tmp: u64, shift: u64) -> Result<(), EngineError> {
+        // SAFETY: the addresses are the caller's, under this function's contract.
+        unsafe { self.launch(dev, acc, x, tmp, shift, 1, Op::Multiply, 0) }
     }
 
     /// Microseconds per squaring, `reps` of them in one launch (for tuning; the data is whatever
     /// x holds, the shift count advances).
-    pub fn profile(&self, dev: &Device, x: Res, shift: u64, reps: usize) -> Result<Vec<(String, f64)>, EngineError> {
+    ///
+    /// # Safety
+    /// Every device address passed (in a [`Res`] or as a `u64`) must point at a live buffer of
+    /// `dev` sized for this plan: a residue of n words, its segments' carries, the shift word.
+    pub unsafe fn profile(
+        &self,
+        dev: &Device,
+        x: Res,
+        shift: u64,
+        reps: usize,
+    ) -> Result<Vec<(String, f64)>, EngineError> {
         let timer = Timer::start(dev)?;
-        self.square(dev, x, shift, true, reps as u64)?;
+        // SAFETY: the addresses are the caller's, under this function's contract.
+        unsafe { self.square(dev, x, shift, true, reps as u64) }?;
         let us = timer.ms()? * 1000.0 / reps as f64;
         Ok(vec![(format!("{} (per squaring, {reps} in one launch)", self.describe()), us)])
     }
@@ -175,7 +203,8 @@ pub(crate) fn check(dev: &Device, plan: &Plan, rng: &mut SeededRng) -> Result<Ve
             put(&mut xc, &signed_words(&dc))?;
             dev.stream.memcpy_htod(&[s0], &mut sh).map_err(cuda_err("upload"))?;
             let (xs, shift) = (res(&x, &xc), addr(dev, &sh));
-            pipe.square(dev, xs, shift, ll, count as u64)?;
+            // SAFETY: the self-test's buffers, allocated for this plan on this device.
+            unsafe { pipe.square(dev, xs, shift, ll, count as u64) }?;
             let got_s = dev.stream.clone_dtoh(&sh).map_err(cuda_err("download"))?;
             let (got, got_c) = (get(&x)?, get(&xc)?);
             let (mut want, mut s) = (fixed(&d, &dc), s0);
@@ -192,7 +221,8 @@ pub(crate) fn check(dev: &Device, plan: &Plan, rng: &mut SeededRng) -> Result<Ve
         put(&mut y, &signed_words(&b))?;
         put(&mut yc, &signed_words(&bc))?;
         dev.stream.memcpy_htod(&[s0], &mut sh).map_err(cuda_err("upload"))?;
-        pipe.multiply(dev, res(&x, &xc), res(&y, &yc), addr(dev, &tmp), addr(dev, &sh))?;
+        // SAFETY: the self-test's buffers, allocated for this plan on this device.
+        unsafe { pipe.multiply(dev, res(&x, &xc), res(&y, &yc), addr(dev, &tmp), addr(dev, &sh)) }?;
         let (fa, fb) = (fixed(&a, &ac), fixed(&b, &bc));
         let ok = get(&x)? == signed_words(&twin::multiply_digits(plan, &fa, &fb))
             && get(&tmp)? == as_words(&twin::forward(plan, &fb))

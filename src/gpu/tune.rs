@@ -13,7 +13,7 @@ use crate::transform::plan::Plan;
 use std::ops::RangeInclusive;
 
 /// Stages per line that [`tune`] times (9 and 10 hold too many values per thread to compete).
-pub const CANDIDATES: RangeInclusive<u32> = 5..=8;
+pub const CANDIDATES: RangeInclusive<u32> = 5..=super::module::LATE_MAX_STAGES;
 
 /// What [`tune`] measured for one length.
 #[derive(Debug, Clone)]

@@ -85,7 +85,9 @@ impl KernelChecker {
         let out = self.dev.stream.alloc_zeros::<u64>(4 * a.len()).map_err(cuda_err("alloc"))?;
         let (pa, pb, po) = (addr(&self.dev, &da), addr(&self.dev, &db), addr(&self.dev, &out));
         let shape = Shape { blocks: n.div_ceil(256), threads: 256, shared_bytes: 0 };
-        Pipeline::launch(&self.dev, &self.dev.kernels.field_ops, shape, &[&pa, &pb, &po, &n])?;
+        // SAFETY: field_ops(const u64* a, const u64* b, u64* out, u32 n) with a, b of n words and
+        // out of 4n (kernels/field_check.cu).
+        unsafe { Pipeline::launch(&self.dev, &self.dev.kernels.field_ops, shape, &[&pa, &pb, &po, &n]) }?;
         let got = self.get(&out)?;
         let want: Vec<u64> = a
             .iter()
@@ -143,7 +145,8 @@ impl KernelChecker {
         let mut twin = twin::weight_in(&plan, &fixed);
         twin::forward_stages(&plan, &mut twin, n / 2, sl);
         self.load(&mut io, &pending, &signed_words(&digits), s)?;
-        pipe.forward_global(&self.dev, res, sa, ADVANCE)?;
+        // SAFETY: the self-test's buffers, allocated for this plan on this device.
+        unsafe { pipe.forward_global(&self.dev, res, sa, ADVANCE) }?;
         let (got, _, got_s) = self.fetch(&io)?;
         verdict("forward column passes (carry fix-up, weigh, shift)", got == as_words(&twin) && got_s == s2);
         // Row pass on random field input (the pending carries stay as they are).
@@ -157,15 +160,18 @@ impl KernelChecker {
         let input = as_words(&random_field);
         let want = finish(t.iter().map(|v| v.square()).collect());
         self.load(&mut io, &pending, &input, s)?;
-        pipe.rows(&self.dev, res, res.x, sa, Op::Square, 0)?;
+        // SAFETY: the self-test's buffers, allocated for this plan on this device.
+        unsafe { pipe.rows(&self.dev, res, res.x, sa, Op::Square, 0) }?;
         let (got, got_c, _) = self.fetch(&io)?;
         verdict("row pass (square)", (got, got_c) == want);
         self.load(&mut io, &pending, &input, s)?;
-        pipe.rows(&self.dev, res, res.x, sa, Op::Forward, 0)?;
+        // SAFETY: the self-test's buffers, allocated for this plan on this device.
+        unsafe { pipe.rows(&self.dev, res, res.x, sa, Op::Forward, 0) }?;
         verdict("row pass (forward)", self.get(&io.x)? == forward_only);
         let want = finish(t.iter().zip(&other).map(|(a, b)| a.mul(*b)).collect());
         self.load(&mut io, &pending, &input, s)?;
-        pipe.rows(&self.dev, res, ya, sa, Op::Multiply, 0)?;
+        // SAFETY: the self-test's buffers, allocated for this plan on this device.
+        unsafe { pipe.rows(&self.dev, res, ya, sa, Op::Multiply, 0) }?;
         let (got, got_c, _) = self.fetch(&io)?;
         verdict("row pass (multiply)", (got, got_c) == want);
         // Inverse global passes (unweighting, carry walk with the LL term) on random field input.
@@ -173,7 +179,8 @@ impl KernelChecker {
         twin::inverse_stages(&plan, &mut inv, sl, n / 2);
         let (d, cs) = twin::carry_walk(&plan, &twin::unweight_out(&plan, &inv), Some(plan.minus_two_at(s2)));
         self.load(&mut io, &pending, &as_words(&random_field), s2)?;
-        pipe.inverse_global(&self.dev, res, sa, LL)?;
+        // SAFETY: the self-test's buffers, allocated for this plan on this device.
+        unsafe { pipe.inverse_global(&self.dev, res, sa, LL) }?;
         let (got, got_c, _) = self.fetch(&io)?;
         verdict("inverse column passes (unweigh, carry walk, -2*2^s)", (got, got_c) == (signed_words(&d), cs));
         Ok(out)

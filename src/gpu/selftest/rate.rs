@@ -55,9 +55,13 @@ pub fn field_rate() -> Result<FieldRate, EngineError> {
     // Operations per second of one kernel doing `per_round` per round and thread.
     let rate = |f: &CudaFunction, per_round: u32, seed: u64| -> Result<f64, EngineError> {
         let shape = || Shape { blocks, threads: THREADS, shared_bytes: 0 };
-        Pipeline::launch(&dev, f, shape(), &[&out_addr, &ROUNDS, &seed])?;
+        // SAFETY: rate_*(u64* out, u32 rounds, u64 seed) with out of one word per thread
+        // (kernels/field_rate.cu).
+        unsafe { Pipeline::launch(&dev, f, shape(), &[&out_addr, &ROUNDS, &seed]) }?;
         let timer = Timer::start(&dev)?;
-        Pipeline::launch(&dev, f, shape(), &[&out_addr, &ROUNDS, &seed])?;
+        // SAFETY: rate_*(u64* out, u32 rounds, u64 seed) with out of one word per thread
+        // (kernels/field_rate.cu).
+        unsafe { Pipeline::launch(&dev, f, shape(), &[&out_addr, &ROUNDS, &seed]) }?;
         let seconds = timer.ms()? * 1e-3;
         Ok(f64::from(blocks * THREADS) * f64::from(ROUNDS) * f64::from(per_round) / seconds)
     };
