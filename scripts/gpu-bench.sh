@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU speed table (issues 3 and 5): µs per LL iteration at the ANCHORS.md exponents, from one
+# GPU speed table : µs per LL iteration at the five reference exponents of bench/anchors.csv, from one
 # run on one GPU, next to the peers' figures; then the same exponents through `prove` with the
 # error checks on at their defaults, so that their overhead shows separately; then end-to-end
 # wall times of small full tests and of a start alone; then the floor that the field arithmetic
@@ -29,7 +29,7 @@ EXPONENTS=${EXPONENTS:-"1257787 3021377 20996011 82589933 136279841"}
 # Small exponents: 2^9 and 2^10 run on the one-block kernel (one launch per batch), 2^11 to 2^13
 # on the multi-pass path (plan::SMALL_MAX_LOG2 = 10 is where the two meet).
 SMALL_EXPONENTS=${SMALL_EXPONENTS:-"9689 23209 44497 86243 132049"}
-# issue 5's targets, µs/iter on an H200
+# speed targets, µs/iter on an H200
 target() { case $1 in 1257787) echo 15 ;; 3021377) echo 25 ;; 20996011) echo 35 ;; 82589933) echo 110 ;; 136279841) echo 200 ;; esac; }
 
 header "bare iterations: $ITERS, loop per prove run: ~$LOOP_SECS s"

@@ -7,7 +7,7 @@
 #   STEPS="5 6 7" scripts/gpu-check.sh   # only these steps (default: all; step 3 alone takes
 #                                        # ~6 min on an H200: 8.5 M iterations of full tests)
 #
-# Steps (issue 3, then the GPU side of issue 4):
+# Steps:
 #   1 kernels    every kernel equals the CPU twin, n = 2^2 .. 2^24 (one-block kernel up to 2^10)
 #   2 squaring   one squaring / multiplication mod M_p equals GMP's, 200 random prime exponents,
 #                then 100 of the small lengths (p = 13 .. 27,648, n <= 2^10: the one-block kernel)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU PRP proofs (issue 6): a full PRP test with a proof at each power, then verify of the
+# GPU PRP proofs: a full PRP test with a proof at each power, then verify of the
 # certificate on the GPU and on the CPU, and of the GIMPS proof file. Prints the test time, the
 # proof's build time and size, and the verify times.
 #

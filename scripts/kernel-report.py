@@ -6,7 +6,7 @@ The kernel files are joined in the order src/gpu/module.rs compiles them (its SO
 the field-rate unit's own file), then compiled for sm_90 with nvcc (-Xptxas -v) and disassembled
 with cuobjdump. For each kernel: its registers, spill bytes, instructions, and how many of them
 go to the integer ALU pipe (IADD3, LOP3, SEL, shifts...), to the FMA-heavy pipe (IMAD*), or are
-memory operations; the passes are bound by the two integer pipes (bench/RESULTS.md, 2026-11-25).
+memory operations; the passes are bound by the two integer pipes (bench/notes/gpu.md, 2026-11-25).
 
     scripts/kernel-report.py                        # the hot kernels (ntt_col_r5..7, ntt_sq_r5..7)
     scripts/kernel-report.py ntt_col_r5 ntt_r7      # these kernels
