@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU speed table : µs per LL iteration at the five reference exponents of bench/anchors.csv, from one
+# GPU speed table: µs per LL iteration at the five reference exponents of bench/anchors.csv, from one
 # run on one GPU, next to the peers' figures; then the same exponents through `prove` with the
 # error checks on at their defaults, so that their overhead shows separately; then end-to-end
 # wall times of small full tests and of a start alone; then the floor that the field arithmetic
