@@ -12,8 +12,8 @@
 # Step 2 reads prove's "loop X ms/iter": the iteration loop alone, its checks included, without
 # start-up and the final checks (LL: an inline Jacobi check of the last residue on the CPU, ~22 s
 # at 82,589,933; no option skips it, so the runs pay it, but the figure leaves it out). In the
-# loop, LL: checkpoint reads, GMP spot checks on the other CPU cores, background Jacobi (only once
-# a save is due, every 60 s: none in these loops). PRP: Gerbicz, L = 1000: a multiplication every
+# loop, LL: checkpoint reads, GMP spot checks on the other CPU cores, background Jacobi checks
+# at the checkpoints while a thread is free (step 5 measures them over a longer loop). PRP: Gerbicz, L = 1000: a multiplication every
 # L iterations, a check after the first block (as at every start), then at each save and every
 # L^2 = 10^6 iterations; spot checks. With --iterations a PRP run builds no proof (prove makes
 # one for full tests only). Wall time on an H200: about 3.5 min (measured 2026-11-26: 55 s of
