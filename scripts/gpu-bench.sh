@@ -12,8 +12,8 @@
 # Step 2 reads prove's "loop X ms/iter": the iteration loop alone, its checks included, without
 # start-up and the final checks (LL: an inline Jacobi check of the last residue on the CPU, ~22 s
 # at 82,589,933; no option skips it, so the runs pay it, but the figure leaves it out). In the
-# loop, LL: checkpoint reads, GMP spot checks on the other CPU cores, background Jacobi (only once
-# a save is due, every 60 s: none in these loops). PRP: Gerbicz, L = 1000: a multiplication every
+# loop, LL: checkpoint reads, GMP spot checks on the other CPU cores, background Jacobi checks
+# at the checkpoints while a thread is free (step 5 measures them over a longer loop). PRP: Gerbicz, L = 1000: a multiplication every
 # L iterations, a check after the first block (as at every start), then at each save and every
 # L^2 = 10^6 iterations; spot checks. With --iterations a PRP run builds no proof (prove makes
 # one for full tests only). Wall time on an H200: about 3.5 min (measured 2026-11-26: 55 s of
@@ -116,3 +116,22 @@ echo "| gpu-selftest start (context and kernels, nothing run) | $(wall "$BIN/gpu
 echo
 "$BIN/gpu-selftest" field-rate --iters "$ITERS" $EXPONENTS | grep -v '^seed\|^device'
 
+
+# 5. LL with its Jacobi checks in the loop (issue 25): LL_CHECK_SECS of iterations at each of
+# LL_CHECK_EXPONENTS with a checkpoint every p/2000 iterations (as in a full test), so that the
+# background GMP symbols (~31 s each at 82,589,933 on one core, --jacobi-threads at a quarter of
+# the cores) overlap the loop. Prints the loop µs/iter against the bare figure and the checks made
+# (their count in the run, and that count scaled to a full test). Target: overhead <= 1%.
+LL_CHECK_SECS=${LL_CHECK_SECS:-180}
+LL_CHECK_EXPONENTS=${LL_CHECK_EXPONENTS:-"82589933 136279841"}
+echo
+echo "| exponent | bare µs/iter | LL+Jacobi loop µs/iter | overhead | iterations | jacobi_checks | per full test |"
+echo "|---:|---:|---:|---:|---:|---:|---:|"
+for p in $LL_CHECK_EXPONENTS; do
+  u=$(bare "$p"); u=${u:--}
+  b=$(awk -v us="$u" 'BEGIN { print (us + 0 > 0 ? us : 250) }')
+  n=$(awk -v s="$LL_CHECK_SECS" -v us="$b" 'BEGIN { print int(s * 1e6 / us) }')
+  v=$(loop_ms "$p" --iterations "$n" --checkpoint-every $((p / 2000)) --ll-check jacobi)
+  jc=$(sed -n 's/.*jacobi_checks \([0-9]*\).*/\1/p' "$WORK/err"); jc=${jc:-0}
+  echo "| $p | $u | $(us "$v") | $(overhead "$(us "$v")" "$u") | $n | $jc | $(awk -v c="$jc" -v p="$p" -v n="$n" 'BEGIN { printf "%d", c * p / n }') |"
+done

@@ -16,7 +16,10 @@
 #   4 residues   LL res64 after 10000 iterations equals the external table (shift 0 and random)
 #   5 cert       prove 9689 (LL and PRP) --engine gpu --cert, then verify --engine cpu (GMP replay)
 #   6 faults     injected bit flips on the GPU: PRP caught by Gerbicz, LL caught by spot checks,
-#                right result, the certificate logs it and verifies
+#                right result, the certificate logs it and verifies; then a campaign of
+#                FAULT_RUNS (100) runs per mode at FAULT_P (1,257,787), FAULT_ITERS (10000)
+#                iterations, one random flip each: LL --ll-check double and PRP must end with 0
+#                wrong res64; LL --ll-check jacobi reports its escape rate (not a failure)
 #   7 resume     SIGINT during a GPU run saves (exit 130); the rerun resumes and is right
 #   8 e2e        wall time of prove 9689 / 86243 --engine gpu (kernels from the disk cache)
 # Prints a table and exits 1 on any mismatch, 2 when no GPU is usable.
@@ -131,15 +134,42 @@ grep -q '"gerbicz_failures":2' <<<"$out" || ok=FAIL
 [ $vrc -eq 0 ] || ok=FAIL
 record 6 "fault PRP" $ok "M$p res64 gpu $(field res64 "$out") cpu $(field res64 "$ref"); $errs; verify rc $vrc"
 p=44497
-out=$("$BIN/prove" $p --engine gpu --spot full --inject-fault 20000 --inject-fault 30000:3:40 \
+out=$("$BIN/prove" $p --engine gpu --spot full --ll-check jacobi --inject-fault 20000 --inject-fault 30000:3:40 \
   --cert "$WORK/fll.cbor" --state-dir "$WORK/state" 2>"$WORK/fll.err")
 errs=$(sed -n 's/.*"errors":{\([^}]*\)}.*/\1/p' <<<"$out")
 vout=$("$BIN/verify" "$WORK/fll.cbor" --engine cpu 2>&1); vrc=$?
 ok=ok
 [ "$(field status "$out")" = P ] || ok=FAIL
-grep -q '"spot_failures":2' <<<"$out" || ok=FAIL
+# Each flip is caught once, by its spot window or (sometimes first) a checkpoint's Jacobi check.
+grep -q '"rollbacks":2' <<<"$out" || ok=FAIL
 [ $vrc -eq 0 ] || ok=FAIL
 record 6 "fault LL" $ok "M$p status $(field status "$out"); $errs; verify rc $vrc"
+# The campaign: references from GMP, then one random flip per GPU run.
+p=${FAULT_P:-1257787}; runs=${FAULT_RUNS:-100}; n=${FAULT_ITERS:-10000}
+RANDOM=6
+declare -A fref=()
+fref[jacobi]=$(field res64 "$("$BIN/prove" $p --engine cpu --spot off --ll-check jacobi --iterations $n --state-dir "$WORK/state" 2>/dev/null)")
+fref[double]=${fref[jacobi]}
+fref[prp]=$(field res64 "$("$BIN/prove" $p --prp --engine cpu --spot off --iterations $n --state-dir "$WORK/state" 2>/dev/null)")
+for mode in double prp jacobi; do
+  t=$(now); right=0; wrong=0; stopped=0; caught=0
+  if [ $mode = prp ]; then margs=(--prp); else margs=(--ll-check $mode); fi
+  for ((i = 0; i < runs; i++)); do
+    f="$((1 + (RANDOM << 15 | RANDOM) % n)):$(((RANDOM << 15 | RANDOM) % (p / 16))):$((RANDOM % 64))"
+    out=$("$BIN/prove" $p --engine gpu --spot off "${margs[@]}" --iterations $n --inject-fault "$f" \
+      --state-dir "$WORK/state" 2>>"$WORK/fcamp.err")
+    got=$(field res64 "$out")
+    grep -qE '"(double|jacobi|gerbicz)_failures"' <<<"$out" && caught=$((caught + 1))
+    if [ -z "$got" ]; then stopped=$((stopped + 1))
+    elif [ "$got" = "${fref[$mode]}" ]; then right=$((right + 1))
+    else wrong=$((wrong + 1)); echo "wrong: M$p $mode fault $f res64 $got (want ${fref[$mode]})"; fi
+  done
+  ok=ok
+  [ -n "${fref[$mode]}" ] || ok=FAIL
+  [ $mode = jacobi ] || [ $wrong -eq 0 ] || ok=FAIL
+  [ $mode = jacobi ] || [ $stopped -eq 0 ] || ok=FAIL
+  record 6 "faults $mode" $ok "M$p, $runs runs of $n iterations, one flip each: $right right, $wrong wrong, $stopped stopped, $caught caught by a check ($(secs "$t" "$(now)") s)"
+done
 fi
 
 # 7: interrupt and resume on the GPU.

@@ -75,9 +75,8 @@ fn injected_faults_are_caught_rolled_back_and_logged() {
                 "--cert",
                 cert.to_str().unwrap(),
             ];
-            if prp {
-                args.push("--prp");
-            }
+            // LL: the spot checks under test, not the second engine of the default below 1M.
+            args.push(if prp { "--prp" } else { "--ll-check=jacobi" });
             let j = result(&prove(&dir.path().join("s"), &args).output().unwrap());
             assert_eq!(j["res64"], want.as_str(), "prp={prp} fault {fault}");
             let log = checks(&cert);
@@ -183,6 +182,8 @@ fn ll_fault_is_caught_by_the_background_jacobi_check() {
         "off",
         "--save-every",
         "0",
+        "--ll-check",
+        "jacobi",
         "--inject-fault",
         "8000:0:3",
         "--key",

@@ -5,7 +5,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use clap::Parser;
 use mersenne_cert::cert::{self, Status};
 use mersenne_cert::engine::select;
-use mersenne_cert::engine::EngineChoice;
+use mersenne_cert::engine::{Engine, EngineChoice};
 use mersenne_cert::exponent::{parse_exponent, TestKind};
 use mersenne_cert::progress::Progress;
 use mersenne_cert::proof::arith::{CpuArith, ProofArith};
@@ -13,6 +13,7 @@ use mersenne_cert::proof::pietrzak::final_span;
 use mersenne_cert::proof::session::{self, BuiltProof, ProofSetup};
 use mersenne_cert::residue::Residue;
 use mersenne_cert::run::checkpoints::{default_residue_budget, CheckpointLayout};
+use mersenne_cert::run::double;
 use mersenne_cert::run::report::{self, TestInfo};
 use mersenne_cert::run::state::{self, StateStore};
 use mersenne_cert::run::{self, Fault, RunEnd, RunOptions, SpotMode};
@@ -37,6 +38,17 @@ enum Spot {
     Sample,
     /// Every iteration (the engine waits for the CPU when needed).
     Full,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum LlCheck {
+    /// `double` below the size where it is cheap, else `jacobi`; a "prime" LL result is always
+    /// confirmed by a `double` rerun before it is printed.
+    Auto,
+    /// Jacobi checks at the checkpoints (bound lost work; an error passes them with probability ~1/2).
+    Jacobi,
+    /// A second engine with another shift recomputes every segment (exact; twice the work).
+    Double,
 }
 
 #[derive(Parser, Debug)]
@@ -90,12 +102,18 @@ struct Args {
     /// GMP spot checks on spare CPU threads.
     #[arg(long, value_enum, default_value_t = Spot::Sample)]
     spot: Spot,
-    /// CPU threads for spot checks (default: all cores but one, at least one).
+    /// CPU threads for spot checks (default: all cores but one and the Jacobi threads, at least one).
     #[arg(long, value_name = "N")]
     spot_threads: Option<usize>,
-    /// Gerbicz block length L for PRP (checks at least every L^2 iterations).
-    #[arg(long, value_name = "L", default_value_t = mersenne_cert::run::gerbicz::DEFAULT_BLOCK)]
-    gerbicz_block: u64,
+    /// Gerbicz block length L for PRP (checks at least every L^2 iterations) [default: 1000].
+    #[arg(long, value_name = "L")]
+    gerbicz_block: Option<u64>,
+    /// How LL results are checked (docs/testing.md).
+    #[arg(long, value_enum, default_value_t = LlCheck::Auto)]
+    ll_check: LlCheck,
+    /// LL: Jacobi checks in flight at once, each on a CPU thread (default: a quarter of the cores, at least one).
+    #[arg(long, value_name = "N")]
+    jacobi_threads: Option<usize>,
     /// PRP proof power K (default: what GIMPS programs choose for P); a verifier then needs
     /// about P/2^K squarings. Lowered, with a note, to fit --proof-disk-budget.
     #[arg(long, value_name = "K", conflicts_with = "no_proof")]
@@ -183,12 +201,7 @@ fn corrupt_point(setup: &ProofSetup, index: usize) -> Result<()> {
 }
 
 /// Build the run's proof from its saved points and check it before anything is published.
-fn build_proof(
-    setup: &ProofSetup,
-    engine: &mut dyn mersenne_cert::engine::Engine,
-    last: &Residue,
-    args: &Args,
-) -> Result<BuiltProof> {
+fn build_proof(setup: &ProofSetup, engine: &mut dyn Engine, last: &Residue, args: &Args) -> Result<BuiltProof> {
     if let Some(i) = args.corrupt_proof_point {
         corrupt_point(setup, i)?;
     }
@@ -285,12 +298,24 @@ fn real_main() -> Result<()> {
     if !(args.save_every >= 0.0 && args.save_every.is_finite()) {
         bail!("--save-every must be a non-negative number of seconds");
     }
-    if args.gerbicz_block == 0 {
+    if kind == TestKind::Ll && args.gerbicz_block.is_some() {
+        bail!("--gerbicz-block is for PRP (--prp); an LL test has no Gerbicz check");
+    }
+    let gerbicz_block = args.gerbicz_block.unwrap_or(mersenne_cert::run::gerbicz::DEFAULT_BLOCK);
+    if gerbicz_block == 0 {
         bail!("--gerbicz-block must be at least 1");
+    }
+    if args.jacobi_threads == Some(0) {
+        bail!("--jacobi-threads must be at least 1");
+    }
+    if kind == TestKind::Prp && args.ll_check != LlCheck::Auto {
+        bail!("--ll-check is for LL tests; PRP is checked by Gerbicz");
     }
     let faults = args.inject_fault.iter().map(|f| parse_fault(f)).collect::<Result<Vec<_>>>()?;
     let root = args.state_dir.clone().unwrap_or_else(state::default_root);
     let store = StateStore::open(&root, p, kind)?;
+    // One process per test: held until the process ends.
+    let _lock = store.lock()?;
     if args.fresh {
         store.clear()?;
         StateStore::open(&root, p, kind)?;
@@ -311,9 +336,22 @@ fn real_main() -> Result<()> {
     trace::mark("engine opening");
     let (mut engine, fallback) = select::open_engine(args.engine, p, kind, shift)?;
     trace::mark("engine open");
-    if let Some(why) = fallback {
+    if let Some(why) = fallback.as_ref() {
         eprintln!("no GPU engine ({why}); using the CPU engine");
     }
+    // The engine kind the second engine of an exact LL check uses: the one the first got.
+    let second_choice = if fallback.is_some() { EngineChoice::Cpu } else { args.engine };
+    let open_second = || -> Result<Box<dyn Engine>> {
+        let (e, _) = select::open_engine(second_choice, p, kind, double::other_shift(p, shift))?;
+        Ok(e)
+    };
+    let double_now = kind == TestKind::Ll
+        && match args.ll_check {
+            LlCheck::Double => true,
+            LlCheck::Jacobi => false,
+            LlCheck::Auto => double::cheap(p),
+        };
+    let mut second = if double_now { Some(open_second()?) } else { None };
     let stop = Arc::new(AtomicBool::new(false));
     {
         let stop = Arc::clone(&stop);
@@ -335,12 +373,14 @@ fn real_main() -> Result<()> {
     }
     trace::mark("ctrl-c handler installed");
     let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let jacobi_threads = args.jacobi_threads.unwrap_or(cores / 4).max(1);
     let opts = RunOptions {
         total,
         layout,
         shift,
+        shift_fixed: args.shift != "random",
         started: report::now_rfc3339(),
-        gerbicz_block: args.gerbicz_block,
+        gerbicz_block,
         store: Some(store.clone()),
         save_every: Duration::from_secs_f64(args.save_every),
         spot: match args.spot {
@@ -348,7 +388,8 @@ fn real_main() -> Result<()> {
             Spot::Sample => SpotMode::Sample,
             Spot::Full => SpotMode::Full,
         },
-        spot_threads: args.spot_threads.unwrap_or(cores.saturating_sub(1)).max(1),
+        spot_threads: args.spot_threads.unwrap_or(cores.saturating_sub(1 + jacobi_threads)).max(1),
+        jacobi_threads,
         faults,
         stop: Some(stop),
         stop_at: args.stop_after,
@@ -356,9 +397,22 @@ fn real_main() -> Result<()> {
     };
     let mut progress = Progress::new(&format!("M{p} {}", kind.worktype()), total);
     trace::mark("run started");
-    let run_end = run::run(engine.as_mut(), opts, &mut progress);
+    let confirm_opts = RunOptions { store: None, faults: Vec::new(), stop_at: None, ..opts.clone() };
+    let run_end =
+        run::run_checked(engine.as_mut(), second.as_mut().map(|e| e.as_mut() as &mut dyn Engine), opts, &mut progress);
     trace::mark("run finished");
-    let rec = match run_end? {
+    let run_end = run_end.map_err(|e| match e {
+        run::RunError::Consistent { .. } => {
+            let files = store.file_names();
+            let saved = if files.is_empty() { "none".into() } else { files.join(", ") };
+            anyhow!(
+                "{e}; saved states of this test in {}: {saved}; pass --fresh to start the test again",
+                store.dir().display()
+            )
+        }
+        e => e.into(),
+    });
+    let mut rec = match run_end? {
         RunEnd::Done(rec) => rec,
         RunEnd::Interrupted { iteration } => {
             eprintln!(
@@ -371,6 +425,25 @@ fn real_main() -> Result<()> {
     };
     if let Some(k) = rec.resumed_from {
         eprintln!("resumed from a saved state at iteration {k}");
+    }
+    if kind == TestKind::Ll && total == full && second.is_none() && rec.last.is_zero() {
+        // "Prime" is printed only once a second engine agreed with every segment.
+        eprintln!("M{p}: the LL residue says prime; confirming it with a second engine (--ll-check double) before it is printed");
+        let mut other = open_second()?;
+        let mut progress = Progress::new(&format!("M{p} LL confirm"), total);
+        let opts = RunOptions { shift: rec.shift, started: rec.started.clone(), ..confirm_opts };
+        let first_seconds = rec.seconds;
+        rec = match run::run_checked(engine.as_mut(), Some(other.as_mut() as &mut dyn Engine), opts, &mut progress)? {
+            RunEnd::Done(r) => r,
+            RunEnd::Interrupted { iteration } => {
+                eprintln!(
+                    "interrupted while confirming the result at iteration {iteration}; run the same command again"
+                );
+                std::process::exit(EXIT_INTERRUPTED);
+            }
+        };
+        rec.seconds += first_seconds;
+        rec.checks.bump("confirmation_reruns", 1);
     }
     let outcome = cert::Outcome::from_final(kind, total, &rec.last)?;
     trace::mark("outcome computed");

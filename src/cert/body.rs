@@ -23,6 +23,8 @@ pub enum Check {
     Load,
     /// A fault injected on purpose (`--inject-fault`).
     Fault,
+    /// LL: a second engine recomputed a segment (`--ll-check double`).
+    Double,
 }
 
 /// What happened at a [`CheckEvent`] (written in lower case in the certificate).
@@ -43,6 +45,7 @@ impl std::fmt::Display for Check {
             Check::Spot => "spot",
             Check::Load => "load",
             Check::Fault => "fault",
+            Check::Double => "double",
         })
     }
 }
@@ -305,12 +308,23 @@ impl CertBody {
 
     /// The check log: events at iterations within the run (their names and outcomes are
     /// checked when the body is decoded). A PRP run goes on to the end of its last Gerbicz block, so its events may lie beyond
-    /// `iterations`.
+    /// `iterations`. An LL `jacobi` or `double` check that passed lies at a checkpoint: the
+    /// residue it vouches for is the one whose hash the chain holds there.
     fn validate_checks(&self) -> Result<(), CertError> {
         for (i, e) in self.checks.events.iter().enumerate() {
             let field = || format!("checks.events[{i}] (iteration {})", e.iteration);
             if self.kind == TestKind::Ll && e.iteration > self.iterations {
                 return Err(CertError::invalid(field(), format!("iteration is beyond the run's {}", self.iterations)));
+            }
+            let chained = matches!(e.check, Check::Jacobi | Check::Double) && e.outcome == CheckOutcome::Ok;
+            if self.kind == TestKind::Ll
+                && chained
+                && self.checkpoints.binary_search_by_key(&e.iteration, |c| c.iteration).is_err()
+            {
+                return Err(CertError::invalid(
+                    field(),
+                    format!("a passed {} check off the checkpoint chain", e.check),
+                ));
             }
         }
         Ok(())
@@ -493,6 +507,13 @@ mod tests {
         assert_rejects(
             &edit(&|b| b.checks.events[0].iteration = 126),
             "checks.events[0] (iteration 126): iteration is beyond",
+        );
+        assert_rejects(
+            &edit(&|b| {
+                b.checks.events[0] =
+                    CheckEvent { iteration: 3, check: Check::Jacobi, outcome: CheckOutcome::Ok, detail: String::new() }
+            }),
+            "checks.events[0] (iteration 3): a passed jacobi check off the checkpoint chain",
         );
 
         // A composite claimed prime, a partial run claimed complete, a PRP with a bad type.

@@ -105,7 +105,9 @@ mod tests {
             let events = (0..usize::arbitrary(g) % 4)
                 .map(|_| CheckEvent {
                     iteration: u64::arbitrary(g),
-                    check: *g.choose(&[Check::Gerbicz, Check::Jacobi, Check::Spot, Check::Load, Check::Fault]).unwrap(),
+                    check: *g
+                        .choose(&[Check::Gerbicz, Check::Jacobi, Check::Spot, Check::Load, Check::Fault, Check::Double])
+                        .unwrap(),
                     outcome: *g
                         .choose(&[CheckOutcome::Ok, CheckOutcome::Fail, CheckOutcome::Rollback, CheckOutcome::Injected])
                         .unwrap(),

@@ -1,9 +1,11 @@
 //! The driver: runs a test on an engine from the start value (or a saved state) to the target
 //! iteration in chunks; records the checkpoint chain; runs the error checks (Gerbicz for PRP,
-//! Jacobi for LL, GMP spot checks for both) and rolls back to the last verified state when one
-//! fails; saves resumable states to disk; stops cleanly when asked (Ctrl-C).
+//! Jacobi for LL at every checkpoint spare threads allow, optionally a second engine that
+//! recomputes every LL segment, GMP spot checks for both) and rolls back to the last confirmed
+//! state when one fails; saves resumable states to disk; stops cleanly when asked (Ctrl-C).
 
 pub mod checkpoints;
+pub mod double;
 pub mod gerbicz;
 pub mod jacobi;
 mod options;
@@ -19,6 +21,7 @@ use crate::exponent::TestKind;
 use crate::progress::Progress;
 use crate::residue::Residue;
 use crate::run::checkpoints::checkpoint;
+use crate::run::double::Shadow;
 use crate::run::gerbicz::Gerbicz;
 use crate::run::jacobi::{ll_jacobi_ok, Background};
 pub use crate::run::options::{Fault, RunOptions, SpotMode};
@@ -28,7 +31,7 @@ use crate::run::spot::{SpotJob, SpotPool};
 use crate::run::state::{SavedState, StateError};
 use crate::trace;
 use serde_bytes::ByteBuf;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
@@ -50,15 +53,22 @@ struct Driver<'a> {
     started: String,
     /// PRP: the Gerbicz state (its anchor is the verified state).
     gerbicz: Option<Gerbicz>,
-    /// LL: the last trusted state (start, Jacobi-checked save, or spot-checked start).
+    /// LL: the confirmed state, the rollback target: the start, a loaded state that passed its
+    /// checks, a checkpoint whose own Jacobi check and the next one passed, or one the second
+    /// engine agreed with.
     trusted: (u64, Residue),
-    /// LL: a state to save once its Jacobi check, running in the background, passes.
-    jacobi: Option<(SavedState, Background)>,
+    /// LL: the newest checkpoint whose own Jacobi check passed, confirmed by the next pass (its
+    /// state, when one is to be saved, goes to disk then).
+    candidate: Option<(u64, Residue, Option<SavedState>)>,
+    /// LL: Jacobi checks in flight, oldest first, each with the state to save if one is due.
+    jacobi: VecDeque<(u64, Option<SavedState>, Background)>,
+    /// LL with `--ll-check double`: the second engine.
+    shadow: Option<Shadow<'a>>,
     /// Rollbacks per target iteration.
     rollbacks: BTreeMap<u64, u32>,
     spot: Option<SpotPool>,
-    /// Spot jobs in flight: target iteration → (from, x_from).
-    spot_pending: BTreeMap<u64, (u64, Residue)>,
+    /// Spot jobs in flight: target iteration → the iteration it started from.
+    spot_pending: BTreeMap<u64, u64>,
     /// Engine hashes at spot targets, and GMP results waiting for the engine to get there.
     engine_hashes: BTreeMap<u64, [u8; 32]>,
     spot_results: Vec<(u64, u64, [u8; 32])>,
@@ -169,22 +179,71 @@ impl Driver<'_> {
         self.write_state(&s)
     }
 
-    /// LL: take the verdict of the background Jacobi check if it is in: on a pass its state
-    /// becomes the trusted one and goes to disk; on a failure the run rolls back to the trusted
-    /// state. Returns whether it rolled back.
-    fn settle_jacobi(&mut self) -> Result<bool, RunError> {
-        if !self.jacobi.as_ref().is_some_and(|(_, job)| job.is_finished()) {
-            return Ok(false);
+    /// LL: take the verdicts of the background Jacobi checks that are in, oldest first (all of
+    /// them when `wait`). A pass confirms the candidate before it (which becomes the rollback
+    /// target, and its state, if any, goes to disk) and makes its own state the candidate; a
+    /// failure rolls the run back to the confirmed state. Returns whether it rolled back.
+    fn settle_jacobi(&mut self, wait: bool) -> Result<bool, RunError> {
+        while self.jacobi.front().is_some_and(|(_, _, job)| wait || job.is_finished()) {
+            let (k, state, job) = self.jacobi.pop_front().expect("checked above");
+            self.checks.bump("jacobi_checks", 1);
+            let Some((true, x)) = job.verdict() else {
+                self.jacobi_failed(k)?;
+                return Ok(true);
+            };
+            self.checks.log(k, Check::Jacobi, CheckOutcome::Ok, String::new());
+            if let Some((ck, cx, cstate)) = self.candidate.take() {
+                if let Some(st) = cstate {
+                    self.write_state(&st)?;
+                }
+                self.trusted = (ck, cx);
+            }
+            self.candidate = Some((k, x, state));
         }
-        let (state, job) = self.jacobi.take().expect("checked above");
-        self.checks.bump("jacobi_checks", 1);
-        if let Some((true, x)) = job.verdict() {
-            self.write_state(&state)?;
-            self.trusted = (state.iteration, x);
-            return Ok(false);
+        Ok(false)
+    }
+
+    /// LL, at checkpoint k holding x: start its Jacobi check when a thread is free, with the
+    /// state to save attached when a save is due and none is on its way.
+    fn start_jacobi(&mut self, x: &Residue) {
+        if self.jacobi.len() >= self.opts.jacobi_threads.max(1) {
+            return;
         }
-        self.jacobi_failed(state.iteration)?;
-        Ok(true)
+        let saving = self.jacobi.iter().any(|(_, s, _)| s.is_some())
+            || self.candidate.as_ref().is_some_and(|(_, _, s)| s.is_some());
+        let state = (self.save_due() && !saving).then(|| self.state_now(x, None));
+        self.jacobi.push_back((self.k, state, Background::start(x.clone())));
+    }
+
+    /// LL with a second engine, at checkpoint k holding x: x is confirmed when the second engine
+    /// agrees (and saved when a save is due); otherwise the run rolls back. Returns whether it
+    /// rolled back.
+    fn double_check(&mut self, x: &Residue) -> Result<bool, RunError> {
+        let k = self.k;
+        let Some(shadow) = self.shadow.as_mut() else { return Ok(false) };
+        let from = self.trusted.clone();
+        let agrees = shadow.agrees(&from, k, x)?;
+        self.checks.bump("double_checks", 1);
+        self.checks.bump("double_iterations", k - from.0);
+        if !agrees {
+            self.checks.bump("double_failures", 1);
+            self.checks.log(
+                k,
+                Check::Double,
+                CheckOutcome::Fail,
+                format!("the second engine disagrees from iteration {}", from.0),
+            );
+            let (to, tx) = self.trusted.clone();
+            self.rollback(Check::Double, to, tx)?;
+            return Ok(true);
+        }
+        self.checks.log(k, Check::Double, CheckOutcome::Ok, format!("from iteration {}", from.0));
+        self.trusted = (k, x.clone());
+        self.candidate = None;
+        if self.save_due() && k < self.opts.total {
+            self.save(x, None)?;
+        }
+        Ok(false)
     }
 
     fn jacobi_failed(&mut self, k: u64) -> Result<(), RunError> {
@@ -221,8 +280,9 @@ impl Driver<'_> {
         self.engine_hashes.retain(|&i, _| i <= to);
         self.save_prev = None;
         self.final_residue = None;
-        self.jacobi = None; // its thread finishes unheard
-                            // Points after the verified state are recomputed (and read again) on the way back.
+        self.jacobi.clear(); // their threads finish unheard
+        self.candidate = None;
+        // Points after the verified state are recomputed (and read again) on the way back.
         self.pending_points.clear();
         match &mut self.gerbicz {
             Some(g) => g.restart(self.engine)?,
@@ -245,7 +305,9 @@ impl Driver<'_> {
                 keep.push((from, to, hash));
                 continue;
             };
-            let Some((_, x_from)) = self.spot_pending.remove(&to) else { continue };
+            if self.spot_pending.remove(&to).is_none() {
+                continue;
+            }
             self.checks.bump("spot_checks", 1);
             self.checks.bump("spot_iterations", to - from);
             if engine_hash != hash {
@@ -256,9 +318,10 @@ impl Driver<'_> {
                     CheckOutcome::Fail,
                     format!("GMP from iteration {from} disagrees with the engine at {to}"),
                 );
+                // LL goes back to the confirmed state: the window's start is only the engine's word.
                 let (target, x) = match &self.gerbicz {
                     Some(g) => (g.verified().0, g.verified().1.clone()),
-                    None => (from, x_from),
+                    None => self.trusted.clone(),
                 };
                 return self.rollback(Check::Spot, target, x);
             }
@@ -271,7 +334,7 @@ impl Driver<'_> {
     /// one will start (full coverage first waits for room in the pool).
     fn plan_spot(&mut self) -> Option<u64> {
         let (k, total, every) = (self.k, self.opts.total, self.opts.layout.every);
-        if k >= total || self.spot_pending.values().any(|(f, _)| *f == k) {
+        if k >= total || self.spot_pending.values().any(|&f| f == k) {
             return None;
         }
         let full = self.opts.spot == SpotMode::Full;
@@ -293,7 +356,7 @@ impl Driver<'_> {
         let k = self.k;
         if let Some(pool) = &mut self.spot {
             if pool.submit(SpotJob { from: k, start: x.clone(), iterations: m }) {
-                self.spot_pending.insert(k + m, (k, x.clone()));
+                self.spot_pending.insert(k + m, k);
             }
         }
     }
@@ -413,7 +476,7 @@ impl Driver<'_> {
         let is_spot_target = self.spot_pending.contains_key(&k);
         let is_point = self.opts.proof.as_ref().is_some_and(|s| s.points().binary_search(&k).is_ok());
         let ll = self.kind == TestKind::Ll;
-        if ll && self.settle_jacobi()? {
+        if ll && self.settle_jacobi(false)? {
             return Ok(None);
         }
         // Read once: a stop requested during this step is honoured at the next checkpoint.
@@ -445,18 +508,30 @@ impl Driver<'_> {
                     self.start_spot(m, &x);
                 }
             }
+            if ll && is_cp && self.double_check(&x)? {
+                return Ok(None);
+            }
             if ll && is_cp && (stop || k == total) {
-                // The last state before exiting is checked here and now; a check of an earlier
-                // state still running adds nothing (a wrong symbol persists: s_{j+1} − 2 =
-                // (s_j − 2)·s_{j−1}², so every later state fails too).
-                self.jacobi = None;
-                self.checks.bump("jacobi_checks", 1);
+                // The last state before exiting is checked here and now, after every check of an
+                // earlier state still running (the one before it included): a checked ending.
                 trace::mark("run: final jacobi check");
+                if self.settle_jacobi(true)? {
+                    return Ok(None);
+                }
+                self.checks.bump("jacobi_checks", 1);
                 let ok = ll_jacobi_ok(&x);
                 trace::mark("run: final jacobi check done");
                 if !ok {
                     self.jacobi_failed(k)?;
                     return Ok(None);
+                }
+                self.checks.log(k, Check::Jacobi, CheckOutcome::Ok, "final".into());
+                if k == total {
+                    // Checks that passed on the final residue: its own Jacobi symbol, the one of
+                    // the checkpoint before it, and the second engine's agreement.
+                    let before = self.candidate.as_ref().is_some_and(|(c, _, _)| *c < k) as u64;
+                    let double = (self.shadow.is_some() && self.trusted.0 == k) as u64;
+                    self.checks.summary.insert("final_checks".into(), 1 + before + double);
                 }
                 if stop {
                     // Spot checks in flight are settled later (a failure rolls back in memory
@@ -469,9 +544,8 @@ impl Driver<'_> {
                     self.trusted = (k, x);
                     return Ok(Some(RunEnd::Interrupted { iteration: k }));
                 }
-            } else if ll && is_cp && self.save_due() && self.jacobi.is_none() {
-                let state = self.state_now(&x, None);
-                self.jacobi = Some((state, Background::start(x)));
+            } else if ll && is_cp && self.shadow.is_none() {
+                self.start_jacobi(&x);
             }
         }
         if self.gerbicz.as_ref().is_some_and(|g| g.is_boundary(k)) {
@@ -490,6 +564,17 @@ impl Driver<'_> {
 /// Run the test described by `opts` on `engine` (resuming from `opts.store` when a saved state
 /// exists), with the error checks on.
 pub fn run(engine: &mut dyn Engine, opts: RunOptions, progress: &mut Progress) -> Result<RunEnd, RunError> {
+    run_checked(engine, None, opts, progress)
+}
+
+/// [`run`], with LL's exact check: `second`, an engine for the same test with another shift
+/// count, recomputes every segment before its end is confirmed ([`double`]).
+pub fn run_checked<'a>(
+    engine: &'a mut dyn Engine,
+    second: Option<&'a mut dyn Engine>,
+    opts: RunOptions,
+    progress: &mut Progress,
+) -> Result<RunEnd, RunError> {
     let p = engine.exponent();
     let kind = engine.kind();
     let mut checks = CheckLog::default();
@@ -535,7 +620,9 @@ pub fn run(engine: &mut dyn Engine, opts: RunOptions, progress: &mut Progress) -
         started,
         gerbicz,
         trusted: (k, x.clone()),
-        jacobi: None,
+        candidate: None,
+        jacobi: VecDeque::new(),
+        shadow: second.filter(|_| kind == TestKind::Ll).map(Shadow::new),
         rollbacks: BTreeMap::new(),
         spot,
         spot_pending: BTreeMap::new(),

@@ -33,6 +33,8 @@ pub struct RunOptions {
     pub total: u64,
     pub layout: CheckpointLayout,
     pub shift: u32,
+    /// The user named the shift (`--shift N`): a saved state with another shift is refused.
+    pub shift_fixed: bool,
     pub started: String,
     /// Gerbicz block length L (PRP).
     pub gerbicz_block: u64,
@@ -40,6 +42,8 @@ pub struct RunOptions {
     pub save_every: Duration,
     pub spot: SpotMode,
     pub spot_threads: usize,
+    /// LL: Jacobi checks in flight at once, each on its own CPU thread (at least one).
+    pub jacobi_threads: usize,
     pub faults: Vec<Fault>,
     pub stop: Option<Arc<AtomicBool>>,
     /// Testing: behave as if `stop` was set once this iteration is reached.
@@ -55,12 +59,14 @@ impl RunOptions {
             total,
             layout,
             shift,
+            shift_fixed: false,
             started: String::new(),
             gerbicz_block: crate::run::gerbicz::DEFAULT_BLOCK,
             store: None,
             save_every: Duration::from_secs(60),
             spot: SpotMode::Off,
             spot_threads: 0,
+            jacobi_threads: 1,
             faults: Vec::new(),
             stop: None,
             stop_at: None,

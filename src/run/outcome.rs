@@ -24,6 +24,8 @@ pub enum RunError {
     Mismatch(String),
     #[error("the saved state at iteration {iteration} cannot continue its proof ({source}); pass --fresh to redo the test with a proof, or --no-proof to finish it without one")]
     ProofResume { iteration: u64, source: StoreError },
+    #[error("no saved state in {dir} passed its checks on load ({files}); nothing was changed: move them aside, or pass --fresh to start the test again")]
+    NoUsableState { dir: std::path::PathBuf, files: String },
     #[error("saving a proof point: {0}")]
     ProofPoint(StoreError),
     #[error("a proof needs a full PRP test (p iterations); this run is {kind} for {total} of {full} iterations")]

@@ -1,10 +1,13 @@
-//! Resuming a run: pick the newest saved state of the test that passes its check on load (LL:
-//! the Jacobi symbol; PRP: the saved state is recomputed from the one a Gerbicz block before it),
-//! falling back to the previous save when the newest is damaged or fails.
+//! Resuming a run: pick the newest saved state of the test that passes its checks on load (its
+//! exponent and test kind; its residue against the hash its own checkpoint chain stored for that
+//! iteration; LL: the Jacobi symbol; PRP: the saved state is recomputed from the one a Gerbicz
+//! block before it), falling back to the previous save when the newest is damaged or fails. When
+//! saves exist but none passes, the run stops naming them rather than start over silently.
 
 use crate::cert::{Check, CheckLog, CheckOutcome};
 use crate::engine::Engine;
 use crate::exponent::TestKind;
+use crate::residue::Residue;
 use crate::run::jacobi::ll_jacobi_ok;
 use crate::run::state::{SavedState, StateError};
 use crate::run::{RunError, RunOptions};
@@ -16,7 +19,11 @@ pub(crate) fn resume(
     checks: &mut CheckLog,
 ) -> Result<Option<SavedState>, RunError> {
     let Some(store) = &opts.store else { return Ok(None) };
-    for cand in store.candidates() {
+    let candidates = store.candidates();
+    if candidates.is_empty() {
+        return Ok(None);
+    }
+    for cand in candidates {
         let s = match cand {
             Ok(s) => s,
             Err(e) => {
@@ -25,6 +32,19 @@ pub(crate) fn resume(
                 continue;
             }
         };
+        let (p, kind) = (engine.exponent(), engine.kind());
+        if (s.exponent, s.kind) != (p, kind) {
+            let why = format!("it holds M{} {}, not M{p} {}", s.exponent, s.kind.worktype(), kind.worktype());
+            checks.log(s.iteration, Check::Load, CheckOutcome::Fail, why.clone());
+            eprintln!("warning: a save in {} is not of this test ({why}); trying an older save", store.dir().display());
+            continue;
+        }
+        if opts.shift_fixed && s.shift != opts.shift {
+            return Err(RunError::Mismatch(format!(
+                "saved with shift {}; asked: --shift {}; drop --shift to resume",
+                s.shift, opts.shift
+            )));
+        }
         let theirs = (s.total, s.every, s.full_every, s.gerbicz_block);
         let ours = (opts.total, opts.layout.every, opts.layout.full_every, opts.gerbicz_block);
         if theirs != ours {
@@ -34,6 +54,14 @@ pub(crate) fn resume(
             )));
         }
         let x = s.residue().map_err(|why| StateError::Corrupt { path: store.dir().into(), why })?;
+        if !matches_own_chain(&s, &x) {
+            checks.log(s.iteration, Check::Load, CheckOutcome::Fail, "residue differs from its chain's hash".into());
+            eprintln!(
+                "warning: the save at iteration {} does not match the hash its checkpoint chain holds for it; trying an older save",
+                s.iteration
+            );
+            continue;
+        }
         let ok = match (engine.kind(), s.previous().ok().flatten()) {
             (TestKind::Ll, _) => {
                 checks.bump("jacobi_checks", 1);
@@ -53,5 +81,15 @@ pub(crate) fn resume(
         }
         return Ok(Some(s));
     }
-    Ok(None)
+    Err(RunError::NoUsableState { dir: store.dir().to_path_buf(), files: store.file_names().join(", ") })
+}
+
+/// Does x agree with the hash the state's own checkpoint chain stores for its iteration? A state
+/// saved at a checkpoint has one (LL always; PRP when the save falls on one); iteration 0 is the
+/// start value, which the driver rebuilds and checks itself.
+fn matches_own_chain(s: &SavedState, x: &Residue) -> bool {
+    match s.chain.iter().rev().find(|c| c.iteration == s.iteration) {
+        Some(c) => c.hash == x.hash(),
+        None => s.kind == TestKind::Prp || s.iteration == 0,
+    }
 }

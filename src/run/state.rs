@@ -3,6 +3,8 @@
 //! blake3(payload) ‖ payload, written atomically (temp, fsync, rename, fsync dir); a file whose
 //! checksum or content does not hold is skipped in favour of the previous one. What a state
 //! holds is verified again on load by the caller (Jacobi for LL, a Gerbicz block for PRP).
+//! One process at a time works on a test: [`StateStore::lock`] takes an exclusive lock on
+//! `M<p>-<kind>.lock` beside the directory (beside it, so that `--fresh` can remove the directory).
 
 use crate::cert::{CheckLog, Checkpoint};
 use crate::exponent::TestKind;
@@ -24,7 +26,15 @@ pub enum StateError {
     Io { path: PathBuf, source: std::io::Error },
     #[error("saved state {path} is unusable: {why}")]
     Corrupt { path: PathBuf, why: String },
+    #[error(
+        "another prove is running this test ({holder}; lock {path}); wait for it to finish, or use another --state-dir"
+    )]
+    Locked { path: PathBuf, holder: String },
 }
+
+/// The exclusive lock on a test's state; released when dropped (or when the process ends).
+#[derive(Debug)]
+pub struct StateLock(#[allow(dead_code)] std::fs::File);
 
 /// Everything needed to resume a test exactly where it was saved.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -78,6 +88,27 @@ impl StateStore {
         &self.dir
     }
 
+    /// Take the test's lock, or say who holds it.
+    pub fn lock(&self) -> Result<StateLock, StateError> {
+        use std::io::Write;
+        let path = self.dir.with_extension("lock");
+        let io = |source| StateError::Io { path: path.clone(), source };
+        let mut f =
+            std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(false).open(&path).map_err(io)?;
+        match f.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                let holder = std::fs::read_to_string(&path).unwrap_or_default().trim().to_string();
+                let holder = if holder.is_empty() { "holder unknown".into() } else { holder };
+                return Err(StateError::Locked { path, holder });
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(io(e)),
+        }
+        f.set_len(0).map_err(io)?;
+        write!(f, "pid {}", std::process::id()).and_then(|_| f.flush()).map_err(io)?;
+        Ok(StateLock(f))
+    }
+
     /// Save: the current file becomes the previous one, then the new one is put in place.
     pub fn save(&self, s: &SavedState) -> Result<(), StateError> {
         let mut payload = Vec::new();
@@ -123,6 +154,11 @@ impl StateStore {
     /// that do not exist are left out.
     pub fn candidates(&self) -> Vec<Result<SavedState, StateError>> {
         [CURRENT, PREVIOUS].iter().map(|n| self.dir.join(n)).filter(|p| p.exists()).map(|p| Self::read(&p)).collect()
+    }
+
+    /// The names of the saved state files present, newest first.
+    pub fn file_names(&self) -> Vec<String> {
+        [CURRENT, PREVIOUS].iter().filter(|n| self.dir.join(n).exists()).map(|n| n.to_string()).collect()
     }
 
     /// Delete the saved state files, newest first, durably. Whatever else the directory holds
@@ -205,6 +241,20 @@ mod tests {
         st.forget().unwrap();
         st.clear().unwrap();
         assert!(!st.dir().exists());
+    }
+
+    #[test]
+    fn a_second_lock_is_refused_naming_the_holder() {
+        let root = tempfile::tempdir().unwrap();
+        let st = StateStore::open(root.path(), 89, TestKind::Ll).unwrap();
+        let held = st.lock().unwrap();
+        let err = st.lock().unwrap_err().to_string();
+        assert!(err.contains(&format!("pid {}", std::process::id())), "{err}");
+        // The lock survives --fresh (which removes the directory) and goes with its holder.
+        st.clear().unwrap();
+        assert!(st.lock().is_err());
+        drop(held);
+        st.lock().unwrap();
     }
 
     #[test]
