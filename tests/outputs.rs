@@ -173,6 +173,15 @@ fn knobs_are_clamped_or_refused_and_argument_errors_are_one_line() {
     let o = env.prove(&["2", "--cert", cert.to_str().unwrap()]);
     refused_early(&o, "no certificate");
     assert!(!stderr(&o).contains("PRP"), "{}", stderr(&o));
+    // Each cause is said once (a key error printed its "(os error N)" cause twice).
+    let o = bin("prove")
+        .args(["127", "--engine", "cpu", "--cert", cert.to_str().unwrap(), "--key", "/nonexistent/key"])
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert_eq!(err.matches("os error").count(), 1, "{err}");
     // verify --gimps-proof takes none of the certificate's options.
     for extra in [&["--replay"][..], &["--sample", "2"], &["--jobs", "0"], &["--trust", "00"]] {
         let o = bin("verify").args(["--gimps-proof", "x.proof"]).args(extra).output().unwrap();

@@ -14,7 +14,7 @@ use mersenne_cert::proof::Proof;
 use mersenne_cert::residue::byte_count;
 use mersenne_cert::run::checkpoints::MAX_FULL_RESIDUES;
 use mersenne_cert::verify::proof::{check_certificate, verify_proof, ProofCheck, FULL_REPLAY_BELOW};
-use mersenne_cert::verify::replay::{replay, ReplayOptions};
+use mersenne_cert::verify::replay::{replay, ReplayError, ReplayOptions};
 use mersenne_cert::{cli, fsutil, host};
 use std::path::{Path, PathBuf};
 
@@ -88,10 +88,11 @@ fn proof_line(c: &ProofCheck) -> String {
 
 /// How the proof covers the result, for the verdict line.
 fn proof_coverage(c: &ProofCheck) -> String {
-    match c.replayed {
-        true => format!("proof power {} and a full replay of B", c.report.power),
-        false => format!("proof power {0}: verified with 2^-{0} of the test's squarings", c.report.power),
-    }
+    format!(
+        "proof power {0}: verified with 2^-{0} of the test's squarings{1}",
+        c.report.power,
+        if c.replayed { ", and B by a full replay" } else { "" }
+    )
 }
 
 /// `verify --gimps-proof FILE`.
@@ -103,10 +104,11 @@ fn verify_gimps_file(path: &Path, engine: EngineChoice) -> Result<()> {
     eprintln!("{}", proof_line(&c));
     let o = &c.report.outcome;
     print(&format!(
-        "verified: M{} is {} (GIMPS PRP proof, {}, type-1 res64 {}, type-3 res64 {:016X})",
+        "verified: M{} is {} (GIMPS PRP proof, power {}{}, type-1 res64 {}, type-3 res64 {:016X})",
         c.report.p,
         if o.probable_prime { "a probable prime" } else { "composite" },
-        proof_coverage(&c),
+        c.report.power,
+        if c.replayed { ", B replayed in full" } else { "" },
         o.type1.res64_hex(),
         o.type3_res64
     ))
@@ -124,7 +126,7 @@ fn real_main() -> Result<()> {
     let file = args.file.as_ref().context("no certificate given")?;
     let trust = args.trust.as_deref().map(cert::parse_public_key_hex).transpose()?;
     if args.sample == Some(0) {
-        bail!("--sample 0 replays nothing: the signature alone is no verification (give K of at least 1, or no --sample for a full replay)");
+        bail!(ReplayError::SampleZero);
     }
     let jobs = match args.jobs {
         Some(n) => {
@@ -189,8 +191,12 @@ fn real_main() -> Result<()> {
         );
         coverage.push(format!("{pct:.2}% replayed"));
     } else {
+        let covered = match proof.as_ref().is_some_and(|c| c.replayed) {
+            true => "B was recomputed in full",
+            false => "the proof covers the result",
+        };
         eprintln!(
-            "replay: skipped, the proof covers the result (the {} checkpoint hashes are not checked; --replay replays them)",
+            "replay: skipped, {covered} (the {} checkpoint hashes are not checked; --replay replays them)",
             body.checkpoints.len()
         );
     }
