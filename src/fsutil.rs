@@ -1,7 +1,8 @@
 //! Durable file writes: write to a temporary file beside the target, fsync it, rename it over the
 //! target, fsync the directory. A crash leaves either the old file or the new one, never a torn
-//! one; removals in a stated order. Also the early "can I write there?" probe used before hours
-//! of computation.
+//! one; removals in a stated order. Also the early "can I write there?" checks used before hours
+//! of computation (outputs must be regular files or new), whole-line appends, the clean-up of
+//! temporaries a killed run left, and bounded reads of regular files only.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
@@ -21,7 +22,10 @@ fn parent_dir(path: &Path) -> &Path {
 }
 
 /// Atomically replace `path` with `bytes` (mode `mode` on Unix, e.g. 0o600 for secrets).
+/// `path` must be a regular file or new: a device, FIFO, directory or symbolic link there is
+/// refused, never replaced.
 pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
+    require_regular_or_new(path)?;
     let tmp = temp_path(path);
     let result = (|| {
         let mut opts = OpenOptions::new();
@@ -51,12 +55,155 @@ pub fn remove_durably(path: &Path) -> io::Result<()> {
     }
 }
 
-/// Check that a file can be created at `path` (its directory exists and is writable) without
-/// touching `path` itself.
+fn invalid(why: &str) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, why.to_string())
+}
+
+/// What kind of file `meta` describes, for messages.
+fn kind_name(meta: &fs::Metadata) -> &'static str {
+    let t = meta.file_type();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() {
+            return "a FIFO";
+        }
+        if t.is_char_device() || t.is_block_device() {
+            return "a device";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+    }
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_symlink() {
+        "a symbolic link"
+    } else {
+        "not a regular file"
+    }
+}
+
+/// `path` is absent or a regular file (not followed if it is a symbolic link).
+fn require_regular_or_new(path: &Path) -> io::Result<()> {
+    match fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_file() => Ok(()),
+        Ok(m) => Err(invalid(&format!("it is {}; an output must be a regular file or a new one", kind_name(&m)))),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Check, before any work, that [`write_atomic`] can later write `path`: it is a regular file or
+/// new, and a file can be created in its directory (which must exist). `path` is not touched.
 pub fn probe_writable(path: &Path) -> io::Result<()> {
+    require_regular_or_new(path)?;
     let tmp = temp_path(path);
     File::create(&tmp)?;
     fs::remove_file(&tmp)
+}
+
+/// Check, before any work, that [`append_line`] can later append to `path`: an existing regular
+/// file opened for appending (nothing is written), or a new file its directory can hold.
+pub fn probe_appendable(path: &Path) -> io::Result<()> {
+    match fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_file() => OpenOptions::new().append(true).open(path).map(drop),
+        _ => probe_writable(path),
+    }
+}
+
+/// Append `line` and a newline to `path` (created if new) as one whole line: on failure (a full
+/// disk) the file is truncated back to its previous length, so it never ends in a torn line.
+pub fn append_line(path: &Path, line: &str) -> io::Result<()> {
+    require_regular_or_new(path)?;
+    let mut f = OpenOptions::new().create(true).append(true).open(path)?;
+    let before = f.metadata()?.len();
+    let mut bytes = Vec::with_capacity(line.len() + 1);
+    bytes.extend_from_slice(line.as_bytes());
+    bytes.push(b'\n');
+    let written = f.write_all(&bytes).and_then(|()| f.sync_data());
+    if written.is_err() {
+        let _ = f.set_len(before);
+    }
+    written
+}
+
+/// Is there a running process with this id? (Unix: /proc; elsewhere assume yes, keep the file.)
+fn process_alive(pid: u32) -> bool {
+    if cfg!(target_os = "linux") {
+        Path::new("/proc").join(pid.to_string()).exists()
+    } else {
+        true
+    }
+}
+
+/// Remove the temporaries `<name>.tmp<PID>` that [`write_atomic`] of `path` left behind in a
+/// process that no longer runs (killed during the write). Returns how many were removed.
+pub fn remove_stale_temps(path: &Path) -> io::Result<usize> {
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else { return Ok(0) };
+    let prefix = format!("{name}.tmp");
+    let entries = match fs::read_dir(parent_dir(path)) {
+        Ok(e) => e,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(e),
+    };
+    let mut removed = 0;
+    for entry in entries {
+        let entry = entry?;
+        let file_name = entry.file_name();
+        let Some(pid) = file_name.to_str().and_then(|n| n.strip_prefix(&prefix)) else { continue };
+        let Ok(pid) = pid.parse::<u32>() else { continue };
+        if pid.to_string().len() != file_name.len() - prefix.len() || pid == std::process::id() || process_alive(pid) {
+            continue;
+        }
+        if entry.file_type()?.is_file() {
+            fs::remove_file(entry.path())?;
+            removed += 1;
+        }
+    }
+    Ok(removed)
+}
+
+/// Read a regular file of at most `max` bytes. Anything else (a FIFO, a device such as
+/// /dev/zero, a directory) is refused without blocking, and a longer file with
+/// [`io::ErrorKind::FileTooLarge`].
+pub fn read_regular(path: &Path, max: u64) -> io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut opts = OpenOptions::new();
+    opts.read(true);
+    // Opening a FIFO for reading would wait for a writer: open without blocking, check the type.
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut opts, libc::O_NONBLOCK);
+    let f = opts.open(path)?;
+    let meta = f.metadata()?;
+    if !meta.file_type().is_file() {
+        return Err(invalid(&format!("it is {}, not a regular file", kind_name(&meta))));
+    }
+    let too_large =
+        || io::Error::new(io::ErrorKind::FileTooLarge, format!("it has more than the {max} bytes it can have"));
+    if meta.len() > max {
+        return Err(too_large());
+    }
+    let mut out = Vec::with_capacity(meta.len() as usize);
+    f.take(max + 1).read_to_end(&mut out)?;
+    if out.len() as u64 > max {
+        return Err(too_large());
+    }
+    Ok(out)
+}
+
+/// Does anyone but the owner (group or others) have read access to `path`? (Unix; else false.)
+pub fn readable_by_others(path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::metadata(path).is_ok_and(|m| m.permissions().mode() & 0o044 != 0)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        false
+    }
 }
 
 #[cfg(test)]
@@ -74,5 +221,94 @@ mod tests {
         assert!(probe_writable(&f).is_ok());
         assert!(probe_writable(&dir.path().join("missing/x")).is_err());
         assert!(write_atomic(&dir.path().join("missing/x"), b"", 0o644).is_err());
+    }
+
+    /// A FIFO at `path` (via mkfifo(1)); false where it cannot be made.
+    fn mkfifo(path: &Path) -> bool {
+        std::process::Command::new("mkfifo").arg(path).status().is_ok_and(|s| s.success())
+    }
+
+    #[test]
+    fn outputs_must_be_regular_or_new() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("out");
+        assert!(probe_writable(&f).is_ok());
+        fs::write(&f, b"old").unwrap();
+        assert!(probe_writable(&f).is_ok());
+        // A directory, a symbolic link (even to a regular file), a device, a FIFO: refused, untouched.
+        let e = probe_writable(dir.path()).unwrap_err();
+        assert!(e.to_string().contains("a directory"), "{e}");
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&f, &link).unwrap();
+        assert!(probe_writable(&link).unwrap_err().to_string().contains("symbolic link"));
+        assert!(write_atomic(&link, b"new", 0o644).is_err());
+        assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert_eq!(fs::read(&f).unwrap(), b"old");
+        assert!(write_atomic(Path::new("/dev/null"), b"x", 0o644).unwrap_err().to_string().contains("a device"));
+        let fifo = dir.path().join("fifo");
+        if mkfifo(&fifo) {
+            assert!(probe_writable(&fifo).unwrap_err().to_string().contains("a FIFO"));
+            assert!(append_line(&fifo, "x").is_err());
+        }
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 2 + fifo.exists() as usize);
+    }
+
+    #[test]
+    fn appends_whole_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("results.txt");
+        probe_appendable(&f).unwrap();
+        assert!(!f.exists(), "the probe creates nothing");
+        append_line(&f, "one").unwrap();
+        probe_appendable(&f).unwrap();
+        append_line(&f, "two").unwrap();
+        assert_eq!(fs::read_to_string(&f).unwrap(), "one\ntwo\n");
+        assert!(probe_appendable(dir.path()).is_err());
+        assert!(probe_appendable(&dir.path().join("missing/x")).is_err());
+        // /dev/full: every write fails with ENOSPC.
+        if Path::new("/dev/full").exists() {
+            assert!(append_line(Path::new("/dev/full"), "x").is_err());
+        }
+    }
+
+    #[test]
+    fn stale_temporaries_of_dead_writers_are_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("c.cert");
+        let own = format!("c.cert.tmp{}", std::process::id());
+        // Linux pids are below 2^22: this one does not run.
+        let names =
+            ["c.cert.tmp4294967295", "c.cert.tmp4194305", &own, "c.cert.tmpx", "c.cert.tmp01", "d.cert.tmp4194305"];
+        for n in names {
+            fs::write(dir.path().join(n), b"").unwrap();
+        }
+        assert_eq!(remove_stale_temps(&f).unwrap(), 2);
+        let mut left: Vec<String> =
+            fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        left.sort();
+        let mut want = vec![own.clone(), "c.cert.tmp01".into(), "c.cert.tmpx".into(), "d.cert.tmp4194305".into()];
+        want.sort();
+        assert_eq!(left, want);
+        assert_eq!(remove_stale_temps(&dir.path().join("missing/c.cert")).unwrap(), 0);
+    }
+
+    #[test]
+    fn reads_only_bounded_regular_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("in");
+        fs::write(&f, b"12345").unwrap();
+        assert_eq!(read_regular(&f, 5).unwrap(), b"12345");
+        assert_eq!(read_regular(&f, 4).unwrap_err().kind(), io::ErrorKind::FileTooLarge);
+        assert!(read_regular(Path::new("/dev/zero"), 1 << 20).unwrap_err().to_string().contains("a device"));
+        assert!(read_regular(dir.path(), 1 << 20).is_err());
+        let fifo = dir.path().join("fifo");
+        if mkfifo(&fifo) {
+            // Refused at once, not blocked waiting for a writer.
+            assert!(read_regular(&fifo, 1 << 20).unwrap_err().to_string().contains("a FIFO"));
+        }
+        fs::set_permissions(&f, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+        assert!(!readable_by_others(&f));
+        fs::set_permissions(&f, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
+        assert!(readable_by_others(&f));
     }
 }

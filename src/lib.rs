@@ -9,6 +9,7 @@
 //! replays a certificate without importing [`run`].
 
 pub mod cert;
+pub mod cli;
 pub mod cpu_ref;
 pub mod engine;
 pub mod exponent;

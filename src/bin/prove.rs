@@ -2,7 +2,6 @@
 //! JSON result line on stdout, and write a signed certificate (`--cert FILE`).
 
 use anyhow::{anyhow, bail, Context, Result};
-use clap::Parser;
 use mersenne_cert::cert::{self, Status};
 use mersenne_cert::engine::select;
 use mersenne_cert::engine::{Engine, EngineChoice};
@@ -17,8 +16,8 @@ use mersenne_cert::run::double;
 use mersenne_cert::run::report::{self, TestInfo};
 use mersenne_cert::run::state::{self, StateStore};
 use mersenne_cert::run::{self, Fault, RunEnd, RunOptions, SpotMode};
-use mersenne_cert::{fsutil, host, trace};
-use std::path::PathBuf;
+use mersenne_cert::{cli, fsutil, host, trace};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -51,7 +50,7 @@ enum LlCheck {
     Double,
 }
 
-#[derive(Parser, Debug)]
+#[derive(clap::Parser, Debug)]
 #[command(
     name = "prove",
     version,
@@ -208,15 +207,57 @@ fn build_proof(setup: &ProofSetup, engine: &mut dyn Engine, last: &Residue, args
     Ok(session::finish(&setup.store, engine, last)?)
 }
 
+/// Check an output file before the test (a regular file or new, in a writable directory), and
+/// remove the temporaries that a run killed while writing it left beside it.
+fn check_output(path: &Path, what: &str) -> Result<()> {
+    fsutil::probe_writable(path).with_context(|| format!("cannot write {what} to {}", path.display()))?;
+    let stale = fsutil::remove_stale_temps(path)
+        .with_context(|| format!("cannot remove the stale temporaries of {}", path.display()))?;
+    if stale > 0 {
+        eprintln!(
+            "removed {stale} temporary file(s) of {} left by a run that was killed while writing it",
+            path.display()
+        );
+    }
+    Ok(())
+}
+
+/// `--keep-proof-points DIR`: DIR must be new, and its parent a writable directory on the state
+/// directory's file system (the points are moved there by a rename).
+fn check_new_dir(dir: &Path, state_dir: &Path) -> Result<()> {
+    if dir.symlink_metadata().is_ok() {
+        bail!("--keep-proof-points {}: it exists already; name a new directory", dir.display());
+    }
+    fsutil::probe_writable(dir).with_context(|| format!("--keep-proof-points {}: cannot create it", dir.display()))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let parent = dir.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let (a, b) = (std::fs::metadata(parent)?, std::fs::metadata(state_dir)?);
+        if a.dev() != b.dev() {
+            bail!(
+                "--keep-proof-points {}: it is on another file system than the state directory {}; the points are moved by a rename",
+                dir.display(),
+                state_dir.display()
+            );
+        }
+    }
+    Ok(())
+}
+
 fn main() {
     trace::init();
     let result = real_main();
     // After real_main's locals (the engine and its GPU context among them) are dropped.
     trace::mark("exit");
     if let Err(e) = result {
-        eprintln!("prove: error: {e:#}");
+        eprintln!("prove: error: {}", cli::error_line(&e));
         std::process::exit(1);
     }
+}
+
+fn print(line: &str) -> Result<()> {
+    cli::print_line(line).context("cannot write to standard output")
 }
 
 /// Iterations timed per candidate shape by --tune.
@@ -226,31 +267,35 @@ const TUNE_ITERS: u64 = 3000;
 fn tune(p: u32) -> Result<()> {
     let t = mersenne_cert::gpu::tune(p, TUNE_ITERS).context("--tune times the GPU")?;
     if t.timings.is_empty() {
-        println!("M{p}: n = 2^{} runs on the one-block kernel; there is nothing to tune", t.log2);
+        print(&format!("M{p}: n = 2^{} runs on the one-block kernel; there is nothing to tune", t.log2))?;
         return Ok(());
     }
-    println!("M{p}, n = 2^{}: µs per iteration by stages per line ({TUNE_ITERS} iterations each)", t.log2);
+    print(&format!("M{p}, n = 2^{}: µs per iteration by stages per line ({TUNE_ITERS} iterations each)", t.log2))?;
     for (k, timing) in &t.timings {
         match timing {
-            Ok(us) => {
-                println!("{k:>4} {us:>10.1}{}", if t.chosen == Some(*k) { "  <- kept for this length" } else { "" })
-            }
-            Err(why) => println!("{k:>4} {:>10}  ({why})", "-"),
+            Ok(us) => print(&format!(
+                "{k:>4} {us:>10.1}{}",
+                if t.chosen == Some(*k) { "  <- kept for this length" } else { "" }
+            ))?,
+            Err(why) => print(&format!("{k:>4} {:>10}  ({why})", "-"))?,
         }
     }
     Ok(())
 }
 
 fn real_main() -> Result<()> {
-    let args = Args::parse();
+    let args: Args = cli::parse_args("prove");
     let p = parse_exponent(&args.exponent)?;
     trace::mark("args parsed");
     if args.tune {
         return tune(p);
     }
     let kind = if args.prp { TestKind::Prp } else { TestKind::Ll };
-    if p == 2 && (kind == TestKind::Prp || args.cert.is_some()) {
-        bail!("M2 = 3 is prime by inspection: the base-3 PRP test is undefined for it (3 divides M2) and no certificate is written for it; run 'prove 2' alone");
+    if p == 2 && kind == TestKind::Prp {
+        bail!("M2 = 3 is prime by inspection: the base-3 PRP test is undefined for it (3 divides M2); run 'prove 2' alone");
+    }
+    if p == 2 && args.cert.is_some() {
+        bail!("M2 = 3 is prime by inspection: the Lucas-Lehmer test has no iterations to certify, so no certificate is written for it; run 'prove 2' without --cert");
     }
     let shift = parse_shift(&args.shift, p)?;
     let full = kind.full_iterations(p);
@@ -271,23 +316,24 @@ fn real_main() -> Result<()> {
             "--proof-power, --gimps-proof and --keep-proof-points need a full PRP test with a proof (--prp, without --iterations or --no-proof)"
         );
     }
-    if let Some(dir) = &args.keep_proof_points {
-        if dir.exists() {
-            bail!("--keep-proof-points {}: it exists already; name a new directory", dir.display());
-        }
-    }
+    // Fail fast on everything that does not need the computation: every output first.
     if let Some(path) = &args.gimps_proof {
-        fsutil::probe_writable(path).with_context(|| format!("cannot write the proof file {}", path.display()))?;
+        check_output(path, "the proof file")?;
     }
-
-    // Fail fast on everything that does not need the computation.
+    if let Some(path) = &args.json {
+        fsutil::probe_appendable(path).with_context(|| format!("cannot append to {}", path.display()))?;
+    }
     let key = match &args.cert {
         Some(path) => {
-            fsutil::probe_writable(path)
-                .with_context(|| format!("cannot write the certificate to {}", path.display()))?;
+            check_output(path, "the certificate")?;
             let (key, key_path, created) = cert::load_or_create(args.key.as_deref())?;
             if created {
                 eprintln!("created a new signing key at {}", key_path.display());
+            } else if fsutil::readable_by_others(&key_path) {
+                eprintln!(
+                    "warning: the signing key {} is readable by other users; whoever reads it can sign in your name (chmod 600 it)",
+                    key_path.display()
+                );
             }
             trace::mark(if created { "signing key created" } else { "signing key loaded" });
             Some(key)
@@ -305,17 +351,40 @@ fn real_main() -> Result<()> {
     if gerbicz_block == 0 {
         bail!("--gerbicz-block must be at least 1");
     }
-    if args.jacobi_threads == Some(0) {
-        bail!("--jacobi-threads must be at least 1");
-    }
     if kind == TestKind::Prp && args.ll_check != LlCheck::Auto {
         bail!("--ll-check is for LL tests; PRP is checked by Gerbicz");
     }
     let faults = args.inject_fault.iter().map(|f| parse_fault(f)).collect::<Result<Vec<_>>>()?;
+    if let Some(f) = faults.iter().find(|f| f.iteration == 0 || f.iteration > total) {
+        bail!(
+            "--inject-fault {}: the iteration must be in 1..={total} (the iterations of this test), or the fault is never injected",
+            f.iteration
+        );
+    }
+    // Background Jacobi symbols on a quarter of the cores, spot checks on all but one of the
+    // rest, by default; more than the cores are clamped.
+    let clamp = |option: &str, n: usize, hint: &str| -> Result<usize> {
+        let (n, note) = host::clamp_threads(option, n).map_err(|e| anyhow!("{e}{hint}"))?;
+        if let Some(note) = note {
+            eprintln!("note: {note}");
+        }
+        Ok(n)
+    };
+    let jacobi_threads = match args.jacobi_threads {
+        None => (host::cores() / 4).max(1),
+        Some(n) => clamp("--jacobi-threads", n, "")?,
+    };
+    let spot_threads = match args.spot_threads {
+        None => host::cores().saturating_sub(1 + jacobi_threads).max(1),
+        Some(n) => clamp("--spot-threads", n, " (--spot off turns spot checks off)")?,
+    };
     let root = args.state_dir.clone().unwrap_or_else(state::default_root);
     let store = StateStore::open(&root, p, kind)?;
     // One process per test: held until the process ends.
     let _lock = store.lock()?;
+    if let Some(dir) = &args.keep_proof_points {
+        check_new_dir(dir, store.dir())?;
+    }
     if args.fresh {
         store.clear()?;
         StateStore::open(&root, p, kind)?;
@@ -372,8 +441,6 @@ fn real_main() -> Result<()> {
         .context("cannot install the Ctrl-C handler")?;
     }
     trace::mark("ctrl-c handler installed");
-    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-    let jacobi_threads = args.jacobi_threads.unwrap_or(cores / 4).max(1);
     let opts = RunOptions {
         total,
         layout,
@@ -388,7 +455,7 @@ fn real_main() -> Result<()> {
             Spot::Sample => SpotMode::Sample,
             Spot::Full => SpotMode::Full,
         },
-        spot_threads: args.spot_threads.unwrap_or(cores.saturating_sub(1 + jacobi_threads)).max(1),
+        spot_threads,
         jacobi_threads,
         faults,
         stop: Some(stop),
@@ -496,15 +563,13 @@ fn real_main() -> Result<()> {
         trace::mark("gimps proof written");
     }
     let line = report::result_line(&info, &rec, &outcome, cert_ref.as_ref().map(|(a, b)| (a.as_str(), b.as_str())));
-    println!("{line}");
+    // A stdout that cannot be written (a full disk) is reported at the end: the certificate is
+    // written, and the JSON file and the clean-up still happen.
+    let line = line.to_string();
+    let printed = cli::print_line(&line);
     if let Some(path) = &args.json {
-        use std::io::Write;
-        let mut f = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .with_context(|| format!("cannot append to {}", path.display()))?;
-        writeln!(f, "{line}")?;
+        fsutil::append_line(path, &line)
+            .with_context(|| format!("cannot append the result line to {}", path.display()))?;
     }
     trace::mark("result printed");
     // The result is out: the saved states of this test, and its proof points (unless kept), are
@@ -545,6 +610,7 @@ fn real_main() -> Result<()> {
         cert_ref.as_ref().map(|(p, _)| format!("; certificate {p}")).unwrap_or_default()
     );
     trace::mark("summary printed");
+    printed.context("cannot write the result line to standard output")?;
     // Everything is written and the process ends next: the driver releases the GPU with it.
     // Dropping the engine would first free its buffers and context one call at a time (66 ms
     // on an H200, measured with MERSENNE_CERT_TRACE).

@@ -1,19 +1,24 @@
 //! `verify FILE`: check a certificate's signature and structure, then its arithmetic: a PRP
 //! certificate with a proof by verifying the proof (about p/2^power squarings; `--replay` also
 //! replays the checkpoints), any other by replaying its checkpoint chain independently (all of
-//! it, or `--sample K` random segments). `verify --gimps-proof FILE` checks a GIMPS proof file.
+//! it, or `--sample K` segments: the last and K − 1 at random). Below `FULL_REPLAY_BELOW` a
+//! proof is not relied on and B is recomputed in full. `verify --gimps-proof FILE` checks a GIMPS
+//! proof file. Inputs must be regular files no larger than the largest valid file.
 
-use anyhow::{Context, Result};
-use clap::Parser;
+use anyhow::{bail, Context, Result};
 use mersenne_cert::cert::{self, Status};
 use mersenne_cert::engine::EngineChoice;
-use mersenne_cert::exponent::TestKind;
+use mersenne_cert::exponent::{TestKind, MAX_EXPONENT};
+use mersenne_cert::proof::pietrzak::MAX_POWER;
 use mersenne_cert::proof::Proof;
-use mersenne_cert::verify::proof::{check_certificate, verify_proof, ProofCheck};
-use mersenne_cert::verify::replay::{replay, ReplayOptions};
+use mersenne_cert::residue::byte_count;
+use mersenne_cert::run::checkpoints::MAX_FULL_RESIDUES;
+use mersenne_cert::verify::proof::{check_certificate, verify_proof, ProofCheck, FULL_REPLAY_BELOW};
+use mersenne_cert::verify::replay::{replay, ReplayError, ReplayOptions};
+use mersenne_cert::{cli, fsutil, host};
 use std::path::{Path, PathBuf};
 
-#[derive(Parser, Debug)]
+#[derive(clap::Parser, Debug)]
 #[command(
     name = "verify",
     version,
@@ -27,16 +32,17 @@ struct Args {
     #[arg(long, value_name = "FILE")]
     gimps_proof: Option<PathBuf>,
     /// With a proof in the certificate: also replay the checkpoint chain in full.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "gimps_proof")]
     replay: bool,
-    /// Replay threads on the CPU (default: all cores).
-    #[arg(long, value_name = "N")]
+    /// Replay threads on the CPU (default: all cores; more are clamped to the cores).
+    #[arg(long, value_name = "N", conflicts_with = "gimps_proof")]
     jobs: Option<usize>,
-    /// Replay only K randomly chosen segments (a spot check, not a full verification).
-    #[arg(long, value_name = "K")]
+    /// Replay only K segments: the last (which ends at the final residue) and K-1 at random (a spot
+    /// check, not a full verification; K at least the number of segments is a full replay).
+    #[arg(long, value_name = "K", conflicts_with = "gimps_proof")]
     sample: Option<usize>,
     /// Require the certificate to be signed by this Ed25519 public key (64 hex digits).
-    #[arg(long, value_name = "PUBKEY_HEX")]
+    #[arg(long, value_name = "PUBKEY_HEX", conflicts_with = "gimps_proof")]
     trust: Option<String>,
     /// Which engine replays and verifies proofs: the GPU when usable (auto), GMP on the CPU, or the GPU only.
     #[arg(long, value_enum, default_value_t = EngineChoice::Auto)]
@@ -45,46 +51,94 @@ struct Args {
 
 fn main() {
     if let Err(e) = real_main() {
-        eprintln!("verify: FAILED: {e:#}");
+        eprintln!("verify: FAILED: {}", cli::error_line(&e));
         std::process::exit(1);
     }
 }
 
+/// The largest GIMPS proof file: the header and MAX_POWER + 1 residues of the largest exponent.
+fn max_proof_bytes() -> u64 {
+    4096 + (MAX_POWER as u64 + 1) * byte_count(MAX_EXPONENT as u32) as u64
+}
+
+/// The largest certificate: at most MAX_FULL_RESIDUES full residues of the largest exponent
+/// plus its final one, a proof, at most one checkpoint (under 80 bytes of CBOR) per iteration,
+/// and 256 MiB for the rest (the check log).
+fn max_certificate_bytes() -> u64 {
+    let residues = (MAX_FULL_RESIDUES + 1) * byte_count(MAX_EXPONENT as u32) as u64;
+    residues + max_proof_bytes() + 80 * MAX_EXPONENT + (256 << 20)
+}
+
+/// A certificate or proof file: a regular file (never a FIFO or a device) of at most `max` bytes.
+fn read_input(path: &Path, max: u64) -> Result<Vec<u8>> {
+    fsutil::read_regular(path, max).with_context(|| format!("cannot read {}", path.display()))
+}
+
 fn proof_line(c: &ProofCheck) -> String {
     let r = &c.report;
+    let replayed = match c.replayed {
+        true => format!(", and B recomputed by a full replay of the test (p < {FULL_REPLAY_BELOW}: the proof alone is not relied on)"),
+        false => String::new(),
+    };
     format!(
-        "proof: ok, M{} power {}, {} squarings after the reduction (2^-{} of the test's {}), {:.2} s on {}",
+        "proof: ok, M{} power {}, {} squarings after the reduction (2^-{} of the test's {}){replayed}, {:.2} s on {}",
         r.p, r.power, r.squarings, r.power, r.p, c.seconds, c.arith
+    )
+}
+
+/// How the proof covers the result, for the verdict line.
+fn proof_coverage(c: &ProofCheck) -> String {
+    format!(
+        "proof power {0}: verified with 2^-{0} of the test's squarings{1}",
+        c.report.power,
+        if c.replayed { ", and B by a full replay" } else { "" }
     )
 }
 
 /// `verify --gimps-proof FILE`.
 fn verify_gimps_file(path: &Path, engine: EngineChoice) -> Result<()> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let bytes = read_input(path, max_proof_bytes())?;
     let proof =
         Proof::from_gimps_bytes(&bytes).with_context(|| format!("{} is not a valid GIMPS proof", path.display()))?;
     let c = verify_proof(&proof, engine).context("proof")?;
     eprintln!("{}", proof_line(&c));
     let o = &c.report.outcome;
-    println!(
-        "verified: M{} is {} (GIMPS PRP proof, power {}, type-1 res64 {}, type-3 res64 {:016X})",
+    print(&format!(
+        "verified: M{} is {} (GIMPS PRP proof, power {}{}, type-1 res64 {}, type-3 res64 {:016X})",
         c.report.p,
         if o.probable_prime { "a probable prime" } else { "composite" },
         c.report.power,
+        if c.replayed { ", B replayed in full" } else { "" },
         o.type1.res64_hex(),
         o.type3_res64
-    );
-    Ok(())
+    ))
+}
+
+fn print(line: &str) -> Result<()> {
+    cli::print_line(line).context("cannot write the result to standard output")
 }
 
 fn real_main() -> Result<()> {
-    let args = Args::parse();
+    let args: Args = cli::parse_args("verify");
     if let Some(path) = &args.gimps_proof {
         return verify_gimps_file(path, args.engine);
     }
     let file = args.file.as_ref().context("no certificate given")?;
     let trust = args.trust.as_deref().map(cert::parse_public_key_hex).transpose()?;
-    let bytes = std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
+    if args.sample == Some(0) {
+        bail!(ReplayError::SampleZero);
+    }
+    let jobs = match args.jobs {
+        Some(n) => {
+            let (n, note) = host::clamp_threads("--jobs", n).map_err(anyhow::Error::msg)?;
+            if let Some(note) = note {
+                eprintln!("note: {note}");
+            }
+            n
+        }
+        None => host::cores(),
+    };
+    let bytes = read_input(file, max_certificate_bytes())?;
     let (body, key) = cert::open(&bytes, trust.as_ref()).context("signature")?;
     body.validate().context("structure")?;
     let key_hex = hex::encode(key.as_bytes());
@@ -108,10 +162,9 @@ fn real_main() -> Result<()> {
     };
     let mut coverage = Vec::new();
     if let Some(c) = &proof {
-        coverage.push(format!("proof power {0}: verified with 2^-{0} of the test's squarings", c.report.power));
+        coverage.push(proof_coverage(c));
     }
     if proof.is_none() || args.replay || args.sample.is_some() {
-        let jobs = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
         let start = std::time::Instant::now();
         let rep = replay(&body, &ReplayOptions { engine: args.engine, jobs, sample: args.sample }).context("replay")?;
         let secs = start.elapsed().as_secs_f64();
@@ -120,11 +173,17 @@ fn real_main() -> Result<()> {
         } else {
             100.0 * rep.iterations_replayed as f64 / rep.iterations_total as f64
         };
-        if args.sample.is_some() {
-            eprintln!(
-                "SPOT CHECK ONLY: replayed {} of {} segments ({pct:.2}% of the iterations); the rest is unchecked",
-                rep.segments_replayed, rep.segments_total
-            );
+        if let Some(k) = args.sample {
+            if rep.segments_replayed < rep.segments_total {
+                eprintln!(
+                    "SPOT CHECK ONLY: replayed {} of {} segments (the last, which ends at the final residue, and {} at random; {pct:.2}% of the iterations); the rest is unchecked",
+                    rep.segments_replayed,
+                    rep.segments_total,
+                    rep.segments_replayed - 1
+                );
+            } else {
+                eprintln!("--sample {k} covers all {} segments: a full replay", rep.segments_total);
+            }
         }
         eprintln!(
             "replay: ok, {} iterations in {} segments, {} checkpoint hashes matched, {secs:.2} s on {}",
@@ -132,17 +191,20 @@ fn real_main() -> Result<()> {
         );
         coverage.push(format!("{pct:.2}% replayed"));
     } else {
+        let covered = match proof.as_ref().is_some_and(|c| c.replayed) {
+            true => "B was recomputed in full",
+            false => "the proof covers the result",
+        };
         eprintln!(
-            "replay: skipped, the proof covers the result (the {} checkpoint hashes are not checked; --replay replays them)",
+            "replay: skipped, {covered} (the {} checkpoint hashes are not checked; --replay replays them)",
             body.checkpoints.len()
         );
     }
-    println!(
+    print(&format!(
         "verified: M{} is {what} ({}, res64 {}, {}, signed by {key_hex})",
         body.exponent,
         body.kind.worktype(),
         body.result.res64,
         coverage.join(", ")
-    );
-    Ok(())
+    ))
 }

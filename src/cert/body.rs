@@ -273,21 +273,7 @@ impl CertBody {
             ));
         }
         // What the final residue reports, in the residue type the certificate names.
-        let expected = match (self.kind, partial, r.residue_type) {
-            (_, true, None) | (TestKind::Ll, false, None) | (TestKind::Prp, false, Some(1)) => {
-                Outcome::from_final(self.kind, self.iterations, last)?
-            }
-            (TestKind::Prp, false, Some(3)) => Outcome {
-                status: Status::from_prime(last.equals_u64(9)),
-                res64: last.res64_hex(),
-                res2048: last.res2048_hex(),
-                residue_type: Some(3),
-            },
-            (_, _, t) => {
-                let want = if partial || self.kind == TestKind::Ll { "absent" } else { "1 or 3" };
-                return Err(CertError::invalid("result.residue_type", format!("{t:?}: must be {want} here")));
-            }
-        };
+        let expected = Outcome::in_residue_type(self.kind, self.iterations, last, r.residue_type)?;
         if r.status != expected.status {
             return Err(CertError::invalid(
                 "result.status",

@@ -10,7 +10,7 @@
 use super::CertError;
 use ed25519_dalek::{SigningKey, VerifyingKey};
 use std::fs;
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 /// Longest key file we read: 64 digits and a newline (anything longer is malformed anyway).
@@ -55,10 +55,18 @@ fn io_err(path: &Path) -> impl FnOnce(io::Error) -> CertError + '_ {
     move |source| CertError::KeyIo { path: path.to_path_buf(), source }
 }
 
-/// Read and parse an existing key file.
+/// Read and parse an existing key file: a regular file (a FIFO or a device is refused without
+/// waiting on it).
 fn load(path: &Path) -> Result<SigningKey, CertError> {
-    let mut text = Vec::new();
-    fs::File::open(path).and_then(|f| f.take(KEY_FILE_MAX + 1).read_to_end(&mut text)).map_err(io_err(path))?;
+    let text = crate::fsutil::read_regular(path, KEY_FILE_MAX).map_err(|e| match e.kind() {
+        io::ErrorKind::FileTooLarge => CertError::KeyFile {
+            path: path.to_path_buf(),
+            why: format!(
+                "malformed: expected 64 hex digits and an optional newline, found more than {KEY_FILE_MAX} bytes"
+            ),
+        },
+        _ => io_err(path)(e),
+    })?;
     parse_key_file(&text).map_err(|why| CertError::KeyFile { path: path.to_path_buf(), why })
 }
 

@@ -91,3 +91,33 @@ impl Outcome {
         })
     }
 }
+
+impl Outcome {
+    /// The result a certificate must state for a run of `kind` that ended after `iterations`
+    /// squarings in `last`, in the residue type it names: [`Outcome::from_final`] for LL, partial
+    /// runs and PRP type 1; for PRP type 3 x_p itself, "P" iff it is 9. Any other type is an
+    /// error. The one rule of the structure check, the replay and the proof check.
+    pub fn in_residue_type(
+        kind: TestKind,
+        iterations: u64,
+        last: &Residue,
+        residue_type: Option<u8>,
+    ) -> Result<Outcome, CertError> {
+        let partial = iterations < kind.full_iterations(last.exponent());
+        match (kind, partial, residue_type) {
+            (_, true, None) | (TestKind::Ll, false, None) | (TestKind::Prp, false, Some(1)) => {
+                Outcome::from_final(kind, iterations, last)
+            }
+            (TestKind::Prp, false, Some(3)) => Ok(Outcome {
+                status: Status::from_prime(last.equals_u64(9)),
+                res64: last.res64_hex(),
+                res2048: last.res2048_hex(),
+                residue_type: Some(3),
+            }),
+            (_, _, t) => {
+                let want = if partial || kind == TestKind::Ll { "absent" } else { "1 or 3" };
+                Err(CertError::invalid("result.residue_type", format!("{t:?}: must be {want} here")))
+            }
+        }
+    }
+}

@@ -16,12 +16,14 @@ pub const DEFAULT_RESIDUE_BUDGET: u64 = 64 << 20;
 /// The budget when none is given: [`DEFAULT_RESIDUE_BUDGET`] for the replay, or with a PRP
 /// proof only the final residue: the proof replaces the replay (`verify --replay` then replays
 /// the test from its start), and the certificate stays about the size of a GIMPS proof file
-/// (at p = 20,996,011 power 10: 29 MB instead of 96 MB).
+/// (at p = 20,996,011 power 10: 29 MB instead of 96 MB). Always at least the final residue
+/// (above p = 2^29 one residue is larger than [`DEFAULT_RESIDUE_BUDGET`]).
 pub fn default_residue_budget(p: u32, with_proof: bool) -> u64 {
+    let one = byte_count(p) as u64;
     if with_proof {
-        byte_count(p) as u64
+        one
     } else {
-        DEFAULT_RESIDUE_BUDGET
+        DEFAULT_RESIDUE_BUDGET.max(one)
     }
 }
 
@@ -115,6 +117,14 @@ mod tests {
             .collect();
         assert_eq!(fulls, vec![20_996_011]);
         assert_eq!(default_residue_budget(20_996_011, false), DEFAULT_RESIDUE_BUDGET);
+        // Above 2^29 one residue is larger than the default budget: the default still fits it.
+        for p in [(1 << 29) + 11, 999_999_937] {
+            for proof in [false, true] {
+                let budget = default_residue_budget(p, proof);
+                assert!(budget >= byte_count(p) as u64);
+                assert!(CheckpointLayout::choose(p, p as u64, None, budget).is_ok(), "{p} {proof}");
+            }
+        }
         assert!(CheckpointLayout::choose(9689, 9687, None, 100).is_err());
     }
 }

@@ -7,15 +7,21 @@
 //! The squarings run on the GPU when one is allowed and usable ([`EngineArith`] on a fresh PRP
 //! engine with a random shift), else on the CPU.
 //!
+//! Below [`FULL_REPLAY_BELOW`] a proof is not relied on: the group Z/M_p is small enough there to
+//! search for a forgery (docs/certificate.md, "Small exponents"), and B is recomputed by the
+//! test's own p squarings instead, which takes milliseconds at those sizes.
+//!
 //! [`EngineArith`]: crate::proof::engine_arith::EngineArith
 
 use super::replay::{final_residue, random_u64, ReplayError};
-use crate::cert::{CertBody, Status};
+use crate::cert::{CertBody, Outcome};
 use crate::engine::select::{open_engine, resolve};
 use crate::engine::{EngineChoice, EngineError};
 use crate::exponent::TestKind;
+use crate::proof::arith::{CpuArith, ProofArith};
 use crate::proof::engine_arith::{runs_on_engine, with_arith};
 use crate::proof::{Proof, ProofError, ProofReport};
+use crate::residue::Residue;
 use std::time::Instant;
 use thiserror::Error;
 
@@ -42,7 +48,16 @@ pub enum ProofCheckError {
     Certificate(#[from] ReplayError),
     #[error("proof engine: {0}")]
     Engine(#[from] EngineError),
+    #[error(
+        "below p = {FULL_REPLAY_BELOW} the proof is not relied on, and a full replay of the test gives res64 {replayed:016X}, not B's {b:016X}: the proof is forged"
+    )]
+    Replay { replayed: u64, b: u64 },
 }
+
+/// Exponents below this are verified by a full replay (p squarings from 3, with GMP) whether or
+/// not the proof verifies: a forged proof can be found by search there. The replay costs about
+/// as much as the proof check at this size (docs/certificate.md, "Small exponents").
+pub const FULL_REPLAY_BELOW: u32 = 8192;
 
 /// A verified proof: what it showed, on which arithmetic, how long it took.
 #[derive(Debug, Clone)]
@@ -50,10 +65,13 @@ pub struct ProofCheck {
     pub report: ProofReport,
     pub arith: String,
     pub seconds: f64,
+    /// B was recomputed by a full replay (p < [`FULL_REPLAY_BELOW`]) and matched.
+    pub replayed: bool,
 }
 
 /// Verify a proof (start value 3) on the engine `choice` allows; a B that is a disguised
-/// positive is refused.
+/// positive is refused. Below [`FULL_REPLAY_BELOW`], B must also equal 3^(2^p) mod M_p
+/// recomputed in full.
 pub fn verify_proof(proof: &Proof, choice: EngineChoice) -> Result<ProofCheck, ProofCheckError> {
     let p = proof.p();
     let start = Instant::now();
@@ -69,7 +87,14 @@ pub fn verify_proof(proof: &Proof, choice: EngineChoice) -> Result<ProofCheck, P
     if report.outcome.disguised_positive {
         return Err(ProofCheckError::DisguisedPositive);
     }
-    Ok(ProofCheck { report, arith, seconds: start.elapsed().as_secs_f64() })
+    let replayed = p < FULL_REPLAY_BELOW;
+    if replayed {
+        let x = CpuArith.square_n(&Residue::from_u64(p, 3), p as u64);
+        if &x != proof.b() {
+            return Err(ProofCheckError::Replay { replayed: x.res64(), b: proof.b().res64() });
+        }
+    }
+    Ok(ProofCheck { report, arith, seconds: start.elapsed().as_secs_f64(), replayed })
 }
 
 fn same(field: &'static str, stated: &str, derived: &str) -> Result<(), ProofCheckError> {
@@ -98,22 +123,19 @@ pub fn check_certificate(body: &CertBody, choice: EngineChoice) -> Result<ProofC
     if &last != proof.b() {
         return Err(ProofCheckError::FinalResidue { cert: last.res64(), b: proof.b().res64() });
     }
-    let outcome = proof.outcome();
-    let (reported, prime) = match body.result.residue_type {
-        Some(1) => (&outcome.type1, outcome.probable_prime),
-        Some(3) => (proof.b(), outcome.probable_prime),
-        t => {
-            return Err(ProofCheckError::Result {
+    // The same rule as the structure check and the replay, applied to B (= the final residue).
+    let expected =
+        Outcome::in_residue_type(body.kind, body.iterations, proof.b(), body.result.residue_type).map_err(|e| {
+            ProofCheckError::Result {
                 field: "residue_type",
-                stated: format!("{t:?}"),
-                derived: "1 or 3".into(),
-            });
-        }
-    };
+                stated: format!("{:?}", body.result.residue_type),
+                derived: e.to_string(),
+            }
+        })?;
     let r = &body.result;
-    same("status", r.status.as_str(), Status::from_prime(prime).as_str())?;
-    same("res64", &r.res64, &reported.res64_hex())?;
-    same("res2048", &r.res2048, &reported.res2048_hex())?;
+    same("status", r.status.as_str(), expected.status.as_str())?;
+    same("res64", &r.res64, &expected.res64)?;
+    same("res2048", &r.res2048, &expected.res2048)?;
     verify_proof(&proof, choice)
 }
 
@@ -121,9 +143,8 @@ pub fn check_certificate(body: &CertBody, choice: EngineChoice) -> Result<ProofC
 mod tests {
     use super::*;
     use crate::cert::samples::sample;
-    use crate::proof::arith::{CpuArith, ProofArith};
+    use crate::cert::Status;
     use crate::proof::pietrzak;
-    use crate::residue::Residue;
     use serde_bytes::ByteBuf;
 
     /// A full PRP body of M_p with an honest proof of power `power`.
@@ -149,6 +170,21 @@ mod tests {
         let ok = check_certificate(&body, EngineChoice::Cpu).unwrap();
         assert_eq!((ok.report.power, ok.report.squarings), (3, 76));
         assert!(ok.report.outcome.probable_prime);
+        assert!(ok.replayed, "607 < FULL_REPLAY_BELOW: B is recomputed");
+
+        // Residue type 3 (B itself, P iff 9): the rule of the structure check and the replay.
+        let mut t3 = body.clone();
+        t3.result.residue_type = Some(3);
+        t3.result.res64 = "0000000000000009".into();
+        t3.result.res2048 = format!("{:0>512}", "9");
+        t3.validate().unwrap();
+        check_certificate(&t3, EngineChoice::Cpu).unwrap();
+        let mut b = t3.clone();
+        b.result.res64 = "0000000000000001".into();
+        assert!(matches!(
+            check_certificate(&b, EngineChoice::Cpu),
+            Err(ProofCheckError::Result { field: "res64", .. })
+        ));
 
         let mut b = body.clone();
         b.result.res64 = "0000000000000002".into();

@@ -26,6 +26,8 @@ pub enum ReplayError {
     Engine(#[from] EngineError),
     #[error("--jobs must be at least 1")]
     Jobs,
+    #[error("--sample 0 replays nothing: the signature alone is no verification (give K of at least 1, or no --sample for a full replay)")]
+    SampleZero,
     #[error("thread pool: {0}")]
     Pool(String),
 }
@@ -94,16 +96,17 @@ pub fn final_residue(body: &CertBody) -> Result<Residue, ReplayError> {
     }
 }
 
-/// Does the stated result (status, res64, res2048, residue type) follow from the final residue?
+/// Does the stated result (status, res64, res2048, residue type) follow from the final residue,
+/// in the residue type the certificate names ([`Outcome::in_residue_type`])?
 pub fn check_result(body: &CertBody) -> Result<(), ReplayError> {
     let last = final_residue(body)?;
-    let derived = Outcome::from_final(body.kind, body.iterations, &last).map_err(|e| ReplayError::Result {
-        stated: format!("{} res64 {}", body.result.status, body.result.res64),
-        derived: e.to_string(),
-    })?;
+    let stated =
+        || format!("{} res64 {} (residue type {:?})", body.result.status, body.result.res64, body.result.residue_type);
+    let derived = Outcome::in_residue_type(body.kind, body.iterations, &last, body.result.residue_type)
+        .map_err(|e| ReplayError::Result { stated: stated(), derived: e.to_string() })?;
     if derived != body.result {
         return Err(ReplayError::Result {
-            stated: format!("{} res64 {}", body.result.status, body.result.res64),
+            stated: stated(),
             derived: format!("{} res64 {}", derived.status, derived.res64),
         });
     }
@@ -115,7 +118,8 @@ pub fn check_result(body: &CertBody) -> Result<(), ReplayError> {
 pub struct ReplayOptions {
     pub engine: EngineChoice,
     pub jobs: usize,
-    /// Replay only this many randomly chosen segments (a spot check).
+    /// Replay only this many segments (a spot check): the last one, which ends at the final
+    /// residue, and the rest chosen at random; at least the number of segments is a full replay.
     pub sample: Option<usize>,
 }
 
@@ -137,14 +141,22 @@ pub(crate) fn random_u64() -> u64 {
     u64::from_le_bytes(b)
 }
 
-/// Pick `k` of `n` indices at random (partial Fisher–Yates), in increasing order.
+/// The `k` of `n` segments a spot check replays, in increasing order: always the last (it ends
+/// at the final residue, from which the verdict follows, so a forged final residue is always
+/// caught), and k − 1 of the others at random (partial Fisher–Yates); all of them when k ≥ n.
 fn sample_indices(n: usize, k: usize) -> Vec<usize> {
-    let mut idx: Vec<usize> = (0..n).collect();
-    for i in 0..k.min(n) {
-        let j = i + (random_u64() % (n - i) as u64) as usize;
+    if k >= n {
+        return (0..n).collect();
+    }
+    let others = n - 1;
+    let mut idx: Vec<usize> = (0..others).collect();
+    let pick = k.saturating_sub(1);
+    for i in 0..pick {
+        let j = i + (random_u64() % (others - i) as u64) as usize;
         idx.swap(i, j);
     }
-    idx.truncate(k.min(n));
+    idx.truncate(pick);
+    idx.push(n - 1);
     idx.sort_unstable();
     idx
 }
@@ -154,6 +166,9 @@ fn sample_indices(n: usize, k: usize) -> Vec<usize> {
 pub fn replay(body: &CertBody, opts: &ReplayOptions) -> Result<ReplayReport, ReplayError> {
     if opts.jobs == 0 {
         return Err(ReplayError::Jobs);
+    }
+    if opts.sample == Some(0) {
+        return Err(ReplayError::SampleZero);
     }
     check_result(body)?;
     let all = segments(body)?;
@@ -203,4 +218,79 @@ pub fn replay(body: &CertBody, opts: &ReplayOptions) -> Result<ReplayReport, Rep
         hashes_checked: hashes.into_inner(),
         engine: description,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cert::samples::sample;
+    use crate::cert::Status;
+    use crate::exponent::TestKind;
+    use quickcheck::quickcheck;
+
+    quickcheck! {
+        fn a_sample_always_holds_the_last_segment(n: u8, k: u8) -> bool {
+            let (n, k) = (n as usize % 40 + 1, k as usize % 50);
+            let idx = sample_indices(n, k);
+            let want = if k >= n { n } else { k.max(1) };
+            idx.len() == want
+                && idx.last() == Some(&(n - 1))
+                && idx.windows(2).all(|w| w[0] < w[1])
+        }
+    }
+
+    fn opts(sample: Option<usize>) -> ReplayOptions {
+        ReplayOptions { engine: EngineChoice::Cpu, jobs: 1, sample }
+    }
+
+    /// The body with its final residue replaced by `x` and the result to match (a forgery that
+    /// passes the structure check).
+    fn forge_final(body: &CertBody, x: &Residue) -> CertBody {
+        let mut b = body.clone();
+        let last = b.checkpoints.last_mut().unwrap();
+        last.hash = x.hash();
+        last.residue = Some(serde_bytes::ByteBuf::from(x.to_bytes()));
+        b.result = Outcome::from_final(b.kind, b.iterations, x).unwrap();
+        b.validate().unwrap();
+        b
+    }
+
+    #[test]
+    fn a_forged_final_residue_fails_every_sample() {
+        // M_1009 is composite: its LL residue is not 0; the forgery says it is.
+        let body = sample(TestKind::Ll, 1009, 1007, 20);
+        assert_eq!(body.result.status, Status::Composite);
+        let forged = forge_final(&body, &Residue::from_u64(1009, 0));
+        assert_eq!(forged.result.status, Status::Prime);
+        let n = segments(&body).unwrap().len();
+        assert!(n > 10);
+        for _ in 0..20 {
+            assert!(matches!(replay(&forged, &opts(Some(1))), Err(ReplayError::HashMismatch { iteration: 1007 })));
+        }
+        assert!(matches!(replay(&forged, &opts(Some(0))), Err(ReplayError::SampleZero)));
+        let one = replay(&body, &opts(Some(1))).unwrap();
+        assert_eq!((one.segments_replayed, one.segments_total), (1, n));
+        let all = replay(&body, &opts(Some(n + 5))).unwrap();
+        assert_eq!((all.segments_replayed, all.iterations_replayed), (n, 1007));
+    }
+
+    #[test]
+    fn residue_types_1_and_3_follow_one_rule() {
+        let body = sample(TestKind::Prp, 127, 127, 10);
+        assert_eq!(body.result.residue_type, Some(1));
+        check_result(&body).unwrap();
+        replay(&body, &opts(None)).unwrap();
+        let mut t3 = body.clone();
+        t3.result.residue_type = Some(3);
+        t3.result.res64 = "0000000000000009".into();
+        t3.result.res2048 = format!("{:0>512}", "9");
+        t3.validate().unwrap();
+        check_result(&t3).unwrap();
+        replay(&t3, &opts(None)).unwrap();
+        // A type-3 certificate stating the type-1 residue fails on both paths.
+        let mut wrong = body.clone();
+        wrong.result.residue_type = Some(3);
+        assert!(wrong.validate().is_err());
+        assert!(matches!(check_result(&wrong), Err(ReplayError::Result { .. })));
+    }
 }

@@ -1,0 +1,94 @@
+//! What the binaries share at their edges: argument errors as one line with exit status 1 (as
+//! the README promises for bad input), and lines on stdout that fail as an error, never a panic,
+//! when stdout cannot be written (a full disk, a closed pipe), and errors as one line that says
+//! each cause once.
+
+use clap::error::ErrorKind;
+use std::io::{self, Write};
+
+/// Parse the command line; `--help` and `--version` print and exit 0, anything wrong prints
+/// "`program`: error: …" on one line and exits 1.
+pub fn parse_args<T: clap::Parser>(program: &str) -> T {
+    match T::try_parse() {
+        Ok(args) => args,
+        Err(e) => match e.kind() {
+            ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => e.exit(),
+            _ => {
+                eprintln!("{program}: error: {} (see --help)", one_line(&e.to_string()));
+                std::process::exit(1);
+            }
+        },
+    }
+}
+
+/// The first paragraph of clap's message on one line, without its "error: " prefix (the usage
+/// and tips that follow are left to --help).
+fn one_line(message: &str) -> String {
+    let text = message
+        .lines()
+        .skip_while(|l| l.trim().is_empty())
+        .take_while(|l| !l.trim().is_empty())
+        .map(str::trim)
+        .collect::<Vec<_>>()
+        .join(" ");
+    match text.strip_prefix("error: ") {
+        Some(rest) => rest.to_string(),
+        None if text.is_empty() => "invalid arguments".to_string(),
+        None => text,
+    }
+}
+
+/// An error and its causes on one line, "outer: cause: …", leaving out a cause that the message
+/// before it already ends with (errors that print their source and also return it).
+pub fn error_line(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string().replace('\n', " ");
+        if out.ends_with(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
+}
+
+/// Write `line` and a newline to stdout and flush it.
+pub fn print_line(line: &str) -> io::Result<()> {
+    let mut out = io::stdout().lock();
+    writeln!(out, "{line}")?;
+    out.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clap_messages_become_one_line() {
+        let m = "error: unexpected argument '--frob' found\n\n  tip: to pass '--frob' as a value, use '-- --frob'\n\nUsage: prove <EXPONENT>\n";
+        assert_eq!(one_line(m), "unexpected argument '--frob' found");
+        assert_eq!(one_line(""), "invalid arguments");
+        let m = "error: the following required arguments were not provided:\n  <EXPONENT>\n\nUsage: prove <EXPONENT>\n";
+        assert_eq!(one_line(m), "the following required arguments were not provided: <EXPONENT>");
+    }
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("key file k: {source}")]
+    struct Wrapped {
+        source: io::Error,
+    }
+
+    #[test]
+    fn each_cause_is_said_once() {
+        let io = || io::Error::new(io::ErrorKind::IsADirectory, "Is a directory (os error 21)");
+        let e = anyhow::Error::new(Wrapped { source: io() }).context("cannot load the key");
+        assert_eq!(error_line(&e), "cannot load the key: key file k: Is a directory (os error 21)");
+        let e = anyhow::Error::new(io()).context("cannot write x\nsecond line");
+        assert_eq!(error_line(&e), "cannot write x second line: Is a directory (os error 21)");
+    }
+}
