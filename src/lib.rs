@@ -6,7 +6,8 @@
 //! [`transform`] (field, plan, digits, CPU twin) ← [`engine`] (the squaring interface; [`cpu_ref`]
 //! and [`gpu`] implement it) ← [`run`] (the driver, its checks, saves and report) ← `bin/`.
 //! [`cert`] signs what a run certifies, [`proof`] builds and checks PRP proofs, and [`verify`]
-//! replays a certificate without importing [`run`].
+//! replays a certificate without importing [`run`]. [`work`] runs a GIMPS work directory
+//! (worktodo.txt in, results.json.txt and proof files out) on top of [`run`].
 
 pub mod cert;
 pub mod cli;
@@ -24,3 +25,4 @@ pub mod run;
 pub mod trace;
 pub mod transform;
 pub mod verify;
+pub mod work;

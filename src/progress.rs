@@ -1,5 +1,6 @@
 //! Progress reporting for long work: a progress bar (iteration, %, ms/iter, ETA) when stderr is a
-//! terminal; plain lines every 30 s otherwise, so short runs stay quiet in a pipe or CI.
+//! terminal; plain lines every 30 s otherwise, so short runs stay quiet in a pipe or CI. A
+//! [`ProgressLog`] (the work directory's `progress.log`) also gets one line per checkpoint.
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
@@ -16,6 +17,29 @@ pub struct Progress {
     start_done: u64,
     last_plain: Instant,
     enabled: bool,
+    log: Option<ProgressLog>,
+}
+
+/// A file that a person or a script tails: one line per checkpoint of the test in progress
+/// (`YYYY-MM-DD HH:MM:SS <label> iteration k/total (x.xx%), u us/iter, ETA t, res64 R`), each
+/// line appended with one write, so that several workers can share the file.
+pub struct ProgressLog {
+    file: std::fs::File,
+}
+
+impl ProgressLog {
+    /// Append to `path` (created if missing).
+    pub fn open(path: &std::path::Path) -> std::io::Result<Self> {
+        Ok(ProgressLog { file: std::fs::OpenOptions::new().create(true).append(true).open(path)? })
+    }
+
+    /// Append `text` as one line, time-stamped (UTC). A log that cannot be written is not worth
+    /// stopping a test for: the error is ignored.
+    pub fn line(&mut self, text: &str) {
+        use std::io::Write;
+        let stamp = crate::cert::gimps_utc(std::time::SystemTime::now());
+        let _ = self.file.write_all(format!("{stamp} {text}\n").as_bytes());
+    }
 }
 
 /// A duration as "1h02m03s" / "2m03s" / "3s".
@@ -49,6 +73,34 @@ impl Progress {
             start_done: 0,
             last_plain: Instant::now(),
             enabled: true,
+            log: None,
+        }
+    }
+
+    /// Also write a line to `log` at every checkpoint ([`Progress::checkpoint`]).
+    pub fn with_log(mut self, log: ProgressLog) -> Self {
+        self.log = Some(log);
+        self
+    }
+
+    /// The run filed a checkpoint at iteration `done`, residue `res64`: one line in the log.
+    pub fn checkpoint(&mut self, done: u64, res64: u64) {
+        if self.log.is_none() {
+            return;
+        }
+        let ms = self.ms_per_iter(done);
+        let eta = Duration::from_secs_f64(ms * self.total.saturating_sub(done) as f64 / 1e3);
+        let line = format!(
+            "{} iteration {}/{} ({:.2}%), {:.1} us/iter, ETA {}, res64 {res64:016X}",
+            self.label,
+            done,
+            self.total,
+            100.0 * done as f64 / self.total.max(1) as f64,
+            ms * 1e3,
+            hms(eta)
+        );
+        if let Some(log) = self.log.as_mut() {
+            log.line(&line);
         }
     }
 
@@ -125,6 +177,28 @@ mod tests {
         let ms = p.ms_per_iter(15_444_010);
         assert!(ms >= 1.5, "20 ms over 10 iterations gave {ms} ms/iter");
         assert_eq!(p.ms_per_iter(15_444_000), 0.0);
+    }
+
+    #[test]
+    fn the_log_gets_one_line_per_checkpoint() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("progress.log");
+        let mut p = Progress::hidden().with_log(ProgressLog::open(&path).unwrap());
+        p.label = "M9689 LL".into();
+        p.total = 200;
+        p.start_at(0);
+        p.checkpoint(50, 0xABCD);
+        p.checkpoint(200, 0);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2, "{text}");
+        assert!(lines[0].contains("M9689 LL iteration 50/200 (25.00%)"), "{text}");
+        assert!(lines[0].ends_with("res64 000000000000ABCD"), "{text}");
+        assert!(lines[1].contains("(100.00%)") && lines[1].contains("ETA 0s"), "{text}");
+        // YYYY-MM-DD HH:MM:SS first.
+        assert_eq!(&lines[0][4..5], "-");
+        assert_eq!(&lines[0][10..11], " ");
+        assert_eq!(&lines[0][19..20], " ");
     }
 
     #[test]

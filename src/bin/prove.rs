@@ -16,7 +16,7 @@ use mersenne_cert::run::double;
 use mersenne_cert::run::report::{self, TestInfo};
 use mersenne_cert::run::state::{self, StateStore};
 use mersenne_cert::run::{self, Fault, RunEnd, RunOptions, SpotMode};
-use mersenne_cert::{cli, fsutil, host, trace};
+use mersenne_cert::{cli, fsutil, host, trace, work};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -58,8 +58,35 @@ enum LlCheck {
 )]
 struct Args {
     /// The exponent P (a prime).
-    #[arg(allow_hyphen_values = true)]
-    exponent: String,
+    #[arg(allow_hyphen_values = true, required_unless_present = "work_dir")]
+    exponent: Option<String>,
+    /// Run the GIMPS assignments of DIR/worktodo.txt (prime95's and PRPLL's lines) until none is
+    /// left, appending result lines to DIR/results.json.txt and proofs to DIR/proof/ (docs/gimps.md).
+    #[arg(long, value_name = "DIR", conflicts_with_all = [
+        "exponent", "cert", "prp", "checkpoint_every", "shift", "json", "iterations", "residue_budget", "state_dir",
+        "fresh", "proof_power", "no_proof", "gimps_proof", "keep_proof_points", "tune", "inject_fault",
+        "stop_after", "corrupt_proof_point",
+    ])]
+    work_dir: Option<PathBuf>,
+    /// The GPU to run on (CUDA's numbering); with --work-dir, worker N takes DIR/worktodo-N.txt when it exists.
+    #[arg(long, value_name = "N")]
+    device: Option<usize>,
+    /// With --work-dir: one worker per GPU ("all", or the first N GPUs), GPU n on DIR/worktodo-n.txt.
+    #[arg(long, value_name = "all|N", requires = "work_dir", conflicts_with = "device")]
+    devices: Option<String>,
+    /// With --work-dir: the PrimeNet user name put in result lines.
+    #[arg(long, value_name = "NAME", requires = "work_dir")]
+    user: Option<String>,
+    /// With --work-dir: the computer name put in result lines.
+    #[arg(long, value_name = "NAME", requires = "work_dir")]
+    computer: Option<String>,
+    /// With --work-dir: when no usable line is left, look for new ones every SECS instead of exiting.
+    #[arg(long, value_name = "SECS", requires = "work_dir")]
+    wait: Option<f64>,
+    /// Testing: with --work-dir, abort right after the result is appended (`result`) or after the
+    /// state is cleared (`state`), as a kill there would.
+    #[arg(long, value_name = "result|state", hide = true, requires = "work_dir")]
+    crash_at: Option<String>,
     /// Write the signed certificate to FILE.
     #[arg(long, value_name = "FILE")]
     cert: Option<PathBuf>,
@@ -283,9 +310,113 @@ fn tune(p: u32) -> Result<()> {
     Ok(())
 }
 
+/// A flag that Ctrl-C sets: the run saves a verified state and stops. A second, later Ctrl-C
+/// quits at once.
+fn interrupt_flag() -> Result<Arc<AtomicBool>> {
+    let stop = Arc::new(AtomicBool::new(false));
+    {
+        let stop = Arc::clone(&stop);
+        let first = std::sync::OnceLock::new();
+        ctrlc::set_handler(move || {
+            if stop.swap(true, Ordering::SeqCst) {
+                // A signal sent to the process group (GNU `timeout` without --foreground, a
+                // supervisor) arrives twice at once: only a later, deliberate one quits.
+                if first.get().is_some_and(|t: &Instant| t.elapsed() < DUPLICATE_INTERRUPT) {
+                    return;
+                }
+                eprintln!("\nsecond interrupt: exiting without saving");
+                std::process::exit(EXIT_INTERRUPTED);
+            }
+            let _ = first.set(Instant::now());
+            eprintln!("\ninterrupt: saving a verified checkpoint, then exiting (Ctrl-C again to quit at once)");
+        })
+        .context("cannot install the Ctrl-C handler")?;
+    }
+    Ok(stop)
+}
+
+fn spot_mode(spot: Spot) -> SpotMode {
+    match spot {
+        Spot::Off => SpotMode::Off,
+        Spot::Sample => SpotMode::Sample,
+        Spot::Full => SpotMode::Full,
+    }
+}
+
+/// `prove --work-dir DIR`: the GIMPS work loop (or, with --devices, one worker process per GPU).
+fn work_main(args: &Args, dir: &std::path::Path) -> Result<()> {
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    if let Some(devices) = &args.devices {
+        let count = match devices.as_str() {
+            "all" => mersenne_cert::gpu::device_count().context("--devices all counts the GPUs")?,
+            n => n
+                .parse()
+                .ok()
+                .filter(|&n: &usize| n > 0)
+                .with_context(|| format!("--devices must be 'all' or a count, got '{n}'"))?,
+        };
+        let mut rest = work::workers::without_devices(&std::env::args_os().skip(1).collect::<Vec<_>>());
+        if args.spot_threads.is_none() {
+            // The workers share the spare cores.
+            rest.extend(["--spot-threads".into(), (cores.saturating_sub(1) / count).max(1).to_string().into()]);
+        }
+        let _stop = interrupt_flag()?; // the workers save on Ctrl-C; the parent waits for them
+        let exe = std::env::current_exe().context("cannot find this program to start its workers")?;
+        std::process::exit(work::workers::run_workers(&exe, dir, count, &rest)?);
+    }
+    let (key, key_path, created) = cert::load_or_create(args.key.as_deref())?;
+    if created {
+        eprintln!("created a new signing key at {}", key_path.display());
+    }
+    if !(args.save_every >= 0.0 && args.save_every.is_finite()) {
+        bail!("--save-every must be a non-negative number of seconds");
+    }
+    let wait = match args.wait {
+        Some(w) if !(w > 0.0 && w.is_finite()) => bail!("--wait must be a positive number of seconds"),
+        w => w.map(Duration::from_secs_f64),
+    };
+    let gerbicz_block = args.gerbicz_block.unwrap_or(mersenne_cert::run::gerbicz::DEFAULT_BLOCK);
+    if gerbicz_block == 0 {
+        bail!("--gerbicz-block must be at least 1");
+    }
+    let crash_at = match args.crash_at.as_deref() {
+        None => None,
+        Some("result") => Some(work::CrashPoint::AfterResult),
+        Some("state") => Some(work::CrashPoint::AfterState),
+        Some(other) => bail!("--crash-at must be 'result' or 'state', got '{other}'"),
+    };
+    let cfg = work::WorkConfig {
+        dir: dir.to_path_buf(),
+        device: args.device.unwrap_or(0),
+        worker: args.device,
+        engine: args.engine,
+        key,
+        user: args.user.clone(),
+        computer: args.computer.clone(),
+        wait,
+        spot: spot_mode(args.spot),
+        spot_threads: args.spot_threads.unwrap_or(cores.saturating_sub(1)).max(1),
+        save_every: Duration::from_secs_f64(args.save_every),
+        gerbicz_block,
+        proof_disk_budget: args.proof_disk_budget,
+        stop: interrupt_flag()?,
+        crash_at,
+    };
+    match work::run_loop(&cfg)? {
+        work::LoopEnd::Finished { done } => {
+            eprintln!("work: no usable line left; {done} result(s) written this time");
+            Ok(())
+        }
+        work::LoopEnd::Interrupted => std::process::exit(EXIT_INTERRUPTED),
+    }
+}
+
 fn real_main() -> Result<()> {
     let args: Args = cli::parse_args("prove");
-    let p = parse_exponent(&args.exponent)?;
+    if let Some(dir) = &args.work_dir {
+        return work_main(&args, dir);
+    }
+    let p = parse_exponent(args.exponent.as_deref().unwrap_or_default())?;
     trace::mark("args parsed");
     if args.tune {
         return tune(p);
@@ -403,7 +534,7 @@ fn real_main() -> Result<()> {
     trace::mark("proof setup");
 
     trace::mark("engine opening");
-    let (mut engine, fallback) = select::open_engine(args.engine, p, kind, shift)?;
+    let (mut engine, fallback) = select::open_engine_on(args.engine, args.device.unwrap_or(0), p, kind, shift)?;
     trace::mark("engine open");
     if let Some(why) = fallback.as_ref() {
         eprintln!("no GPU engine ({why}); using the CPU engine");
@@ -411,7 +542,8 @@ fn real_main() -> Result<()> {
     // The engine kind the second engine of an exact LL check uses: the one the first got.
     let second_choice = if fallback.is_some() { EngineChoice::Cpu } else { args.engine };
     let open_second = || -> Result<Box<dyn Engine>> {
-        let (e, _) = select::open_engine(second_choice, p, kind, double::other_shift(p, shift))?;
+        let (e, _) =
+            select::open_engine_on(second_choice, args.device.unwrap_or(0), p, kind, double::other_shift(p, shift))?;
         Ok(e)
     };
     let double_now = kind == TestKind::Ll
@@ -421,25 +553,7 @@ fn real_main() -> Result<()> {
             LlCheck::Auto => double::cheap(p),
         };
     let mut second = if double_now { Some(open_second()?) } else { None };
-    let stop = Arc::new(AtomicBool::new(false));
-    {
-        let stop = Arc::clone(&stop);
-        let first = std::sync::OnceLock::new();
-        ctrlc::set_handler(move || {
-            if stop.swap(true, Ordering::SeqCst) {
-                // A signal sent to the process group (GNU `timeout` without --foreground, a
-                // supervisor) arrives twice at once: only a later, deliberate one quits.
-                if first.get().is_some_and(|t: &Instant| t.elapsed() < DUPLICATE_INTERRUPT) {
-                    return;
-                }
-                eprintln!("\nsecond interrupt: exiting without saving");
-                std::process::exit(EXIT_INTERRUPTED);
-            }
-            let _ = first.set(Instant::now());
-            eprintln!("\ninterrupt: saving a verified checkpoint, then exiting (Ctrl-C again to quit at once)");
-        })
-        .context("cannot install the Ctrl-C handler")?;
-    }
+    let stop = interrupt_flag()?;
     trace::mark("ctrl-c handler installed");
     let opts = RunOptions {
         total,
@@ -450,11 +564,7 @@ fn real_main() -> Result<()> {
         gerbicz_block,
         store: Some(store.clone()),
         save_every: Duration::from_secs_f64(args.save_every),
-        spot: match args.spot {
-            Spot::Off => SpotMode::Off,
-            Spot::Sample => SpotMode::Sample,
-            Spot::Full => SpotMode::Full,
-        },
+        spot: spot_mode(args.spot),
         spot_threads,
         jacobi_threads,
         faults,
@@ -562,10 +672,15 @@ fn real_main() -> Result<()> {
             .with_context(|| format!("cannot write the proof file {}", path.display()))?;
         trace::mark("gimps proof written");
     }
-    let line = report::result_line(&info, &rec, &outcome, cert_ref.as_ref().map(|(a, b)| (a.as_str(), b.as_str())));
+    // The line names the proof only when its file was written (PrimeNet waits for that file).
+    let ctx = report::LineContext {
+        proof_file: info.proof.as_ref().filter(|_| args.gimps_proof.is_some()),
+        certificate: cert_ref.as_ref().map(|(_, hash)| hash.as_str()),
+        ..Default::default()
+    };
     // A stdout that cannot be written (a full disk) is reported at the end: the certificate is
     // written, and the JSON file and the clean-up still happen.
-    let line = line.to_string();
+    let line = report::result_line(&info, &rec, &outcome, &ctx).to_string();
     let printed = cli::print_line(&line);
     if let Some(path) = &args.json {
         fsutil::append_line(path, &line)

@@ -24,7 +24,7 @@ pub use body::{CertBody, Check, CheckEvent, CheckLog, CheckOutcome, Checkpoint, 
 pub use envelope::{certificate_hash, open, seal, FORMAT, VERSION};
 pub use keys::{default_key_path, load_or_create, parse_public_key_hex};
 pub use outcome::{Outcome, Status};
-pub use time::rfc3339_utc;
+pub use time::{gimps_utc, rfc3339_utc};
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;

@@ -14,6 +14,12 @@ pub fn rfc3339_utc(t: SystemTime) -> String {
     format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
 }
 
+/// Format a time as GIMPS result lines and logs write it: UTC, `YYYY-MM-DD HH:MM:SS`.
+pub fn gimps_utc(t: SystemTime) -> String {
+    let s = rfc3339_utc(t);
+    format!("{} {}", &s[..10], &s[11..19])
+}
+
 /// Parse the strict UTC form into (seconds since 1970, nanoseconds), or say what is wrong.
 pub(crate) fn parse_rfc3339_utc(s: &str) -> Result<(i64, u32), String> {
     let b = s.as_bytes();
@@ -86,6 +92,12 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 mod tests {
     use super::*;
     use std::time::Duration;
+
+    #[test]
+    fn gimps_form_is_date_space_time() {
+        assert_eq!(gimps_utc(UNIX_EPOCH + Duration::from_secs(1_795_000_000)), "2026-11-18 11:06:40");
+        assert_eq!(gimps_utc(UNIX_EPOCH), "1970-01-01 00:00:00");
+    }
 
     quickcheck::quickcheck! {
         fn parse_never_panics(s: String) -> bool {

@@ -84,6 +84,8 @@ struct Driver<'a> {
     /// The iteration the engine is queued to, past k, when a read queued the next batch behind
     /// its copy (Engine::read_then_queue).
     queued: Option<u64>,
+    /// The newest checkpoint (iteration, res64 of x_k) not yet passed to the progress log.
+    newest_checkpoint: Option<(u64, u64)>,
 }
 
 impl Driver<'_> {
@@ -501,6 +503,7 @@ impl Driver<'_> {
             }
             if is_cp {
                 self.chain.push(checkpoint(k, &x, self.opts.layout.is_full(k, total)));
+                self.newest_checkpoint = Some((k, x.res64()));
                 if k == total {
                     self.final_residue = Some(x.clone());
                 }
@@ -635,6 +638,7 @@ pub fn run_checked<'a>(
         last_iteration: None,
         pending_points: Vec::new(),
         queued: None,
+        newest_checkpoint: None,
         opts,
     };
     // Spot checks start at the first iteration too (with full coverage the windows tile the run).
@@ -663,6 +667,9 @@ pub fn run_checked<'a>(
             return Ok(end);
         }
         progress.update(d.k.min(d.opts.total));
+        if let Some((k, res64)) = d.newest_checkpoint.take() {
+            progress.checkpoint(k, res64);
+        }
     }
     progress.finish();
     trace::mark("run: loop finished");

@@ -1,7 +1,7 @@
 //! What a finished test reports: the certificate body assembled from a run, and the GIMPS-style
 //! JSON result line printed on stdout.
 
-use crate::cert::{CertBody, Outcome, Program};
+use crate::cert::{CertBody, CheckLog, Outcome, Program};
 use crate::exponent::TestKind;
 use crate::proof::session::{BuiltProof, FILE_VERSION, HASH_BITS};
 use crate::run::RunRecord;
@@ -54,41 +54,144 @@ pub fn cert_body(info: &TestInfo, rec: &RunRecord, outcome: &Outcome) -> CertBod
     }
 }
 
-/// The one-line JSON result, GIMPS style (keys as prime95/PRPLL print them), plus the
-/// certificate's path and blake3 when one was written.
-pub fn result_line(info: &TestInfo, rec: &RunRecord, outcome: &Outcome, cert: Option<(&str, &str)>) -> Value {
+/// What a result line says besides the run itself: the assignment and who ran it, and what was
+/// published next to it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LineContext<'a> {
+    /// The PrimeNet assignment id of the worktodo line (absent for `N/A` or none).
+    pub aid: Option<&'a str>,
+    pub user: Option<&'a str>,
+    pub computer: Option<&'a str>,
+    /// The proof, only once its file is written: PrimeNet waits for the file whose MD5 the line
+    /// names, so a line never names a proof that was not written.
+    pub proof_file: Option<&'a BuiltProof>,
+    /// blake3 of the certificate, when one was written.
+    pub certificate: Option<&'a str>,
+}
+
+/// The transform length reported as `fft-length`: the engine's own, or for an engine without a
+/// transform (GMP) the length the GPU plan would take for p (absent only where no plan exists,
+/// p below the smallest the carry scheme handles).
+pub fn fft_length(engine_length: Option<usize>, p: u32) -> Option<usize> {
+    engine_length.or_else(|| crate::transform::plan::Plan::new(p).ok().map(|plan| plan.n()))
+}
+
+/// `errors` as prime95 counts them (errors found and recovered by the test's own check:
+/// `{"gerbicz":N}` for PRP, `{"Jacobi":N}` for LL), and `error-code`, eight hex digits: the low 16
+/// bits count those failed checks, the high 16 bits failed GMP spot checks (each saturating).
+pub fn gimps_errors(kind: TestKind, checks: &CheckLog) -> (Value, String) {
+    let count = |key: &str| checks.summary.get(key).copied().unwrap_or(0);
+    let (name, failed) = match kind {
+        TestKind::Prp => ("gerbicz", count("gerbicz_failures")),
+        TestKind::Ll => ("Jacobi", count("jacobi_failures")),
+    };
+    let code = failed.min(0xFFFF) | count("spot_failures").min(0xFFFF) << 16;
+    (json!({ name: failed }), format!("{code:08X}"))
+}
+
+/// The one-line JSON result in the shape prime95 and PRPLL write and PrimeNet accepts (keys,
+/// order and spellings as theirs; docs/gimps.md), then our own details under `mersenne-cert`
+/// (iterations, engine, start time, every check counter, the certificate's blake3). It carries
+/// no local file path: the line goes to the server verbatim.
+pub fn result_line(info: &TestInfo, rec: &RunRecord, outcome: &Outcome, ctx: &LineContext) -> Value {
     let mut v = json!({
         "exponent": info.p,
         "worktype": info.kind.worktype(),
         "status": outcome.status,
         "res64": outcome.res64,
+        "res2048": outcome.res2048,
     });
     let m = v.as_object_mut().expect("json! object");
     if let Some(t) = outcome.residue_type {
         m.insert("residue-type".into(), json!(t));
     }
-    m.insert("res2048".into(), json!(outcome.res2048));
     m.insert("shift-count".into(), json!(info.shift));
-    if let Some(n) = info.fft_length {
+    if let Some(n) = fft_length(info.fft_length, info.p) {
         m.insert("fft-length".into(), json!(n));
     }
-    m.insert("iterations".into(), json!(rec.iterations));
-    let errors: serde_json::Map<String, Value> =
-        rec.checks.summary.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
-    m.insert("errors".into(), Value::Object(errors));
-    if let Some(p) = &info.proof {
+    let (errors, code) = gimps_errors(info.kind, &rec.checks);
+    m.insert("errors".into(), errors);
+    m.insert("error-code".into(), json!(code));
+    if let Some(p) = ctx.proof_file {
         // As GIMPS programs report a proof: file version, power, challenge bits, MD5 of the file.
         m.insert(
             "proof".into(),
             json!({"version": FILE_VERSION, "power": p.power(), "hashsize": HASH_BITS, "md5": p.md5_hex()}),
         );
     }
-    m.insert("engine".into(), json!(info.engine));
-    m.insert("program".into(), json!({"name": PROGRAM_NAME, "version": PROGRAM_VERSION}));
-    m.insert("timestamp".into(), json!(info.finished));
-    m.insert("started".into(), json!(info.started));
-    if let Some((path, hash)) = cert {
-        m.insert("certificate".into(), json!({"path": path, "blake3": hash}));
+    m.insert(
+        "program".into(),
+        json!({
+            "name": PROGRAM_NAME,
+            "version": PROGRAM_VERSION,
+            "os": {"os": os_name(), "architecture": std::env::consts::ARCH},
+        }),
+    );
+    m.insert("timestamp".into(), json!(gimps_timestamp(&info.finished)));
+    for (key, value) in [("aid", ctx.aid), ("user", ctx.user), ("computer", ctx.computer)] {
+        if let Some(value) = value {
+            m.insert(key.into(), json!(value));
+        }
     }
+    let mut ours = json!({
+        "iterations": rec.iterations,
+        "engine": info.engine,
+        "started": info.started,
+        "checks": rec.checks.summary,
+    });
+    if let Some(hash) = ctx.certificate {
+        ours["certificate"] = json!({ "blake3": hash });
+    }
+    m.insert(PROGRAM_NAME.into(), ours);
     v
+}
+
+/// The operating system as prime95 names it in result lines ("Linux", "Windows", "Darwin").
+fn os_name() -> &'static str {
+    match std::env::consts::OS {
+        "linux" => "Linux",
+        "windows" => "Windows",
+        "macos" => "Darwin",
+        "freebsd" => "FreeBSD",
+        other => other,
+    }
+}
+
+/// An RFC 3339 UTC time (`2026-11-22T02:36:34Z`) as GIMPS lines write it: `2026-11-22 02:36:34`.
+fn gimps_timestamp(rfc3339: &str) -> String {
+    match rfc3339.get(..19) {
+        Some(t) if rfc3339.len() >= 20 && t.as_bytes()[10] == b'T' => t.replacen('T', " ", 1),
+        _ => rfc3339.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn log(counts: &[(&str, u64)]) -> CheckLog {
+        let mut c = CheckLog::default();
+        for (k, v) in counts {
+            c.bump(k, *v);
+        }
+        c
+    }
+
+    #[test]
+    fn errors_count_what_the_test_check_found_and_recovered() {
+        let c = log(&[("gerbicz_checks", 40), ("gerbicz_failures", 2), ("spot_checks", 9), ("jacobi_failures", 5)]);
+        assert_eq!(gimps_errors(TestKind::Prp, &c), (json!({"gerbicz": 2}), "00000002".into()));
+        assert_eq!(gimps_errors(TestKind::Ll, &c), (json!({"Jacobi": 5}), "00000005".into()));
+        let c = log(&[("spot_failures", 3), ("gerbicz_failures", 0x1_0000)]);
+        assert_eq!(gimps_errors(TestKind::Prp, &c).1, "0003FFFF");
+        assert_eq!(gimps_errors(TestKind::Ll, &CheckLog::default()), (json!({"Jacobi": 0}), "00000000".into()));
+    }
+
+    #[test]
+    fn timestamps_and_lengths_in_gimps_form() {
+        assert_eq!(gimps_timestamp("2026-11-22T02:36:34Z"), "2026-11-22 02:36:34");
+        assert_eq!(fft_length(Some(4096), 9689), Some(4096));
+        let plan = crate::transform::plan::Plan::new(9689).unwrap().n();
+        assert_eq!(fft_length(None, 9689), Some(plan));
+    }
 }

@@ -1,0 +1,306 @@
+//! The GIMPS work loop end to end on the CPU engine: a worktodo with every kind of line (good,
+//! malformed, non-Mersenne, unsupported base and residue type, known factors, duplicate), kill -9
+//! at random points and at the two steps between the result and the line's removal, restarts,
+//! then: one result per assignment and no more, every res64 against GMP computed here, every
+//! field of every result line, the proof files their lines name, the unusable lines left as they
+//! were. Also two workers (`--devices 2`), `--wait`, and refusals.
+
+mod common;
+
+use common::{bin, stderr};
+use md5::{Digest, Md5};
+use rug::Integer;
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const AID1: &str = "0123456789ABCDEF0123456789ABCDEF";
+const AID2: &str = "fedcba9876543210fedcba9876543210";
+
+/// The work lines of the test: (line, exponent, LL?, aid).
+fn good_lines() -> Vec<(String, u32, bool, Option<String>)> {
+    vec![
+        (format!("PRP={AID1},1,2,9689,-1,75,0"), 9689, false, Some(AID1.into())),
+        ("PRP=N/A,1,2,9697,-1,75,0,3,5".into(), 9697, false, None),
+        (format!("Test={AID2},9719,68,1"), 9719, true, Some(AID2.to_ascii_uppercase())),
+        ("DoubleCheck=4423,60,1".into(), 4423, true, None),
+        ("PRPDC=1,2,4447,-1,70,1.5,3,1".into(), 4447, false, None),
+    ]
+}
+
+/// Lines that must stay in the file, untouched.
+const UNUSABLE: [&str; 7] = [
+    "PRP=3,2,9689,-1,75,0",
+    "PRP=1,2,9689,-1,75,0,3,4",
+    "PRP=1,2,9689,-1,75,0,5,1",
+    "PRP=1,2,9689,-1,75,0,3,5,\"1234567\"",
+    "Test=9691,68,1",
+    "this is not a worktodo line",
+    "Pminus1=N/A,1,2,9689,-1,1000,100000",
+];
+
+/// LL: s_{p-2} mod M_p from s_0 = 4; PRP: the type-1 residue 3^(M_p - 1) mod M_p. GMP, here.
+fn reference_res64(p: u32, ll: bool) -> String {
+    let m = (Integer::from(1) << p) - 1u32;
+    let r = if ll {
+        let mut s = Integer::from(4);
+        for _ in 0..p - 2 {
+            s = (s.clone() * &s - 2u32) % &m;
+        }
+        s
+    } else {
+        Integer::from(3).pow_mod(&(m.clone() - 1u32), &m).unwrap()
+    };
+    format!("{:016X}", r.to_u64_wrapping())
+}
+
+/// A test key beside the work (next to it when the work directory is missing on purpose).
+fn key_file(dir: &Path) -> std::path::PathBuf {
+    let home = if dir.is_dir() { dir } else { dir.parent().unwrap() };
+    let key = home.join("test.key");
+    if !key.exists() {
+        std::fs::write(&key, format!("{}\n", "11".repeat(32))).unwrap();
+    }
+    key
+}
+
+fn work(dir: &Path, extra: &[&str]) -> Command {
+    let mut c = bin("prove");
+    c.arg("--work-dir")
+        .arg(dir)
+        .arg("--key")
+        .arg(key_file(dir))
+        .args(["--engine", "cpu", "--save-every", "0", "--spot-threads", "1", "--user", "tester", "--computer", "ci"])
+        .args(extra);
+    c
+}
+
+fn spawn(dir: &Path, extra: &[&str]) -> Child {
+    work(dir, extra).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap()
+}
+
+fn result_lines(dir: &Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(dir.join("results.json.txt")).unwrap_or_default();
+    text.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"))).collect()
+}
+
+/// A small deterministic generator (the seed is printed, so a failure can be replayed).
+struct Lcg(u64);
+impl Lcg {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (self.0 >> 33) % n
+    }
+}
+
+fn is_upper_hex(s: &str, len: usize) -> bool {
+    s.len() == len && s.bytes().all(|b| b.is_ascii_digit() || (b'A'..=b'F').contains(&b))
+}
+
+/// Every field of a result line, in order, against the format of docs/gimps.md.
+fn check_line(v: &Value, dir: &Path, p: u32, ll: bool, aid: Option<&str>) {
+    let o = v.as_object().unwrap();
+    let mut keys: Vec<&str> = vec!["exponent", "worktype", "status", "res64", "res2048"];
+    keys.extend(if ll { vec![] } else { vec!["residue-type"] });
+    keys.extend(["shift-count", "fft-length", "errors", "error-code"]);
+    keys.extend(if ll { vec![] } else { vec!["proof"] });
+    keys.extend(["program", "timestamp"]);
+    keys.extend(aid.map(|_| "aid"));
+    keys.extend(["user", "computer", "mersenne-cert"]);
+    assert_eq!(o.keys().map(String::as_str).collect::<Vec<_>>(), keys, "{v}");
+    assert_eq!(v["exponent"], p);
+    assert_eq!(v["worktype"], if ll { "LL" } else { "PRP-3" });
+    let res64 = v["res64"].as_str().unwrap();
+    assert_eq!(res64, reference_res64(p, ll), "M{p} ll={ll}");
+    let prime = if ll { res64 == "0000000000000000" } else { res64 == "0000000000000001" };
+    assert_eq!(v["status"], if prime { "P" } else { "C" });
+    let res2048 = v["res2048"].as_str().unwrap();
+    assert!(is_upper_hex(res2048, 512) && res2048.ends_with(res64), "{res2048}");
+    if !ll {
+        assert_eq!(v["residue-type"], 1);
+    }
+    assert!(v["shift-count"].as_u64().unwrap() < p as u64);
+    let n = v["fft-length"].as_u64().unwrap();
+    assert!(n.is_power_of_two() && n >= 64 && n < p as u64, "fft-length {n}");
+    assert_eq!(v["errors"], if ll { serde_json::json!({"Jacobi": 0}) } else { serde_json::json!({"gerbicz": 0}) });
+    assert_eq!(v["error-code"], "00000000");
+    if !ll {
+        let proof = &v["proof"];
+        assert_eq!((proof["version"].as_u64(), proof["hashsize"].as_u64()), (Some(2), Some(64)));
+        let power = proof["power"].as_u64().unwrap();
+        let file = std::fs::read(dir.join("proof").join(format!("{p}-{power}.proof"))).unwrap();
+        assert_eq!(proof["md5"], hex::encode(Md5::digest(&file)));
+        assert!(file.starts_with(format!("PRP PROOF\nVERSION=2\nHASHSIZE=64\nPOWER={power}\nNUMBER=M{p}\n").as_bytes()));
+    }
+    let program = &v["program"];
+    assert_eq!(
+        (program["name"].as_str(), program["version"].as_str()),
+        (Some("mersenne-cert"), Some(env!("CARGO_PKG_VERSION")))
+    );
+    assert_eq!(program["os"]["os"], "Linux");
+    assert_eq!(program["os"]["architecture"], std::env::consts::ARCH);
+    let t = v["timestamp"].as_str().unwrap().as_bytes();
+    assert!(t.len() == 19 && t[4] == b'-' && t[7] == b'-' && t[10] == b' ' && t[13] == b':' && t[16] == b':', "{v}");
+    assert!(t.iter().enumerate().all(|(i, c)| [4, 7, 10, 13, 16].contains(&i) || c.is_ascii_digit()));
+    assert_eq!(v.get("aid").and_then(Value::as_str), aid);
+    assert_eq!((v["user"].as_str(), v["computer"].as_str()), (Some("tester"), Some("ci")));
+    let ours = &v["mersenne-cert"];
+    assert_eq!(ours["iterations"], if ll { p as u64 - 2 } else { p as u64 });
+    assert_eq!(ours["certificate"]["blake3"].as_str().unwrap().len(), 64);
+    // No local path: the line goes to the server verbatim.
+    let text = v.to_string();
+    assert!(!text.contains(dir.to_str().unwrap()) && !text.contains(".cbor") && !text.contains(".proof"), "{text}");
+    // The certificate is there and verifies.
+    let cert = dir.join("cert").join(format!("{p}-{}.cbor", if ll { "LL" } else { "PRP-3" }));
+    let o = bin("verify").arg(&cert).args(["--engine", "cpu"]).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn every_line_kind_survives_kills_without_lost_or_duplicate_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let good = good_lines();
+    let mut lines: Vec<String> = Vec::new();
+    lines.push("[Worker #1]".into());
+    lines.push(UNUSABLE[0].into());
+    lines.extend(good.iter().take(3).map(|g| g.0.clone()));
+    lines.extend(UNUSABLE[1..].iter().map(|s| s.to_string()));
+    lines.push(good[0].0.clone()); // a duplicate of the first assignment
+    lines.extend(good.iter().skip(3).map(|g| g.0.clone()));
+    lines.push(good[1].0.clone()); // and of one without an id
+    std::fs::write(d.join("worktodo.txt"), lines.join("\n") + "\n").unwrap();
+
+    // A kill right after the append, and one after the state is cleared: no rerun, no duplicate.
+    for at in ["result", "state"] {
+        let o = work(d, &["--crash-at", at]).output().unwrap();
+        assert!(!o.status.success(), "the crash at {at} crashes");
+        assert!(stderr(&o).contains("testing: crashing at"), "{}", stderr(&o));
+    }
+    assert_eq!(result_lines(d).len(), 2, "one result per crashed run");
+
+    // Then kill -9 at random points, then a run to the end.
+    let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64;
+    eprintln!("kill schedule seed {seed}");
+    let mut rng = Lcg(seed);
+    let mut kills = 0;
+    loop {
+        let mut child = spawn(d, &[]);
+        let start = Instant::now();
+        let kill_at = Duration::from_millis(if kills < 12 { 30 + rng.below(400) } else { 600_000 });
+        let status = loop {
+            if let Some(s) = child.try_wait().unwrap() {
+                break Some(s);
+            }
+            if start.elapsed() >= kill_at {
+                child.kill().unwrap();
+                child.wait().unwrap();
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        match status {
+            None => kills += 1,
+            Some(s) => {
+                assert!(s.success(), "the loop failed after {kills} kills (seed {seed})");
+                break;
+            }
+        }
+    }
+    eprintln!("{kills} kills");
+
+    let results = result_lines(d);
+    assert_eq!(results.len(), good.len(), "one result per assignment (seed {seed}): {results:#?}");
+    for (line, p, ll, aid) in &good {
+        let found: Vec<&Value> = results
+            .iter()
+            .filter(|v| v["exponent"] == *p && v["worktype"] == if *ll { "LL" } else { "PRP-3" })
+            .collect();
+        assert_eq!(found.len(), 1, "{line}");
+        check_line(found[0], d, *p, *ll, aid.as_deref());
+    }
+    // Only the lines that are not work for this program are left, exactly as they were.
+    let left = std::fs::read_to_string(d.join("worktodo.txt")).unwrap();
+    let mut expected = vec!["[Worker #1]"];
+    expected.extend(UNUSABLE);
+    assert_eq!(left.lines().collect::<Vec<_>>(), expected);
+    assert_eq!(std::fs::read_dir(d.join("state")).unwrap().count(), 0, "no saved state is left");
+    // The progress log has checkpoint lines with res64, up to the end of each test.
+    let log = std::fs::read_to_string(d.join("progress.log")).unwrap();
+    assert!(log
+        .lines()
+        .any(|l| l.contains("M9719 LL iteration") && l.contains("us/iter, ETA") && l.contains("res64 ")));
+    assert!(log.contains("M4447 PRP-3 iteration 4447/4447 (100.00%)"), "{log}");
+
+    // A run on the finished directory finds nothing to do and warns about each unusable line once.
+    let o = work(d, &[]).output().unwrap();
+    assert!(o.status.success());
+    let err = stderr(&o);
+    for line in UNUSABLE {
+        assert_eq!(err.matches(&format!("left in place: '{line}'")).count(), 1, "{err}");
+    }
+    assert_eq!(result_lines(d).len(), good.len());
+}
+
+#[test]
+fn two_workers_share_the_results_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("worktodo-0.txt"), "Test=4423,60,1\nPRP=1,2,4447,-1\n").unwrap();
+    std::fs::write(d.join("worktodo-1.txt"), "PRP=1,2,4423,-1\nTest=4447,60,1\n").unwrap();
+    let o = work(d, &["--devices", "2"]).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let results = result_lines(d);
+    assert_eq!(results.len(), 4);
+    for (p, ll) in [(4423, true), (4447, false), (4423, false), (4447, true)] {
+        let v = results.iter().find(|v| v["exponent"] == p && v["worktype"] == if ll { "LL" } else { "PRP-3" });
+        check_line(v.unwrap(), d, p, ll, None);
+    }
+    for n in 0..2 {
+        assert_eq!(std::fs::read_to_string(d.join(format!("worktodo-{n}.txt"))).unwrap(), "");
+        assert!(d.join(format!("state-{n}")).is_dir());
+    }
+    // No worktodo-N.txt: a clear refusal.
+    let empty = tempfile::tempdir().unwrap();
+    let o = work(empty.path(), &["--devices", "2"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("no worktodo-N.txt"), "{}", stderr(&o));
+}
+
+#[test]
+fn wait_polls_for_new_lines_until_interrupted() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut child = work(d, &["--wait", "0.1"]).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    std::fs::write(d.join("worktodo.txt"), "Test=4423\n").unwrap();
+    let start = Instant::now();
+    while result_lines(d).is_empty() {
+        assert!(start.elapsed() < Duration::from_secs(60), "the new line was never run");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(child.try_wait().unwrap().is_none(), "still waiting for work");
+    Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    check_line(&result_lines(d)[0], d, 4423, true, None);
+}
+
+#[test]
+fn work_dir_refusals_are_one_line_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let o = work(&d.join("missing"), &[]).output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("not a directory"), "{}", stderr(&o));
+    // A partial test never goes to a results file; single-test options are refused.
+    for extra in [&["--iterations", "100"][..], &["--cert", "x.cbor"], &["--prp"], &["--json", "r.json"]] {
+        let o = work(d, extra).output().unwrap();
+        assert!(!o.status.success(), "{extra:?}");
+        assert!(stderr(&o).contains("cannot be used with"), "{extra:?}: {}", stderr(&o));
+    }
+    assert!(!d.join("results.json.txt").exists());
+    let o = work(d, &["--wait=0"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+}
