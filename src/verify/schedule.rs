@@ -266,14 +266,15 @@ pub fn run(segs: &[&Segment], p: u32, kind: TestKind, workers: &Workers, stop_on
         for &g in &workers.gpus {
             s.spawn(move || gpu_worker(g));
         }
-        for _ in 0..workers.cpu_threads {
+        // More threads than segments would only wait.
+        for _ in 0..workers.cpu_threads.min(segs.len()) {
             s.spawn(cpu_worker);
         }
     });
     progress.into_inner().expect("workers are done").finish();
     let mut engines = engines.into_inner().expect("workers are done");
     if workers.cpu_threads > 0 {
-        engines.push(format!("{} CPU threads: GMP (rug)", workers.cpu_threads));
+        engines.push(format!("{} CPU threads: GMP (rug)", workers.cpu_threads.min(segs.len())));
     }
     Scheduled { runs: runs.into_inner().expect("workers are done"), engines: engines.join("; ") }
 }
