@@ -14,9 +14,9 @@ use std::time::{Duration, Instant};
 /// work it would finish first.
 pub const GPU_STARTUP_S: f64 = 0.25;
 
-/// GMP's µs/iter is measured at exponents up to this one and scaled from it above: a GMP
-/// squaring at the limit costs ~1 ms, so the measurement stays a few milliseconds.
-const MEASURE_LIMIT: u32 = 1 << 20;
+/// GMP's µs/iter is measured at exponents up to this one (the prime 2^20 - 3) and scaled from
+/// it above: a GMP squaring there costs well under 1 ms, so the measurement stays short.
+const MEASURE_LIMIT: u32 = 1_048_573;
 /// Measure for at least this long in all, in this many rounds.
 const MEASURE_FOR: Duration = Duration::from_millis(3);
 const ROUNDS: u32 = 6;
@@ -35,7 +35,7 @@ pub fn gpu_us_per_iter(p: u32) -> f64 {
 }
 
 /// GMP's µs per iteration at exponent p on one core of this machine: timed here (a few ms) for
-/// p up to 2^20, scaled from the time at 2^20 above.
+/// p up to about 2^20, scaled from the time there above.
 pub fn cpu_us_per_iter(p: u32, kind: TestKind) -> f64 {
     let at = p.min(MEASURE_LIMIT);
     let us = time_gmp(at, kind);
@@ -44,8 +44,17 @@ pub fn cpu_us_per_iter(p: u32, kind: TestKind) -> f64 {
 
 fn time_gmp(p: u32, kind: TestKind) -> f64 {
     let mut e = GmpEngine::new(p, kind, 0);
-    // A value with all bits in play, so the timing is that of a full-size squaring.
-    let mut words = vec![u64::MAX / 3; p.div_ceil(64) as usize];
+    // A pseudo-random full-size value (xorshift), so the timing is that of full-size squarings
+    // (a patterned value can divide M_p and collapse to small numbers).
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let mut words: Vec<u64> = (0..p.div_ceil(64))
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        })
+        .collect();
     if !p.is_multiple_of(64) {
         *words.last_mut().expect("p >= 1") &= (1u64 << (p % 64)) - 1;
     }
@@ -117,6 +126,8 @@ mod tests {
         let large = cpu_us_per_iter(86243, TestKind::Ll);
         assert!(small.is_finite() && small > 0.0, "{small}");
         assert!(large > small, "{large} <= {small}");
+        // A full-size squaring at the limit, 12 times the size: at least 4 times the time.
+        assert!(cpu_us_per_iter(MEASURE_LIMIT, TestKind::Ll) > 4.0 * large, "{large}");
         // Above the measuring limit the scaling is at least linear.
         let beyond = cpu_us_per_iter(4 * MEASURE_LIMIT + 1, TestKind::Ll);
         assert!(beyond > 4.0 * cpu_us_per_iter(MEASURE_LIMIT, TestKind::Ll) * 0.5, "{beyond}");

@@ -26,6 +26,8 @@ pub enum ReplayError {
     Engine(#[from] EngineError),
     #[error("--jobs must be at least 1")]
     Jobs,
+    #[error("the segment from iteration {from} was not replayed: no worker was left to take it")]
+    NotReplayed { from: u64 },
 }
 
 /// A stretch of the chain that can be replayed on its own.
@@ -199,11 +201,18 @@ pub fn replay(body: &CertBody, opts: &ReplayOptions) -> Result<ReplayReport, Rep
     }
     let done = schedule::run(&chosen, p, kind, &workers, true);
     let mut hashes = 0;
+    let mut left = None;
     for (seg, run) in chosen.iter().zip(done.runs) {
-        if let Some(run) = run {
-            run.verdict?;
-            hashes += seg.checks.len() as u64;
+        match run {
+            Some(run) => {
+                run.verdict?;
+                hashes += seg.checks.len() as u64;
+            }
+            None => left = left.or(Some(seg.from)),
         }
+    }
+    if let Some(from) = left {
+        return Err(ReplayError::NotReplayed { from });
     }
     Ok(ReplayReport {
         segments_total: all.len(),

@@ -140,7 +140,9 @@ pub struct SegmentRun {
 }
 
 /// What a scheduled replay did: per segment (in the order given) its run, `None` for segments
-/// not run because an earlier failure stopped the replay; and the engines used.
+/// not run (an earlier failure stopped the replay, or no worker was left that could take them:
+/// a GPU that failed to open leaves its share to the CPU threads only where they finish it in
+/// time); and the engines used.
 #[derive(Debug)]
 pub struct Scheduled {
     pub runs: Vec<Option<SegmentRun>>,
@@ -219,9 +221,9 @@ pub fn run(segs: &[&Segment], p: u32, kind: TestKind, workers: &Workers, stop_on
                         engine = Some(e);
                     }
                     Err(e) => {
-                        let run = SegmentRun { verdict: Err(e.into()), seconds: 0.0, worker: name.clone() };
-                        stop.store(true, Ordering::SeqCst);
-                        runs.lock().expect("no worker panics holding the lock")[i] = Some(run);
+                        // This GPU is out; the segment it took is reported failed, the rest of
+                        // the queue goes to the other workers.
+                        record(i, SegmentRun { verdict: Err(e.into()), seconds: 0.0, worker: name.clone() });
                         return;
                     }
                 }

@@ -5,7 +5,7 @@
 //! least loaded slice), so every machine of a job array gets about the same work.
 
 use super::replay::{check_result, segments_from, ReplayError, ReplayOptions, Segment};
-use super::schedule::{self, Workers};
+use super::schedule::{self, SegmentRun, Workers};
 use crate::cert::CertBody;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -146,10 +146,12 @@ pub fn replay_shard(
         .iter()
         .zip(done.runs)
         .map(|(seg, run)| {
-            let run = run.expect("without stop_on_failure every segment runs");
-            let (verdict, hash) = match run.verdict {
-                Ok(h) => ("ok".to_string(), Some(hex::encode(h))),
-                Err(e) => (e.to_string(), None),
+            let (verdict, hash, seconds, worker) = match run {
+                Some(SegmentRun { verdict: Ok(h), seconds, worker }) => {
+                    ("ok".into(), Some(hex::encode(h)), seconds, worker)
+                }
+                Some(SegmentRun { verdict: Err(e), seconds, worker }) => (e.to_string(), None, seconds, worker),
+                None => ("not replayed: no worker was left to take it".into(), None, 0.0, String::new()),
             };
             PartSegment {
                 from: seg.from,
@@ -157,8 +159,8 @@ pub fn replay_shard(
                 checkpoints: seg.checks.len() as u64,
                 verdict,
                 hash,
-                seconds: run.seconds,
-                worker: run.worker,
+                seconds,
+                worker,
             }
         })
         .collect();
