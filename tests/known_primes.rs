@@ -45,8 +45,7 @@ fn test(p: u32, kind: TestKind) -> (Status, Vec<u8>) {
 
 fn verifies(bytes: &[u8]) -> bool {
     let Ok((body, _)) = cert::open(bytes, None) else { return false };
-    body.validate().is_ok()
-        && replay(&body, &ReplayOptions { engine: EngineChoice::Cpu, jobs: 1, sample: None }).is_ok()
+    body.validate().is_ok() && replay(&body, &ReplayOptions::new(EngineChoice::Cpu, 1)).is_ok()
 }
 
 #[test]
@@ -57,7 +56,7 @@ fn known_primes_up_to_4423_prove_prime_and_verify() {
     let mut e = GmpEngine::new(2, TestKind::Ll, 0);
     let RunEnd::Done(rec) = run::run(
         &mut e,
-        RunOptions::simple(0, CheckpointLayout { every: 1, full_every: 1 }, 0),
+        RunOptions::simple(0, CheckpointLayout { every: 1, full_every: 1, point_every: 0 }, 0),
         &mut Progress::hidden(),
     )
     .unwrap() else {

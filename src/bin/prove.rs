@@ -11,7 +11,7 @@ use mersenne_cert::proof::arith::{CpuArith, ProofArith};
 use mersenne_cert::proof::pietrzak::final_span;
 use mersenne_cert::proof::session::{self, BuiltProof, ProofSetup};
 use mersenne_cert::residue::Residue;
-use mersenne_cert::run::checkpoints::{default_residue_budget, CheckpointLayout};
+use mersenne_cert::run::checkpoints::{default_residue_budget, split_points, CheckpointLayout, DEFAULT_REPLAY_POINTS};
 use mersenne_cert::run::double;
 use mersenne_cert::run::report::{self, TestInfo};
 use mersenne_cert::run::state::{self, StateStore};
@@ -93,7 +93,8 @@ struct Args {
     /// Run the base-3 PRP test instead of Lucas-Lehmer.
     #[arg(long)]
     prp: bool,
-    /// Which engine squares: the GPU when usable (auto), GMP on the CPU, or the GPU only.
+    /// Which engine squares: the one that finishes first (auto: GMP for small P, where opening
+    /// CUDA would take longer than the test, else the GPU when usable), GMP on the CPU, or the GPU only.
     #[arg(long, value_enum, default_value_t = EngineChoice::Auto)]
     engine: EngineChoice,
     /// Ed25519 signing key file (default: created on first use in the config directory).
@@ -116,6 +117,12 @@ struct Args {
     /// final residue, as the proof makes the replay unnecessary]
     #[arg(long, value_name = "BYTES")]
     residue_budget: Option<u64>,
+    /// Keep up to N evenly spaced full residues besides those in the certificate, written to the
+    /// sidecar CERT.points, so that `verify --replay` (on many GPUs or machines) can replay up to
+    /// about N segments in parallel; each costs P/8 bytes (docs/verify.md) [default: 64; with a
+    /// PRP proof 0]
+    #[arg(long, value_name = "N")]
+    replay_points: Option<u64>,
     /// Where resumable states are saved (default: the user's data directory).
     #[arg(long, value_name = "DIR")]
     state_dir: Option<PathBuf>,
@@ -440,7 +447,9 @@ fn real_main() -> Result<()> {
     };
     let want_proof = kind == TestKind::Prp && total == full && !args.no_proof;
     let budget = args.residue_budget.unwrap_or_else(|| default_residue_budget(p, want_proof));
-    let layout = CheckpointLayout::choose(p, total.max(1), args.checkpoint_every, budget)?;
+    let points = args.replay_points.unwrap_or(if want_proof { 0 } else { DEFAULT_REPLAY_POINTS });
+    let layout = CheckpointLayout::choose(p, total.max(1), args.checkpoint_every, budget)?
+        .with_replay_points(total.max(1), if args.cert.is_some() { points } else { 0 });
     let proof_args = args.proof_power.is_some() || args.gimps_proof.is_some() || args.keep_proof_points.is_some();
     if !want_proof && (proof_args || args.corrupt_proof_point.is_some()) {
         bail!(
@@ -534,13 +543,17 @@ fn real_main() -> Result<()> {
     trace::mark("proof setup");
 
     trace::mark("engine opening");
-    let (mut engine, fallback) = select::open_engine_on(args.engine, args.device.unwrap_or(0), p, kind, shift)?;
+    let (choice, why) = select::decide(args.engine, p, kind, total);
+    if let Some(why) = why {
+        eprintln!("{why}");
+    }
+    let (mut engine, fallback) = select::open_engine_on(choice, args.device.unwrap_or(0), p, kind, shift)?;
     trace::mark("engine open");
     if let Some(why) = fallback.as_ref() {
         eprintln!("no GPU engine ({why}); using the CPU engine");
     }
     // The engine kind the second engine of an exact LL check uses: the one the first got.
-    let second_choice = if fallback.is_some() { EngineChoice::Cpu } else { args.engine };
+    let second_choice = if fallback.is_some() { EngineChoice::Cpu } else { choice };
     let open_second = || -> Result<Box<dyn Engine>> {
         let (e, _) =
             select::open_engine_on(second_choice, args.device.unwrap_or(0), p, kind, double::other_shift(p, shift))?;
@@ -658,13 +671,26 @@ fn real_main() -> Result<()> {
 
     let mut cert_ref = None;
     if let (Some(path), Some(key)) = (&args.cert, &key) {
+        let sidecar = split_points(&mut rec.checkpoints, &layout, total);
         let body = report::cert_body(&info, &rec, &outcome);
         trace::mark("certificate body built");
         let bytes = cert::seal(&body, key);
         trace::mark("certificate signed");
         fsutil::write_atomic(path, &bytes, 0o644)
             .with_context(|| format!("cannot write the certificate to {}", path.display()))?;
-        cert_ref = Some((path.display().to_string(), cert::certificate_hash(&bytes)));
+        let hash = cert::certificate_hash(&bytes);
+        let points_path = cert::points::sidecar_path(path);
+        if sidecar.is_empty() {
+            // A sidecar left from an earlier certificate at this path would only be refused.
+            fsutil::remove_durably(&points_path)
+                .with_context(|| format!("cannot remove the stale {}", points_path.display()))?;
+        } else {
+            let n = sidecar.len();
+            fsutil::write_atomic(&points_path, &cert::points::encode_points(&hash, p, sidecar), 0o644)
+                .with_context(|| format!("cannot write the replay points to {}", points_path.display()))?;
+            eprintln!("replay points: {n} residues in {}", points_path.display());
+        }
+        cert_ref = Some((path.display().to_string(), hash));
         trace::mark("certificate written");
     }
     if let (Some(path), Some(b)) = (&args.gimps_proof, &info.proof) {

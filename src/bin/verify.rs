@@ -1,9 +1,11 @@
 //! `verify FILE`: check a certificate's signature and structure, then its arithmetic: a PRP
 //! certificate with a proof by verifying the proof (about p/2^power squarings; `--replay` also
 //! replays the checkpoints), any other by replaying its checkpoint chain independently (all of
-//! it, or `--sample K` segments: the last and K − 1 at random). Below `FULL_REPLAY_BELOW` a
-//! proof is not relied on and B is recomputed in full. `verify --gimps-proof FILE` checks a GIMPS
-//! proof file. Inputs must be regular files no larger than the largest valid file.
+//! it, or `--sample K` segments: the last and K − 1 at random), on every GPU and core of the
+//! host. Below `FULL_REPLAY_BELOW` a proof is not relied on and B is recomputed in full.
+//! `--shard I/N --out PART` replays one slice of the segments for a job array, `--merge PART...`
+//! joins the slices. `verify --gimps-proof FILE` checks a GIMPS proof file. Inputs must be
+//! regular files no larger than the largest valid file.
 
 use anyhow::{bail, Context, Result};
 use mersenne_cert::cert::{self, Status};
@@ -11,11 +13,14 @@ use mersenne_cert::engine::EngineChoice;
 use mersenne_cert::exponent::{TestKind, MAX_EXPONENT};
 use mersenne_cert::proof::pietrzak::MAX_POWER;
 use mersenne_cert::proof::Proof;
-use mersenne_cert::residue::byte_count;
+use mersenne_cert::residue::{byte_count, Residue};
 use mersenne_cert::run::checkpoints::MAX_FULL_RESIDUES;
 use mersenne_cert::verify::proof::{check_certificate, verify_proof, ProofCheck, FULL_REPLAY_BELOW};
 use mersenne_cert::verify::replay::{replay, ReplayError, ReplayOptions};
+use mersenne_cert::verify::schedule::Devices;
+use mersenne_cert::verify::shard::{self, ShardSpec};
 use mersenne_cert::{cli, fsutil, host};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Parser, Debug)]
@@ -34,17 +39,34 @@ struct Args {
     /// With a proof in the certificate: also replay the checkpoint chain in full.
     #[arg(long, conflicts_with = "gimps_proof")]
     replay: bool,
-    /// Replay threads on the CPU (default: all cores; more are clamped to the cores).
+    /// Replay threads on the CPU, those driving GPUs included (default: all cores; more are
+    /// clamped to the cores).
     #[arg(long, value_name = "N", conflicts_with = "gimps_proof")]
     jobs: Option<usize>,
     /// Replay only K segments: the last (which ends at the final residue) and K-1 at random (a spot
     /// check, not a full verification; K at least the number of segments is a full replay).
-    #[arg(long, value_name = "K", conflicts_with = "gimps_proof")]
+    #[arg(long, value_name = "K", conflicts_with_all = ["gimps_proof", "shard", "merge"])]
     sample: Option<usize>,
+    /// The GPUs that replay: CUDA numbers (e.g. 0,1) or all.
+    #[arg(long, value_name = "LIST|all", default_value = "all")]
+    devices: Devices,
+    /// The replay-points sidecar (default: CERT.points beside the certificate, when present).
+    #[arg(long, value_name = "FILE")]
+    points: Option<PathBuf>,
+    /// Replay only slice I of N (I from 0) of the segments and write a part report to --out.
+    #[arg(long, value_name = "I/N", requires = "out", conflicts_with = "merge")]
+    shard: Option<ShardSpec>,
+    /// Where --shard writes its part report.
+    #[arg(long, value_name = "PART", requires = "shard")]
+    out: Option<PathBuf>,
+    /// Accept the certificate's replay from the part reports of all its shards.
+    #[arg(long, value_name = "PART", num_args = 1..)]
+    merge: Vec<PathBuf>,
     /// Require the certificate to be signed by this Ed25519 public key (64 hex digits).
     #[arg(long, value_name = "PUBKEY_HEX", conflicts_with = "gimps_proof")]
     trust: Option<String>,
-    /// Which engine replays and verifies proofs: the GPU when usable (auto), GMP on the CPU, or the GPU only.
+    /// Which engine replays and verifies proofs: the one that finishes first (auto: the GPUs when
+    /// usable and worth their start-up, with CPU threads for what remains), GMP on the CPU, or the GPUs only.
     #[arg(long, value_enum, default_value_t = EngineChoice::Auto)]
     engine: EngineChoice,
 }
@@ -68,6 +90,9 @@ fn max_certificate_bytes() -> u64 {
     let residues = (MAX_FULL_RESIDUES + 1) * byte_count(MAX_EXPONENT as u32) as u64;
     residues + max_proof_bytes() + 80 * MAX_EXPONENT + (256 << 20)
 }
+
+/// A shard's part report lists its segments' verdicts and hashes: far below this.
+const MAX_PART_BYTES: u64 = 64 << 20;
 
 /// A certificate or proof file: a regular file (never a FIFO or a device) of at most `max` bytes.
 fn read_input(path: &Path, max: u64) -> Result<Vec<u8>> {
@@ -118,6 +143,36 @@ fn print(line: &str) -> Result<()> {
     cli::print_line(line).context("cannot write the result to standard output")
 }
 
+/// The replay points for the certificate: from --points (an error when they do not fit it), or
+/// from the sidecar beside it (ignored, with a note, when they do not fit), or none.
+fn load_points(args: &Args, file: &Path, cert_hash: &str, body: &cert::CertBody) -> Result<BTreeMap<u64, Residue>> {
+    let (path, explicit) = match &args.points {
+        Some(p) => (p.clone(), true),
+        None => (cert::points::sidecar_path(file), false),
+    };
+    if !explicit && !path.exists() {
+        return Ok(BTreeMap::new());
+    }
+    let read = std::fs::read(&path)
+        .with_context(|| format!("cannot read the replay points {}", path.display()))
+        .and_then(|b| Ok(cert::points::open_points(&b, cert_hash, body)?));
+    match read {
+        Ok(points) => {
+            eprintln!("replay points: {} from {}", points.len(), path.display());
+            Ok(points)
+        }
+        Err(e) if explicit => Err(e.context(format!("replay points {}", path.display()))),
+        Err(e) => {
+            eprintln!("note: ignoring {} ({e:#}); replaying from the certificate's own residues", path.display());
+            Ok(BTreeMap::new())
+        }
+    }
+}
+
+fn replay_options(args: &Args, jobs: usize, points: BTreeMap<u64, Residue>) -> ReplayOptions {
+    ReplayOptions { engine: args.engine, jobs, sample: args.sample, devices: args.devices.clone(), points }
+}
+
 fn real_main() -> Result<()> {
     let args: Args = cli::parse_args("verify");
     if let Some(path) = &args.gimps_proof {
@@ -146,6 +201,64 @@ fn real_main() -> Result<()> {
         "signature: ok (Ed25519 key {key_hex}{})",
         if trust.is_some() { ", trusted" } else { ", not pinned: pass --trust to require it" }
     );
+    let cert_hash = cert::certificate_hash(&bytes);
+    let what = match (body.result.status, body.kind) {
+        (Status::Prime, TestKind::Ll) => "prime".to_string(),
+        (Status::Prime, TestKind::Prp) => "a probable prime".to_string(),
+        (Status::Composite, _) => "composite".to_string(),
+        (Status::Partial, _) => format!("partial ({} iterations)", body.iterations),
+    };
+    if !args.merge.is_empty() {
+        let points = load_points(&args, file, &cert_hash, &body)?;
+        let mut parts = Vec::new();
+        for path in &args.merge {
+            let b = read_input(path, MAX_PART_BYTES)?;
+            parts.push((path.display().to_string(), b));
+        }
+        let m = shard::merge(&body, &cert_hash, &points, &parts)?;
+        eprintln!(
+            "merge: ok, {} parts cover all {} segments, {} checkpoint hashes matched ({:.2} s of replay, longest part {:.2} s)",
+            m.parts, m.segments, m.hashes_checked, m.seconds_total, m.seconds_max
+        );
+        println!(
+            "verified: M{} is {what} ({}, res64 {}, 100.00% replayed in {} shards, signed by {key_hex})",
+            body.exponent,
+            body.kind.worktype(),
+            body.result.res64,
+            m.parts
+        );
+        return Ok(());
+    }
+    if let (Some(spec), Some(out)) = (args.shard, &args.out) {
+        fsutil::probe_writable(out).with_context(|| format!("cannot write the part to {}", out.display()))?;
+        let opts = replay_options(&args, jobs, load_points(&args, file, &cert_hash, &body)?);
+        let part = shard::replay_shard(&body, &cert_hash, spec, &opts).context("replay")?;
+        fsutil::write_atomic(out, part.to_json().as_bytes(), 0o644)
+            .with_context(|| format!("cannot write the part to {}", out.display()))?;
+        let failed: Vec<String> = part
+            .segments
+            .iter()
+            .filter(|s| s.verdict != "ok")
+            .map(|s| format!("{}-{}: {}", s.from, s.to, s.verdict))
+            .collect();
+        let iterations: u64 = part.segments.iter().map(|s| s.to - s.from).sum();
+        eprintln!(
+            "shard {spec}: {} segments, {iterations} iterations in {:.2} s on {}; part written to {}",
+            part.segments.len(),
+            part.seconds,
+            part.engine,
+            out.display()
+        );
+        if !failed.is_empty() {
+            bail!("shard {spec}: {} segment(s) failed: {}", failed.len(), failed.join("; "));
+        }
+        println!(
+            "shard {spec} of M{}: all {} segments matched; merge the parts with verify --merge",
+            body.exponent,
+            part.segments.len()
+        );
+        return Ok(());
+    }
     let proof = match body.proof {
         Some(_) => {
             let c = check_certificate(&body, args.engine).context("proof")?;
@@ -154,19 +267,14 @@ fn real_main() -> Result<()> {
         }
         None => None,
     };
-    let what = match (body.result.status, body.kind) {
-        (Status::Prime, TestKind::Ll) => "prime".to_string(),
-        (Status::Prime, TestKind::Prp) => "a probable prime".to_string(),
-        (Status::Composite, _) => "composite".to_string(),
-        (Status::Partial, _) => format!("partial ({} iterations)", body.iterations),
-    };
     let mut coverage = Vec::new();
     if let Some(c) = &proof {
         coverage.push(proof_coverage(c));
     }
     if proof.is_none() || args.replay || args.sample.is_some() {
         let start = std::time::Instant::now();
-        let rep = replay(&body, &ReplayOptions { engine: args.engine, jobs, sample: args.sample }).context("replay")?;
+        let opts = replay_options(&args, jobs, load_points(&args, file, &cert_hash, &body)?);
+        let rep = replay(&body, &opts).context("replay")?;
         let secs = start.elapsed().as_secs_f64();
         let pct = if rep.iterations_total == 0 {
             100.0

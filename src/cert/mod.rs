@@ -5,6 +5,7 @@
 //!   [`CertBody::validate`].
 //! - [`envelope`]: the signed, versioned wrapper: [`seal`], [`open`], [`certificate_hash`].
 //! - [`outcome`]: the stated result ([`Outcome`]) derived from the final residue.
+//! - [`points`]: the replay-points sidecar bound to a certificate by its hash.
 //! - [`keys`]: the signing-key file: [`load_or_create`], [`default_key_path`],
 //!   [`parse_public_key_hex`].
 //!
@@ -16,6 +17,7 @@ pub mod body;
 pub mod envelope;
 pub mod keys;
 pub mod outcome;
+pub mod points;
 #[cfg(test)]
 pub(crate) mod samples;
 mod time;

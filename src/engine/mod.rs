@@ -12,6 +12,7 @@
 //! its own memory (`stash`/`unstash`), so that a chain of products and powers never crosses to
 //! the host until its result is read.
 
+pub mod cost;
 pub mod select;
 pub mod twin;
 

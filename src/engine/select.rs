@@ -1,7 +1,9 @@
-//! Engine selection: turns the user's `--engine auto|cpu|gpu` into a concrete engine, falling
-//! back from the GPU to the CPU under `auto` when no CUDA GPU is usable.
+//! Engine selection: turns the user's `--engine auto|cpu|gpu` into a concrete engine: under
+//! `auto` the CPU when it finishes first ([`decide`], from [`super::cost`]), else the GPU, falling
+//! back to the CPU when no CUDA GPU is usable.
 
 use crate::cpu_ref::GmpEngine;
+use crate::engine::cost::Estimate;
 use crate::engine::{Engine, EngineChoice, EngineError};
 use crate::exponent::TestKind;
 
@@ -31,6 +33,22 @@ pub fn open_engine_on(
             Ok(e) => Ok((e, None)),
             Err(why) => Ok((Box::new(GmpEngine::new(p, kind, shift)), Some(why.to_string()))),
         },
+    }
+}
+
+/// Settle `--engine auto` for `iterations` iterations of p on one engine, before any GPU is
+/// opened: `Cpu` when GMP on one core finishes before the GPU (its start-up included), else
+/// `Auto` (the GPU, falling back to the CPU when none is usable). Other choices stay as they are.
+/// With `Auto` comes one line saying what was chosen and why, for stderr.
+pub fn decide(choice: EngineChoice, p: u32, kind: TestKind, iterations: u64) -> (EngineChoice, Option<String>) {
+    if choice != EngineChoice::Auto {
+        return (choice, None);
+    }
+    let e = Estimate::of(p, kind, iterations, iterations, 1, 1);
+    if e.cpu_wins() {
+        (EngineChoice::Cpu, Some(format!("engine auto: the CPU (GMP), it finishes first: {}", e.describe())))
+    } else {
+        (EngineChoice::Auto, Some(format!("engine auto: the GPU, it finishes first: {}", e.describe())))
     }
 }
 

@@ -1,5 +1,7 @@
-//! Where a run's checkpoints fall (every K iterations, the last at the final iteration) and
-//! which of them carry the full residue (spaced to fit the certificate's size budget).
+//! Where a run's checkpoints fall (every K iterations, the last at the final iteration), which
+//! of them carry the full residue in the certificate (spaced to fit its size budget) and which
+//! are replay points for the sidecar file (`--replay-points`), and the split of a finished
+//! chain between the two.
 
 use crate::cert::Checkpoint;
 use crate::residue::{byte_count, Residue};
@@ -42,7 +44,12 @@ pub struct CheckpointLayout {
     pub every: u64,
     /// Every how many checkpoints a full residue is stored (the final one always is).
     pub full_every: u64,
+    /// Every how many checkpoints a replay point is kept for the sidecar (0: none).
+    pub point_every: u64,
 }
+
+/// Default `--replay-points` without a proof: enough starting points for a 64-way replay.
+pub const DEFAULT_REPLAY_POINTS: u64 = 64;
 
 impl CheckpointLayout {
     /// The layout for `iterations` iterations of p: `every` as given or chosen for ~2000
@@ -61,7 +68,15 @@ impl CheckpointLayout {
                 "residue budget {budget} bytes is smaller than one residue ({bytes} bytes)"
             )));
         }
-        Ok(CheckpointLayout { every, full_every: count.div_ceil(max_full) })
+        Ok(CheckpointLayout { every, full_every: count.div_ceil(max_full), point_every: 0 })
+    }
+
+    /// The same layout with at most `points` replay points (evenly spaced checkpoints, besides
+    /// those the certificate holds) kept for the sidecar.
+    pub fn with_replay_points(self, iterations: u64, points: u64) -> Self {
+        let count = iterations.div_ceil(self.every).max(1);
+        let point_every = if points == 0 { 0 } else { count.div_ceil(points) };
+        CheckpointLayout { point_every, ..self }
     }
 
     /// Is iteration k (1-based count of squarings done) a checkpoint of a run of `total`?
@@ -69,10 +84,31 @@ impl CheckpointLayout {
         k == total || k.is_multiple_of(self.every)
     }
 
-    /// Does the checkpoint at iteration k carry the full residue?
+    /// Does the run keep the full residue of the checkpoint at iteration k (for the certificate
+    /// or as a replay point)?
     pub fn is_full(&self, k: u64, total: u64) -> bool {
+        self.in_certificate(k, total) || self.is_point(k)
+    }
+
+    /// Does the certificate carry the full residue of the checkpoint at iteration k?
+    pub fn in_certificate(&self, k: u64, total: u64) -> bool {
         k == total || (k.is_multiple_of(self.every) && (k / self.every).is_multiple_of(self.full_every))
     }
+
+    /// Is the checkpoint at iteration k a replay point?
+    fn is_point(&self, k: u64) -> bool {
+        self.point_every != 0 && k.is_multiple_of(self.every) && (k / self.every).is_multiple_of(self.point_every)
+    }
+}
+
+/// Split a finished chain: residues the certificate does not carry are taken out of it and
+/// returned as (iteration, residue bytes), in order, for the sidecar.
+pub fn split_points(chain: &mut [Checkpoint], layout: &CheckpointLayout, total: u64) -> Vec<(u64, ByteBuf)> {
+    chain
+        .iter_mut()
+        .filter(|c| c.residue.is_some() && !layout.in_certificate(c.iteration, total))
+        .map(|c| (c.iteration, c.residue.take().expect("filtered on Some")))
+        .collect()
 }
 
 /// A checkpoint record for residue r at iteration k.
@@ -126,5 +162,32 @@ mod tests {
             }
         }
         assert!(CheckpointLayout::choose(9689, 9687, None, 100).is_err());
+    }
+
+    #[test]
+    fn replay_points_split_from_the_certificate() {
+        let total = 9687;
+        // Room for 3 residues of 1212 bytes in the certificate, 16 replay points asked for.
+        let l = CheckpointLayout::choose(9689, total, Some(100), 3 * 1212).unwrap().with_replay_points(total, 16);
+        let x = Residue::from_u64(9689, 5);
+        let mut chain: Vec<Checkpoint> = (1..=total)
+            .filter(|&k| l.is_checkpoint(k, total))
+            .map(|k| checkpoint(k, &x, l.is_full(k, total)))
+            .collect();
+        let kept = chain.iter().filter(|c| c.residue.is_some()).count();
+        let points = split_points(&mut chain, &l, total);
+        let in_cert: Vec<u64> = chain.iter().filter(|c| c.residue.is_some()).map(|c| c.iteration).collect();
+        assert_eq!(in_cert.len() + points.len(), kept);
+        assert!(in_cert.len() <= 4 && in_cert.contains(&total), "{in_cert:?}");
+        assert!((12..=16).contains(&points.len()), "{}", points.len());
+        assert!(points.windows(2).all(|w| w[0].0 < w[1].0));
+        assert!(points.iter().all(|(k, _)| !l.in_certificate(*k, total) && k.is_multiple_of(100)));
+        // Without replay points nothing moves.
+        let l0 = CheckpointLayout::choose(9689, total, Some(100), 3 * 1212).unwrap();
+        let mut chain: Vec<Checkpoint> = (1..=total)
+            .filter(|&k| l0.is_checkpoint(k, total))
+            .map(|k| checkpoint(k, &x, l0.is_full(k, total)))
+            .collect();
+        assert!(split_points(&mut chain, &l0, total).is_empty());
     }
 }

@@ -1,16 +1,16 @@
 //! The verifier's replay: recompute a certificate's checkpoint chain independently. The chain is
-//! cut into segments at the checkpoints that carry a full residue; each segment is recomputed
-//! from its stored start (or from s_0 / x_0) with a fresh random shift count, on its own engine,
-//! segments in parallel on the CPU cores (or one after another on a GPU), and every recorded hash
-//! inside it must match. Finally the stated result must follow from the final residue.
+//! cut into segments at the checkpoints that carry a full residue (in the certificate or its
+//! replay-points sidecar); each segment is recomputed from its stored start (or from s_0 / x_0)
+//! with a random shift count, segments in parallel on the host's GPUs and CPU cores
+//! ([`super::schedule`]), and every recorded hash inside it must match. Finally the stated result
+//! must follow from the final residue.
 
+use super::schedule::{self, Devices, Workers};
 use crate::cert::CertBody;
 use crate::cert::Outcome;
-use crate::engine::select::{open_engine, resolve};
 use crate::engine::{Engine, EngineChoice, EngineError};
 use crate::residue::{Residue, ResidueError};
-use rayon::prelude::*;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::collections::BTreeMap;
 use thiserror::Error;
 
 /// Why a replay failed; names the first failing check.
@@ -30,6 +30,8 @@ pub enum ReplayError {
     SampleZero,
     #[error("thread pool: {0}")]
     Pool(String),
+    #[error("the segment from iteration {from} was not replayed: no worker was left to take it")]
+    NotReplayed { from: u64 },
 }
 
 /// A stretch of the chain that can be replayed on its own.
@@ -51,14 +53,25 @@ impl Segment {
 /// Cut the certificate's chain into independently replayable segments. Assumes the body passed
 /// its structure check (increasing checkpoints, residues of the right length).
 pub fn segments(body: &CertBody) -> Result<Vec<Segment>, ReplayError> {
+    segments_from(body, &BTreeMap::new())
+}
+
+/// [`segments`], also cutting at the replay points `points` (residues by iteration, checked
+/// against the certificate's hashes by [`crate::cert::points::open_points`]).
+pub fn segments_from(body: &CertBody, points: &BTreeMap<u64, Residue>) -> Result<Vec<Segment>, ReplayError> {
     let p = body.exponent;
     let mut out = Vec::new();
     let mut cur = Segment { from: 0, start: Residue::start(p, body.kind), checks: Vec::new() };
     for cp in &body.checkpoints {
         cur.checks.push((cp.iteration, cp.hash));
-        if let Some(bytes) = &cp.residue {
-            let r = Residue::from_bytes(p, bytes)
-                .map_err(|source| ReplayError::BadResidue { iteration: cp.iteration, source })?;
+        let start = match (&cp.residue, points.get(&cp.iteration)) {
+            (Some(bytes), _) => Some(
+                Residue::from_bytes(p, bytes)
+                    .map_err(|source| ReplayError::BadResidue { iteration: cp.iteration, source })?,
+            ),
+            (None, point) => point.cloned(),
+        };
+        if let Some(r) = start {
             let next = Segment { from: cp.iteration, start: r, checks: Vec::new() };
             out.push(std::mem::replace(&mut cur, next));
         }
@@ -71,10 +84,20 @@ pub fn segments(body: &CertBody) -> Result<Vec<Segment>, ReplayError> {
 
 /// Replay one segment on `engine` (built for the certificate's exponent and kind).
 pub fn replay_segment(seg: &Segment, engine: &mut dyn Engine) -> Result<(), ReplayError> {
+    replay_segment_with(seg, engine, &mut |_| {})
+}
+
+/// [`replay_segment`], telling `advanced` the iterations done at each checkpoint (for progress).
+pub fn replay_segment_with(
+    seg: &Segment,
+    engine: &mut dyn Engine,
+    advanced: &mut dyn FnMut(u64),
+) -> Result<(), ReplayError> {
     engine.load(&seg.start)?;
     let mut at = seg.from;
     for &(iteration, hash) in &seg.checks {
         engine.iterate(iteration - at)?;
+        advanced(iteration - at);
         at = iteration;
         if engine.read()?.hash() != hash {
             return Err(ReplayError::HashMismatch { iteration });
@@ -117,10 +140,22 @@ pub fn check_result(body: &CertBody) -> Result<(), ReplayError> {
 #[derive(Debug, Clone)]
 pub struct ReplayOptions {
     pub engine: EngineChoice,
+    /// CPU threads (those driving GPUs included).
     pub jobs: usize,
     /// Replay only this many segments (a spot check): the last one, which ends at the final
     /// residue, and the rest chosen at random; at least the number of segments is a full replay.
     pub sample: Option<usize>,
+    /// The GPUs to use.
+    pub devices: Devices,
+    /// Replay points from the sidecar (residues by iteration, checked against the certificate).
+    pub points: BTreeMap<u64, Residue>,
+}
+
+impl ReplayOptions {
+    /// All segments, no sidecar, every GPU: the plain replay on `engine` with `jobs` threads.
+    pub fn new(engine: EngineChoice, jobs: usize) -> Self {
+        ReplayOptions { engine, jobs, sample: None, devices: Devices::All, points: BTreeMap::new() }
+    }
 }
 
 /// What a replay covered.
@@ -161,8 +196,8 @@ fn sample_indices(n: usize, k: usize) -> Vec<usize> {
     idx
 }
 
-/// Replay the certificate's chain (all of it, or a random sample of segments) and check its
-/// result. Each segment gets a fresh engine with its own random shift count.
+/// Replay the certificate's chain (all of it, or a random sample of segments) on the workers
+/// `opts` allows ([`Workers::choose`]) and check its result. The first failure stops the replay.
 pub fn replay(body: &CertBody, opts: &ReplayOptions) -> Result<ReplayReport, ReplayError> {
     if opts.jobs == 0 {
         return Err(ReplayError::Jobs);
@@ -171,52 +206,38 @@ pub fn replay(body: &CertBody, opts: &ReplayOptions) -> Result<ReplayReport, Rep
         return Err(ReplayError::SampleZero);
     }
     check_result(body)?;
-    let all = segments(body)?;
+    let all = segments_from(body, &opts.points)?;
     let chosen: Vec<&Segment> = match opts.sample {
         Some(k) => sample_indices(all.len(), k).into_iter().map(|i| &all[i]).collect(),
         None => all.iter().collect(),
     };
     let (p, kind) = (body.exponent, body.kind);
-    let choice = resolve(opts.engine);
-    let new_engine = || -> Result<(Box<dyn Engine>, String), ReplayError> {
-        let shift = (random_u64() % p as u64) as u32;
-        let (e, _) = open_engine(choice, p, kind, shift)?;
-        let d = e.describe();
-        Ok((e, d))
-    };
-    let hashes = AtomicU64::new(0);
-    let description = if choice == EngineChoice::Cpu {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(opts.jobs)
-            .build()
-            .map_err(|e| ReplayError::Pool(e.to_string()))?;
-        pool.install(|| {
-            chosen.par_iter().try_for_each(|seg| {
-                let (mut e, _) = new_engine()?;
-                replay_segment(seg, e.as_mut())?;
-                hashes.fetch_add(seg.checks.len() as u64, Ordering::Relaxed);
-                Ok::<(), ReplayError>(())
-            })
-        })?;
-        format!("cpu: GMP (rug), {} threads", opts.jobs)
-    } else {
-        // One device: segments one after another on one engine (a fresh shift per segment
-        // would need a new plan upload; the engine's own shift already differs from the prover's
-        // with overwhelming probability).
-        let (mut e, d) = new_engine()?;
-        for seg in &chosen {
-            replay_segment(seg, e.as_mut())?;
-            hashes.fetch_add(seg.checks.len() as u64, Ordering::Relaxed);
+    let workers = Workers::choose(opts.engine, &opts.devices, opts.jobs, p, kind, &chosen)?;
+    if let Some(note) = &workers.note {
+        eprintln!("{note}");
+    }
+    let done = schedule::run(&chosen, p, kind, &workers, true);
+    let mut hashes = 0;
+    let mut left = None;
+    for (seg, run) in chosen.iter().zip(done.runs) {
+        match run {
+            Some(run) => {
+                run.verdict?;
+                hashes += seg.checks.len() as u64;
+            }
+            None => left = left.or(Some(seg.from)),
         }
-        d
-    };
+    }
+    if let Some(from) = left {
+        return Err(ReplayError::NotReplayed { from });
+    }
     Ok(ReplayReport {
         segments_total: all.len(),
         segments_replayed: chosen.len(),
         iterations_total: body.iterations,
         iterations_replayed: chosen.iter().map(|s| s.iterations()).sum(),
-        hashes_checked: hashes.into_inner(),
-        engine: description,
+        hashes_checked: hashes,
+        engine: done.engines,
     })
 }
 
@@ -240,7 +261,7 @@ mod tests {
     }
 
     fn opts(sample: Option<usize>) -> ReplayOptions {
-        ReplayOptions { engine: EngineChoice::Cpu, jobs: 1, sample }
+        ReplayOptions { sample, ..ReplayOptions::new(EngineChoice::Cpu, 1) }
     }
 
     /// The body with its final residue replaced by `x` and the result to match (a forgery that

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Multi-GPU replay scaling (issue 28): one command on a host with G >= 2 GPUs.
+#
+#   scripts/gpu-verify-scale.sh          # binaries from target/release (cargo build --release first)
+#   P=20996011 scripts/gpu-verify-scale.sh   # another exponent (default 3,021,377: ~75 s test on an H200)
+#
+# 1. prove P --engine gpu on GPU 0 with --replay-points 64 (64 segments at least) and a certificate;
+# 2. prove 9689 with --engine auto: must choose the CPU, and take <= 0.1 s wall;
+# 3. verify --replay --engine gpu --devices 0, then --devices all (G GPUs), then --engine auto
+#    (G GPUs plus CPU threads); prints the times and speedup = t(1 GPU) / t(all).
+# Passes (exit 0) when speedup >= 0.9*G and step 2 held; prints PASS or FAIL lines.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+. scripts/gpu-common.sh
+P=${P:-3021377}
+for b in prove verify; do
+  [[ -x $BIN/$b ]] || { echo "missing $BIN/$b: run cargo build --release first" >&2; exit 2; }
+done
+G=$(nvidia-smi --list-gpus 2>/dev/null | wc -l)
+[[ $G -ge 1 ]] || { echo "no GPU visible to nvidia-smi" >&2; exit 2; }
+header "P=$P G=$G"
+fail=0
+
+t0=$(now)
+$BIN/prove "$P" --engine gpu --cert "$WORK/c.cert" --replay-points 64 --spot off >/dev/null 2>"$WORK/prove.err" \
+  || { cat "$WORK/prove.err"; exit 1; }
+t1=$(now)
+echo "prove M$P on GPU 0: $(secs "$t0" "$t1") s; $(grep -h 'replay points' "$WORK/prove.err")"
+
+t0=$(now)
+$BIN/prove 9689 --cert "$WORK/small.cert" >/dev/null 2>"$WORK/small.err"
+t1=$(now)
+small=$(secs "$t0" "$t1")
+echo "prove 9689 (auto): $small s wall; $(grep -h '^engine auto' "$WORK/small.err")"
+if grep -q 'the CPU (GMP)' "$WORK/small.err" && awk -v t="$small" 'BEGIN { exit !(t <= 0.1) }'; then
+  echo "PASS auto: prove 9689 chose the CPU, $small s <= 0.1 s"
+else
+  echo "FAIL auto: prove 9689 must choose the CPU and take <= 0.1 s"; fail=1
+fi
+
+run_verify() { # label, args...; sets T to the wall seconds
+  local label=$1; shift
+  local a b
+  a=$(now)
+  $BIN/verify "$WORK/c.cert" "$@" >/dev/null 2>"$WORK/v.err" || { cat "$WORK/v.err"; echo "FAIL verify $label"; fail=1; }
+  b=$(now)
+  T=$(secs "$a" "$b")
+  echo "verify $label: $T s; $(grep -h '^replay: ok' "$WORK/v.err")"
+}
+run_verify "--engine gpu --devices 0" --replay --engine gpu --devices 0; one=$T
+run_verify "--engine gpu --devices all" --replay --engine gpu --devices all; all=$T
+run_verify "--engine auto (all GPUs + CPU threads)" --replay --engine auto
+speedup=$(awk -v a="$one" -v b="$all" 'BEGIN { printf "%.2f", a / b }')
+if awk -v s="$speedup" -v g="$G" 'BEGIN { exit !(s >= 0.9 * g) }'; then
+  echo "PASS scale: speedup $speedup on $G GPUs (>= $(awk -v g="$G" 'BEGIN { print 0.9 * g }'))"
+else
+  echo "FAIL scale: speedup $speedup on $G GPUs (want >= 0.9*G)"; fail=1
+fi
+exit $fail

@@ -1,0 +1,159 @@
+//! What `--engine auto` weighs: how long a piece of work would take on the CPU (GMP, µs/iter
+//! measured here and now) and on a GPU (start-up cost plus a µs/iter model from the bench
+//! numbers), so that the engine that finishes first is chosen, and CUDA is never opened for work
+//! the CPU finishes before a GPU could even start.
+
+use crate::cpu_ref::GmpEngine;
+use crate::engine::Engine;
+use crate::exponent::TestKind;
+use crate::residue::Residue;
+use std::time::{Duration, Instant};
+
+/// Opening CUDA, building or loading the kernels and uploading a plan: 0.27–0.29 s on an H200
+/// for `prove 9689` (bench/RESULTS.md); rounded down, so that a GPU is never passed over for
+/// work it would finish first.
+pub const GPU_STARTUP_S: f64 = 0.25;
+
+/// GMP's µs/iter is measured at exponents up to this one (the prime 2^20 - 3) and scaled from
+/// it above: a GMP squaring there costs well under 1 ms, so the measurement stays short.
+const MEASURE_LIMIT: u32 = 1_048_573;
+/// Measure for at least this long in all, in this many rounds.
+const MEASURE_FOR: Duration = Duration::from_millis(3);
+const ROUNDS: u32 = 6;
+/// GMP's squaring time grows at least this fast with p (FFT multiplication, p·log p ≈ p^1.1 at
+/// these sizes; Toom below): scaling by it errs towards the CPU only where the GPU wins by
+/// orders of magnitude.
+const CPU_GROWTH: f64 = 1.1;
+
+/// The GPU engine's µs per iteration at exponent p: a floor of ~9 µs (launch latency, one-block
+/// transforms) plus a part linear in p, fitted to the tuned rates of bench/RESULTS.md
+/// (9689: 6.9, 1,257,787: 18.7, 3,021,377: 24.8, 20,996,011: 70.1, 82,589,933: 271.4,
+/// 136,279,841: 573.9 µs/iter on an H200). Within a factor 1.5 of the measurements; the choice
+/// only needs the order of magnitude away from the crossover near p ≈ 10⁴.
+pub fn gpu_us_per_iter(p: u32) -> f64 {
+    9.0 + 4.0e-6 * f64::from(p)
+}
+
+/// GMP's µs per iteration at exponent p on one core of this machine: timed here (a few ms) for
+/// p up to about 2^20, scaled from the time there above.
+pub fn cpu_us_per_iter(p: u32, kind: TestKind) -> f64 {
+    let at = p.min(MEASURE_LIMIT);
+    let us = time_gmp(at, kind);
+    us * (f64::from(p) / f64::from(at)).powf(CPU_GROWTH)
+}
+
+fn time_gmp(p: u32, kind: TestKind) -> f64 {
+    let mut e = GmpEngine::new(p, kind, 0);
+    // A pseudo-random full-size value (xorshift), so the timing is that of full-size squarings
+    // (a patterned value can divide M_p and collapse to small numbers).
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let mut words: Vec<u64> = (0..p.div_ceil(64))
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        })
+        .collect();
+    if !p.is_multiple_of(64) {
+        *words.last_mut().expect("p >= 1") &= (1u64 << (p % 64)) - 1;
+    }
+    let start_value = Residue::from_words(p, words).unwrap_or_else(|_| Residue::start(p, kind));
+    if e.load(&start_value).is_err() {
+        return f64::INFINITY;
+    }
+    // The best of a few short rounds: a busy machine preempts some of them, never speeds one up.
+    let mut best = f64::INFINITY;
+    for _ in 0..ROUNDS {
+        let start = Instant::now();
+        let mut done = 0u64;
+        let mut batch = 1u64;
+        while start.elapsed() < MEASURE_FOR / ROUNDS {
+            if e.iterate(batch).is_err() {
+                return f64::INFINITY;
+            }
+            done += batch;
+            batch *= 2;
+        }
+        best = best.min(start.elapsed().as_secs_f64() * 1e6 / done as f64);
+    }
+    best
+}
+
+/// The engine `auto` takes for a piece of work, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Estimate {
+    /// Seconds on the CPU engine(s).
+    pub cpu_s: f64,
+    /// Seconds on the GPU(s), start-up included.
+    pub gpu_s: f64,
+}
+
+impl Estimate {
+    /// `iterations` at exponent p, split over `cpu_workers` CPU threads or `gpus` GPUs (each
+    /// part at least `longest` iterations: a segment is not split further).
+    pub fn of(p: u32, kind: TestKind, iterations: u64, longest: u64, cpu_workers: usize, gpus: usize) -> Estimate {
+        let per = |workers: usize| (iterations as f64 / workers.max(1) as f64).max(longest as f64);
+        Estimate {
+            cpu_s: per(cpu_workers) * cpu_us_per_iter(p, kind) * 1e-6,
+            gpu_s: GPU_STARTUP_S + per(gpus) * gpu_us_per_iter(p) * 1e-6,
+        }
+    }
+
+    /// Does the CPU finish first?
+    pub fn cpu_wins(&self) -> bool {
+        self.cpu_s <= self.gpu_s
+    }
+
+    /// Does the CPU finish before a GPU could even start (no need to look for one)?
+    pub fn cpu_before_gpu_starts(&self) -> bool {
+        self.cpu_s <= GPU_STARTUP_S
+    }
+
+    /// "CPU ~0.04 s against GPU ~0.32 s (0.25 s start-up)".
+    pub fn describe(&self) -> String {
+        format!("CPU ~{:.3} s against GPU ~{:.3} s ({GPU_STARTUP_S} s start-up)", self.cpu_s, self.gpu_s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gmp_timing_grows_with_p() {
+        let small = cpu_us_per_iter(521, TestKind::Ll);
+        let large = cpu_us_per_iter(86243, TestKind::Ll);
+        assert!(small.is_finite() && small > 0.0, "{small}");
+        assert!(large > small, "{large} <= {small}");
+        // A full-size squaring at the limit, 12 times the size: at least 4 times the time.
+        assert!(cpu_us_per_iter(MEASURE_LIMIT, TestKind::Ll) > 4.0 * large, "{large}");
+        // Above the measuring limit the scaling is at least linear.
+        let beyond = cpu_us_per_iter(4 * MEASURE_LIMIT + 1, TestKind::Ll);
+        assert!(beyond > 4.0 * cpu_us_per_iter(MEASURE_LIMIT, TestKind::Ll) * 0.5, "{beyond}");
+    }
+
+    #[test]
+    fn choices_at_both_ends() {
+        // A small test: done on one core before CUDA could open.
+        let e = Estimate::of(4423, TestKind::Ll, 4421, 4421, 1, 1);
+        assert!(e.cpu_before_gpu_starts() && e.cpu_wins(), "{}", e.describe());
+        // A large one: the GPU, by far (GMP at 2^22 bits takes milliseconds per squaring).
+        let e = Estimate::of(4_194_301, TestKind::Ll, 4_194_299, 4_194_299, 1, 1);
+        assert!(!e.cpu_wins(), "{}", e.describe());
+        assert!(e.gpu_s < e.cpu_s / 10.0, "{}", e.describe());
+        // More CPU workers shorten the CPU's time, down to the longest segment.
+        let one = Estimate::of(86243, TestKind::Ll, 86241, 1000, 1, 1);
+        let many = Estimate::of(86243, TestKind::Ll, 86241, 1000, 8, 1);
+        assert!(many.cpu_s < one.cpu_s / 4.0, "{} vs {}", many.describe(), one.describe());
+    }
+
+    #[test]
+    fn gpu_model_fits_the_bench() {
+        for (p, us) in [(9689u32, 6.9), (1_257_787, 18.7), (3_021_377, 24.8), (20_996_011, 70.1), (136_279_841, 573.9)]
+        {
+            let m = gpu_us_per_iter(p);
+            assert!(m / us < 1.5 && us / m < 1.5, "p {p}: model {m} against {us}");
+        }
+    }
+}

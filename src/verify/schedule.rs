@@ -1,0 +1,353 @@
+//! Who replays which segment: the workers of one host (one per GPU, plus CPU threads running
+//! GMP) and the queue that feeds them. Segments are handed out one at a time, longest first, so
+//! that no GPU idles at the end; a CPU thread takes the shortest segment left, and only while it
+//! would finish it before the GPUs finish the rest of the queue (a CPU segment must never be the
+//! last thing running). Under `--engine auto` the choice of workers weighs the CPU's and the
+//! GPUs' estimated times ([`crate::engine::cost`]).
+
+use super::replay::{random_u64, replay_segment_with, ReplayError, Segment};
+use crate::engine::cost::{cpu_us_per_iter, gpu_us_per_iter, Estimate};
+use crate::engine::select::open_engine_on;
+use crate::engine::{Engine, EngineChoice, EngineError};
+use crate::exponent::TestKind;
+use crate::progress::Progress;
+use std::collections::VecDeque;
+use std::str::FromStr;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// Which GPUs a replay may use (`--devices LIST|all`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Devices {
+    All,
+    /// CUDA ordinals, distinct.
+    List(Vec<usize>),
+}
+
+impl FromStr for Devices {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        if s == "all" {
+            return Ok(Devices::All);
+        }
+        let mut list = Vec::new();
+        for part in s.split(',') {
+            let d: usize = part
+                .trim()
+                .parse()
+                .map_err(|_| format!("'{s}' is not 'all' or a comma-separated list of GPU numbers (e.g. 0,1)"))?;
+            if list.contains(&d) {
+                return Err(format!("GPU {d} is listed twice in '{s}'"));
+            }
+            list.push(d);
+        }
+        Ok(Devices::List(list))
+    }
+}
+
+impl Devices {
+    /// The GPUs this names on this host (an error when there is none, or one named is missing).
+    fn resolve(&self) -> Result<Vec<usize>, EngineError> {
+        let n = crate::gpu::device_count()?;
+        if n == 0 {
+            return Err(EngineError::NoGpu("the CUDA driver sees no device".into()));
+        }
+        match self {
+            Devices::All => Ok((0..n).collect()),
+            Devices::List(l) => match l.iter().find(|&&d| d >= n) {
+                Some(d) => Err(EngineError::NoGpu(format!("--devices names GPU {d}, this host has {n} (0..{n})"))),
+                None => Ok(l.clone()),
+            },
+        }
+    }
+}
+
+/// The workers of a replay.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Workers {
+    /// One worker per GPU (CUDA ordinals).
+    pub gpus: Vec<usize>,
+    /// CPU threads running GMP.
+    pub cpu_threads: usize,
+    /// Why `auto` chose these (for stderr).
+    pub note: Option<String>,
+}
+
+impl Workers {
+    /// Choose the workers for replaying `segs` of M_p: under `Cpu` `jobs` CPU threads, under
+    /// `Gpu` the GPUs of `devices` alone, under `Auto` whichever finishes first: the CPU threads
+    /// alone, or the GPUs with the CPU threads not needed to drive them.
+    pub fn choose(
+        choice: EngineChoice,
+        devices: &Devices,
+        jobs: usize,
+        p: u32,
+        kind: TestKind,
+        segs: &[&Segment],
+    ) -> Result<Workers, ReplayError> {
+        let cpu = |note: Option<String>| Workers { gpus: Vec::new(), cpu_threads: jobs, note };
+        match choice {
+            EngineChoice::Cpu => Ok(cpu(None)),
+            EngineChoice::Gpu => Ok(Workers { gpus: devices.resolve()?, cpu_threads: 0, note: None }),
+            EngineChoice::Auto => {
+                let total: u64 = segs.iter().map(|s| s.iterations()).sum();
+                let longest = segs.iter().map(|s| s.iterations()).max().unwrap_or(0);
+                let usable = segs.len().min(jobs);
+                let est = |gpus: usize| Estimate::of(p, kind, total, longest, usable, gpus);
+                let one = est(1);
+                if one.cpu_before_gpu_starts() {
+                    return Ok(cpu(Some(format!(
+                        "engine auto: {jobs} CPU threads (GMP), done before a GPU could start: {}",
+                        one.describe()
+                    ))));
+                }
+                let gpus = match devices.resolve() {
+                    Ok(g) => g,
+                    Err(e) => return Ok(cpu(Some(format!("engine auto: {jobs} CPU threads (GMP); {e}")))),
+                };
+                let all = est(gpus.len());
+                if all.cpu_wins() {
+                    return Ok(cpu(Some(format!(
+                        "engine auto: {jobs} CPU threads (GMP), they finish first: {}",
+                        all.describe()
+                    ))));
+                }
+                let cpu_threads = jobs.saturating_sub(gpus.len());
+                Ok(Workers {
+                    note: Some(format!(
+                        "engine auto: {} GPU(s) and {cpu_threads} CPU threads, the GPUs finish first: {}",
+                        gpus.len(),
+                        all.describe()
+                    )),
+                    gpus,
+                    cpu_threads,
+                })
+            }
+        }
+    }
+}
+
+/// The replay of one segment.
+#[derive(Debug)]
+pub struct SegmentRun {
+    /// The hash of the recomputed residue at the segment's end (it matched the certificate's),
+    /// or why the segment failed.
+    pub verdict: Result<[u8; 32], ReplayError>,
+    pub seconds: f64,
+    /// "gpu N" or "cpu".
+    pub worker: String,
+}
+
+/// What a scheduled replay did: per segment (in the order given) its run, `None` for segments
+/// not run (an earlier failure stopped the replay, or no worker was left that could take them:
+/// a GPU that failed to open leaves its share to the CPU threads only where they finish it in
+/// time); and the engines used.
+#[derive(Debug)]
+pub struct Scheduled {
+    pub runs: Vec<Option<SegmentRun>>,
+    pub engines: String,
+}
+
+struct Queue {
+    /// Indices into the segments, longest first.
+    order: VecDeque<usize>,
+    /// Iterations in `order`.
+    iterations: u64,
+}
+
+/// Replay `segs` of M_p on `workers`. With `stop_on_failure` the first failure stops the
+/// handing out (segments in flight finish); otherwise every segment is replayed.
+pub fn run(segs: &[&Segment], p: u32, kind: TestKind, workers: &Workers, stop_on_failure: bool) -> Scheduled {
+    let mut order: Vec<usize> = (0..segs.len()).collect();
+    order.sort_by_key(|&i| (std::cmp::Reverse(segs[i].iterations()), i));
+    let queue = Mutex::new(Queue { order: order.into(), iterations: segs.iter().map(|s| s.iterations()).sum::<u64>() });
+    let total = segs.iter().map(|s| s.iterations()).sum::<u64>();
+    // Rates for the CPU threads' rule, only needed when they share the queue with GPUs.
+    let (cpu_us, gpu_us) = if workers.gpus.is_empty() || workers.cpu_threads == 0 {
+        (0.0, 0.0)
+    } else {
+        (cpu_us_per_iter(p, kind), gpu_us_per_iter(p))
+    };
+    let runs: Mutex<Vec<Option<SegmentRun>>> = Mutex::new((0..segs.len()).map(|_| None).collect());
+    let stop = AtomicBool::new(false);
+    let done = AtomicU64::new(0);
+    let progress = Mutex::new(Progress::new(&format!("replay M{p}"), total));
+    let engines = Mutex::new(Vec::new());
+    let gpus = workers.gpus.len() as f64;
+
+    let record = |i: usize, run: SegmentRun| {
+        if run.verdict.is_err() && stop_on_failure {
+            stop.store(true, Ordering::SeqCst);
+        }
+        runs.lock().expect("no worker panics holding the lock")[i] = Some(run);
+    };
+    let tick = |by: u64| {
+        let d = done.fetch_add(by, Ordering::Relaxed) + by;
+        progress.lock().expect("no worker panics holding the lock").update(d);
+    };
+    let replay_on = |i: usize, engine: &mut dyn Engine, worker: &str| {
+        let seg = segs[i];
+        let start = Instant::now();
+        let verdict = replay_segment_with(seg, engine, &mut |by| tick(by))
+            .map(|()| seg.checks.last().map_or_else(|| seg.start.hash(), |c| c.1));
+        record(i, SegmentRun { verdict, seconds: start.elapsed().as_secs_f64(), worker: worker.to_string() });
+    };
+    let gpu_worker = |gpu: usize| {
+        let name = format!("gpu {gpu}");
+        let mut engine: Option<Box<dyn Engine>> = None;
+        loop {
+            if stop.load(Ordering::SeqCst) {
+                return;
+            }
+            let Some(i) = ({
+                let mut q = queue.lock().expect("no worker panics holding the lock");
+                let i = q.order.pop_front();
+                if let Some(i) = i {
+                    q.iterations -= segs[i].iterations();
+                }
+                i
+            }) else {
+                return;
+            };
+            if engine.is_none() {
+                let shift = (random_u64() % u64::from(p)) as u32;
+                match open_engine_on(EngineChoice::Gpu, gpu, p, kind, shift) {
+                    Ok((e, _)) => {
+                        engines
+                            .lock()
+                            .expect("no worker panics holding the lock")
+                            .push(format!("GPU {gpu}: {}", e.describe()));
+                        engine = Some(e);
+                    }
+                    Err(e) => {
+                        // This GPU is out; the segment it took is reported failed, the rest of
+                        // the queue goes to the other workers.
+                        record(i, SegmentRun { verdict: Err(e.into()), seconds: 0.0, worker: name.clone() });
+                        return;
+                    }
+                }
+            }
+            replay_on(i, engine.as_deref_mut().expect("opened above"), &name);
+        }
+    };
+    let cpu_worker = || loop {
+        if stop.load(Ordering::SeqCst) {
+            return;
+        }
+        let Some(i) = ({
+            let mut q = queue.lock().expect("no worker panics holding the lock");
+            let i = if gpus == 0.0 {
+                q.order.pop_front()
+            } else {
+                // The shortest left, if done here before the GPUs are through the rest.
+                let fits = q.order.back().is_some_and(|&i| {
+                    let n = segs[i].iterations();
+                    n as f64 * cpu_us <= (q.iterations - n) as f64 * gpu_us / gpus
+                });
+                if fits {
+                    q.order.pop_back()
+                } else {
+                    None
+                }
+            };
+            if let Some(i) = i {
+                q.iterations -= segs[i].iterations();
+            }
+            i
+        }) else {
+            return;
+        };
+        let shift = (random_u64() % u64::from(p)) as u32;
+        match open_engine_on(EngineChoice::Cpu, 0, p, kind, shift) {
+            Ok((mut e, _)) => replay_on(i, e.as_mut(), "cpu"),
+            Err(e) => record(i, SegmentRun { verdict: Err(e.into()), seconds: 0.0, worker: "cpu".into() }),
+        }
+    };
+    std::thread::scope(|s| {
+        for &g in &workers.gpus {
+            s.spawn(move || gpu_worker(g));
+        }
+        // More threads than segments would only wait.
+        for _ in 0..workers.cpu_threads.min(segs.len()) {
+            s.spawn(cpu_worker);
+        }
+    });
+    progress.into_inner().expect("workers are done").finish();
+    let mut engines = engines.into_inner().expect("workers are done");
+    if workers.cpu_threads > 0 {
+        engines.push(format!("{} CPU threads: GMP (rug)", workers.cpu_threads.min(segs.len())));
+    }
+    Scheduled { runs: runs.into_inner().expect("workers are done"), engines: engines.join("; ") }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::residue::Residue;
+
+    #[test]
+    fn devices_parse() {
+        assert_eq!("all".parse::<Devices>(), Ok(Devices::All));
+        assert_eq!("0,2, 3".parse::<Devices>(), Ok(Devices::List(vec![0, 2, 3])));
+        assert!("0,0".parse::<Devices>().unwrap_err().contains("twice"));
+        assert!("gpu0".parse::<Devices>().unwrap_err().contains("not 'all'"));
+        assert!("".parse::<Devices>().is_err());
+        assert!("-1".parse::<Devices>().is_err());
+    }
+
+    /// Segments of M_127's LL chain cut at `cuts`, with their true hashes (GMP, directly).
+    fn chain(cuts: &[u64]) -> Vec<Segment> {
+        let states = crate::cert::samples::states(TestKind::Ll, 127, cuts);
+        let mut out = Vec::new();
+        let mut from = (0, Residue::start(127, TestKind::Ll));
+        for (&k, r) in cuts.iter().zip(states) {
+            out.push(Segment { from: from.0, start: from.1.clone(), checks: vec![(k, r.hash())] });
+            from = (k, r);
+        }
+        out
+    }
+
+    #[test]
+    fn every_segment_runs_once_on_cpu_threads() {
+        let segs = chain(&[3, 40, 41, 90, 125]);
+        let refs: Vec<&Segment> = segs.iter().collect();
+        for threads in [1, 3, 8] {
+            let w = Workers { gpus: vec![], cpu_threads: threads, note: None };
+            let s = run(&refs, 127, TestKind::Ll, &w, true);
+            for (i, r) in s.runs.iter().enumerate() {
+                let r = r.as_ref().unwrap_or_else(|| panic!("segment {i} not run with {threads} threads"));
+                assert_eq!(*r.verdict.as_ref().unwrap(), segs[i].checks[0].1);
+            }
+        }
+    }
+
+    #[test]
+    fn failures_are_reported_and_stop_when_asked() {
+        let mut segs = chain(&[10, 20, 30, 40, 50, 60]);
+        segs[2].checks[0].1[0] ^= 1;
+        let refs: Vec<&Segment> = segs.iter().collect();
+        let w = Workers { gpus: vec![], cpu_threads: 1, note: None };
+        // Without stopping every segment runs, and only the bad one fails.
+        let all = run(&refs, 127, TestKind::Ll, &w, false);
+        let failed: Vec<usize> =
+            all.runs.iter().enumerate().filter(|(_, r)| r.as_ref().unwrap().verdict.is_err()).map(|(i, _)| i).collect();
+        assert_eq!(failed, vec![2]);
+        // With stopping, one thread (equal lengths: in order) stops after the failure.
+        let stopped = run(&refs, 127, TestKind::Ll, &w, true);
+        assert!(matches!(stopped.runs[2].as_ref().unwrap().verdict, Err(ReplayError::HashMismatch { iteration: 30 })));
+        assert!(stopped.runs[3..].iter().all(Option::is_none));
+    }
+
+    #[test]
+    fn cpu_only_choices_need_no_gpu() {
+        let segs = chain(&[60, 125]);
+        let refs: Vec<&Segment> = segs.iter().collect();
+        let w = Workers::choose(EngineChoice::Cpu, &Devices::All, 4, 127, TestKind::Ll, &refs).unwrap();
+        assert_eq!((w.gpus.len(), w.cpu_threads), (0, 4));
+        // M_127 is done on the CPU long before a GPU could start: auto never looks for one.
+        let w = Workers::choose(EngineChoice::Auto, &Devices::List(vec![7]), 2, 127, TestKind::Ll, &refs).unwrap();
+        assert_eq!((w.gpus.len(), w.cpu_threads), (0, 2));
+        assert!(w.note.unwrap().contains("before a GPU could start"));
+    }
+}
