@@ -68,7 +68,7 @@ struct Driver<'a> {
     rollbacks: BTreeMap<u64, u32>,
     spot: Option<SpotPool>,
     /// Spot jobs in flight: target iteration → the iteration it started from.
-    spot_pending: BTreeMap<u64, u64>,
+    spot_pending: BTreeMap<u64, (u64, Residue)>,
     /// Engine hashes at spot targets, and GMP results waiting for the engine to get there.
     engine_hashes: BTreeMap<u64, [u8; 32]>,
     spot_results: Vec<(u64, u64, [u8; 32])>,
@@ -307,9 +307,7 @@ impl Driver<'_> {
                 keep.push((from, to, hash));
                 continue;
             };
-            if self.spot_pending.remove(&to).is_none() {
-                continue;
-            }
+            let Some((_, x_from)) = self.spot_pending.remove(&to) else { continue };
             self.checks.bump("spot_checks", 1);
             self.checks.bump("spot_iterations", to - from);
             if engine_hash != hash {
@@ -320,10 +318,14 @@ impl Driver<'_> {
                     CheckOutcome::Fail,
                     format!("GMP from iteration {from} disagrees with the engine at {to}"),
                 );
-                // LL goes back to the confirmed state: the window's start is only the engine's word.
+                // LL goes back to the confirmed state if it precedes the window: the error lies
+                // inside the window. A state confirmed after the window's start (by Jacobi checks,
+                // which a corrupted residue passes with probability ~1/4) may carry this very error,
+                // so then the window's start is the target.
                 let (target, x) = match &self.gerbicz {
                     Some(g) => (g.verified().0, g.verified().1.clone()),
-                    None => self.trusted.clone(),
+                    None if self.trusted.0 <= from => self.trusted.clone(),
+                    None => (from, x_from),
                 };
                 return self.rollback(Check::Spot, target, x);
             }
@@ -336,7 +338,7 @@ impl Driver<'_> {
     /// one will start (full coverage first waits for room in the pool).
     fn plan_spot(&mut self) -> Option<u64> {
         let (k, total, every) = (self.k, self.opts.total, self.opts.layout.every);
-        if k >= total || self.spot_pending.values().any(|&f| f == k) {
+        if k >= total || self.spot_pending.values().any(|(f, _)| *f == k) {
             return None;
         }
         let full = self.opts.spot == SpotMode::Full;
@@ -358,7 +360,7 @@ impl Driver<'_> {
         let k = self.k;
         if let Some(pool) = &mut self.spot {
             if pool.submit(SpotJob { from: k, start: x.clone(), iterations: m }) {
-                self.spot_pending.insert(k + m, k);
+                self.spot_pending.insert(k + m, (k, x.clone()));
             }
         }
     }
