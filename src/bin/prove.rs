@@ -622,7 +622,7 @@ fn real_main() -> Result<()> {
         let mut other = open_second()?;
         let mut progress = Progress::new(&format!("M{p} LL confirm"), total);
         let opts = RunOptions { shift: rec.shift, started: rec.started.clone(), ..confirm_opts };
-        let first_seconds = rec.seconds;
+        let (first_seconds, first_checks) = (rec.seconds, std::mem::take(&mut rec.checks));
         rec = match run::run_checked(engine.as_mut(), Some(other.as_mut() as &mut dyn Engine), opts, &mut progress)? {
             RunEnd::Done(r) => r,
             RunEnd::Interrupted { iteration } => {
@@ -633,6 +633,14 @@ fn real_main() -> Result<()> {
             }
         };
         rec.seconds += first_seconds;
+        // The result's check log holds both runs: what the first one caught (faults, rollbacks)
+        // and the rerun's agreement.
+        let rerun_events = std::mem::replace(&mut rec.checks.events, first_checks.events);
+        rec.checks.events.extend(rerun_events);
+        // (The final residue's checks are the rerun's: the first run's ended on the same value.)
+        for (key, n) in first_checks.summary.into_iter().filter(|(k, _)| k != "final_checks") {
+            rec.checks.bump(&key, n);
+        }
         rec.checks.bump("confirmation_reruns", 1);
     }
     let outcome = cert::Outcome::from_final(kind, total, &rec.last)?;
