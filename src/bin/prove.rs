@@ -664,17 +664,7 @@ fn real_main() -> Result<()> {
     if proof.is_some() {
         trace::mark("proof built");
     }
-    let info = TestInfo {
-        p,
-        kind,
-        shift: rec.shift,
-        engine: engine.describe(),
-        fft_length: engine.fft_length(),
-        host: host::describe(),
-        started: rec.started.clone(),
-        finished: report::now_rfc3339(),
-        proof: built,
-    };
+    let info = TestInfo::of_run(engine.as_ref(), &rec, built);
     trace::mark("test info (host described)");
 
     let mut cert_ref = None;

@@ -2,6 +2,7 @@
 //! JSON result line printed on stdout.
 
 use crate::cert::{CertBody, CheckLog, Outcome, Program};
+use crate::engine::Engine;
 use crate::exponent::TestKind;
 use crate::proof::session::{BuiltProof, FILE_VERSION, HASH_BITS};
 use crate::run::RunRecord;
@@ -23,6 +24,23 @@ pub struct TestInfo {
     pub finished: String,
     /// The PRP proof of the run, when one was built.
     pub proof: Option<BuiltProof>,
+}
+
+impl TestInfo {
+    /// The test that `rec` records, run on `engine` on this host, finished now.
+    pub fn of_run(engine: &dyn Engine, rec: &RunRecord, proof: Option<BuiltProof>) -> TestInfo {
+        TestInfo {
+            p: engine.exponent(),
+            kind: engine.kind(),
+            shift: rec.shift,
+            engine: engine.describe(),
+            fft_length: engine.fft_length(),
+            host: crate::host::describe(),
+            started: rec.started.clone(),
+            finished: now_rfc3339(),
+            proof,
+        }
+    }
 }
 
 pub fn program() -> Program {

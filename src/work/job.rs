@@ -8,6 +8,7 @@ use super::{Paths, WorkConfig};
 use crate::cert::{self, Outcome};
 use crate::engine::select;
 use crate::exponent::TestKind;
+use crate::fsutil;
 use crate::progress::{Progress, ProgressLog};
 use crate::proof::session::{self, BuiltProof};
 use crate::proof::Proof;
@@ -15,7 +16,6 @@ use crate::run::checkpoints::{default_residue_budget, CheckpointLayout};
 use crate::run::report::{self, LineContext, TestInfo};
 use crate::run::state::StateStore;
 use crate::run::{self, RunEnd, RunOptions};
-use crate::{fsutil, host};
 use anyhow::{bail, Context, Result};
 use serde_json::Value;
 use std::path::Path;
@@ -87,17 +87,7 @@ pub fn run_job(cfg: &WorkConfig, paths: &Paths, a: &Assignment) -> Result<JobEnd
         })?),
         None => None,
     };
-    let info = TestInfo {
-        p,
-        kind,
-        shift: rec.shift,
-        engine: engine.describe(),
-        fft_length: engine.fft_length(),
-        host: host::describe(),
-        started: rec.started.clone(),
-        finished: report::now_rfc3339(),
-        proof: built,
-    };
+    let info = TestInfo::of_run(engine.as_ref(), &rec, built);
     let cert_path = paths.cert.join(format!("{p}-{}.cbor", kind.worktype()));
     let bytes = cert::seal(&report::cert_body(&info, &rec, &outcome), &cfg.key);
     fsutil::write_atomic(&cert_path, &bytes, 0o644)
