@@ -103,6 +103,43 @@ fn a_flipped_saved_residue_falls_back_to_the_previous_save() {
     assert_eq!(json(&o)["res64"], want.as_str());
 }
 
+/// A save that is wrong but consistent with its own chain (residue and stored hash changed
+/// together) passes the checks on load when its Jacobi symbol is right; the check after it then
+/// fails every time the run rolls back to it. The run gives that save up for the previous one.
+#[test]
+fn a_loaded_state_that_fails_consistently_falls_back_to_the_previous_save() {
+    use mersenne_cert::residue::Residue;
+    use rug::Integer;
+    let env = Env::new();
+    let want = res64(&Env::new(), &["20011", "--spot", "off"]);
+    let dir = two_saves(&env);
+    rewrite_state(&dir.join("state.cbor"), |s| {
+        let m = (Integer::from(1) << s.exponent) - 1u32;
+        // The first flip whose residue x has (x−2 | M) = −1 (passes on load) and (x+2 | M) = −1,
+        // so that (x²−4 | M) = +1: the next iteration's check fails.
+        let x = (0..s.residue.len() * 8)
+            .map(|bit| {
+                let mut b = s.residue.to_vec();
+                b[bit / 8] ^= 1 << (bit % 8);
+                b
+            })
+            .filter_map(|b| Residue::from_bytes(s.exponent, &b).ok())
+            .find(|x| {
+                let v = x.to_integer();
+                Integer::from(&v - 2u32).jacobi(&m) == -1 && Integer::from(&v + 2u32).jacobi(&m) == -1
+            })
+            .expect("a quarter of the flips qualify");
+        s.residue = serde_bytes::ByteBuf::from(x.to_bytes());
+        let k = s.iteration;
+        s.chain.iter_mut().filter(|c| c.iteration == k).for_each(|c| c.hash = x.hash());
+    });
+    let o = env.prove(&["20011", "--spot", "off", "--ll-check", "jacobi"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("after resuming here; trying an older save"), "{}", stderr(&o));
+    let j = json(&o);
+    assert_eq!(j["res64"], want.as_str(), "{j}");
+}
+
 #[test]
 fn no_usable_save_stops_naming_the_files() {
     let env = Env::new();

@@ -66,6 +66,8 @@ struct Driver<'a> {
     shadow: Option<Shadow<'a>>,
     /// Rollbacks per target iteration.
     rollbacks: BTreeMap<u64, u32>,
+    /// The iteration of the saved state this run resumed from, if any.
+    resumed_from: Option<u64>,
     spot: Option<SpotPool>,
     /// Spot jobs in flight: target iteration → the iteration it started from.
     spot_pending: BTreeMap<u64, (u64, Residue)>,
@@ -261,6 +263,9 @@ impl Driver<'_> {
         let n = self.rollbacks.entry(to).or_insert(0);
         *n += 1;
         if *n >= MAX_ROLLBACKS_AT_ONE_PLACE {
+            if self.resumed_from == Some(to) {
+                return Err(RunError::LoadedStateFails { check: check.to_string(), iteration: to });
+            }
             return Err(RunError::Consistent { check: check.to_string(), iteration: to });
         }
         self.checks.log(
@@ -574,16 +579,49 @@ pub fn run(engine: &mut dyn Engine, opts: RunOptions, progress: &mut Progress) -
 
 /// [`run`], with LL's exact check: `second`, an engine for the same test with another shift
 /// count, recomputes every segment before its end is confirmed ([`double`]).
-pub fn run_checked<'a>(
+///
+/// A state loaded from disk that passes its checks on load but after which a check then fails
+/// consistently (three rollbacks to it) is given up for an older save, as a damaged one is on
+/// load; when no older save passes, the run stops naming the files.
+pub fn run_checked(
+    engine: &mut dyn Engine,
+    mut second: Option<&mut dyn Engine>,
+    opts: RunOptions,
+    progress: &mut Progress,
+) -> Result<RunEnd, RunError> {
+    let mut below = None;
+    let mut given_up = CheckLog::default();
+    loop {
+        let (first, second): (&mut dyn Engine, Option<&mut dyn Engine>) = match &mut second {
+            Some(s) => (&mut *engine, Some(&mut **s)),
+            None => (&mut *engine, None),
+        };
+        match run_from(first, second, opts.clone(), progress, below, std::mem::take(&mut given_up)) {
+            Err(RunError::LoadedStateFails { check, iteration }) => {
+                let why = format!("the {check} check failed {MAX_ROLLBACKS_AT_ONE_PLACE} times after resuming here");
+                eprintln!("warning: the save at iteration {iteration}: {why}; trying an older save");
+                given_up.log(iteration, Check::Load, CheckOutcome::Fail, why);
+                below = Some(iteration);
+            }
+            end => return end,
+        }
+    }
+}
+
+/// One attempt of [`run_checked`], resuming from the newest save below iteration `below` (any
+/// when None); `given_up` holds the check events of the attempts before it.
+fn run_from<'a>(
     engine: &'a mut dyn Engine,
     second: Option<&'a mut dyn Engine>,
     opts: RunOptions,
     progress: &mut Progress,
+    below: Option<u64>,
+    given_up: CheckLog,
 ) -> Result<RunEnd, RunError> {
     let p = engine.exponent();
     let kind = engine.kind();
-    let mut checks = CheckLog::default();
-    let saved = crate::run::resume::resume(engine, &opts, &mut checks)?;
+    let mut checks = given_up;
+    let saved = crate::run::resume::resume(engine, &opts, &mut checks, below)?;
     trace::mark("run: saved states looked at");
     let (k, x, chain, shift, started, resumed_from) = match saved {
         Some(s) => {
@@ -629,6 +667,7 @@ pub fn run_checked<'a>(
         jacobi: VecDeque::new(),
         shadow: second.filter(|_| kind == TestKind::Ll).map(Shadow::new),
         rollbacks: BTreeMap::new(),
+        resumed_from,
         spot,
         spot_pending: BTreeMap::new(),
         engine_hashes: BTreeMap::new(),

@@ -20,6 +20,10 @@ pub enum RunError {
     State(#[from] StateError),
     #[error("consistent error: the {check} check failed {MAX_ROLLBACKS_AT_ONE_PLACE} times after rolling back to iteration {iteration}; this looks like a deterministic bug or broken hardware, not a transient fault")]
     Consistent { check: String, iteration: u64 },
+    /// A check failed consistently right after the saved state this run resumed from: the
+    /// driver falls back to an older save ([`crate::run::run_checked`]); never shown to a user.
+    #[error("consistent error: the {check} check failed {MAX_ROLLBACKS_AT_ONE_PLACE} times after resuming from the save at iteration {iteration}")]
+    LoadedStateFails { check: String, iteration: u64 },
     #[error("a saved state for this test exists with different parameters ({0}); pass --fresh to discard it or use another --state-dir")]
     Mismatch(String),
     #[error("the saved state at iteration {iteration} cannot continue its proof ({source}); pass --fresh to redo the test with a proof, or --no-proof to finish it without one")]

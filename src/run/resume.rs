@@ -12,11 +12,13 @@ use crate::run::jacobi::ll_jacobi_ok;
 use crate::run::state::{SavedState, StateError};
 use crate::run::{RunError, RunOptions};
 
-/// Resume from the newest usable saved state, verifying it; None when there is none.
+/// Resume from the newest usable saved state (below iteration `below`, when given: the saves
+/// from there on were given up), verifying it; None when there is none.
 pub(crate) fn resume(
     engine: &mut dyn Engine,
     opts: &RunOptions,
     checks: &mut CheckLog,
+    below: Option<u64>,
 ) -> Result<Option<SavedState>, RunError> {
     let Some(store) = &opts.store else { return Ok(None) };
     let candidates = store.candidates();
@@ -25,6 +27,7 @@ pub(crate) fn resume(
     }
     for cand in candidates {
         let s = match cand {
+            Ok(s) if below.is_some_and(|b| s.iteration >= b) => continue,
             Ok(s) => s,
             Err(e) => {
                 checks.log(0, Check::Load, CheckOutcome::Fail, e.to_string());
