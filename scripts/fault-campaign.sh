@@ -4,8 +4,10 @@
 # the last 1%, a third anywhere), random word and bit, spot checks off, and counts how many ended
 # with a wrong final residue and exit 0 (the outcome that must never happen in an exact mode).
 #
-#   scripts/fault-campaign.sh MODE N [SEED] [OUTDIR]
+#   [JOBS=J] scripts/fault-campaign.sh MODE N [SEED] [OUTDIR]
 #     MODE: jacobi | double (LL with --ll-check MODE) | prp (PRP-3, Gerbicz, no proof)
+#     JOBS: run J shards at once (one CPU core each; seeds SEED*1000+i, trials split evenly,
+#           each in OUTDIR/shard-i), then merge them into OUTDIR/MODE.tsv and one summary line.
 #
 # One line per trial goes to OUTDIR/MODE.tsv (p, iteration, word, bit, res64, verdict:
 # right / WRONG / stopped = non-zero exit with no result), then a summary line. Reference results
@@ -33,18 +35,38 @@ rand() { echo $(((RANDOM << 15 | RANDOM) % $1)); } # uniform enough below 2^30
 
 res64() { sed -n 's/.*"res64":"\([0-9A-F]*\)".*/\1/p'; }
 
+refdir=${REFDIR:-$out}
 reference() {
-  local p=$1 f="$out/ref-$mode-$1"
-  [ "$mode" = jacobi ] && f="$out/ref-double-$1"
+  local p=$1 f="$refdir/ref-$mode-$1"
+  [ "$mode" = jacobi ] && f="$refdir/ref-double-$1"
   if [ ! -s "$f" ]; then
     local args=(--ll-check double)
     [ "$mode" = prp ] && args=(--prp --no-proof)
-    "$prove" "$p" --engine cpu --spot off --fresh --state-dir "$state" --key "$state/key" "${args[@]}" 2>/dev/null | res64 >"$f"
-    [ -s "$f" ] || { rm -f "$f"; echo "no reference result for M$p" >&2; exit 1; }
+    local tmp="$f.$$.$BASHPID"
+    "$prove" "$p" --engine cpu --spot off --fresh --state-dir "$state/ref-$p" --key "$state/key" "${args[@]}" 2>/dev/null | res64 >"$tmp"
+    [ -s "$tmp" ] || { rm -f "$tmp"; echo "no reference result for M$p" >&2; exit 1; }
+    mv "$tmp" "$f"
   fi
   cat "$f"
 }
 
+jobs=${JOBS:-1}
+if [ "$jobs" -gt 1 ]; then
+  # The references first (in parallel), then the shards, then one merged log and summary.
+  for p in "${exps[@]}"; do
+    reference "$p" >/dev/null &
+    [ "$(jobs -rp | wc -l)" -ge "$jobs" ] && wait -n
+  done
+  wait
+  for ((i = 0; i < jobs; i++)); do
+    JOBS=1 REFDIR="$refdir" PROVE="$prove" "$0" "$mode" $(((n + i) / jobs)) $((seed * 1000 + i)) "$out/shard-$i" >/dev/null &
+  done
+  wait
+  cat "$out"/shard-*/"$mode.tsv" | grep -v '^fault campaign' >"$out/$mode.tsv"
+  tally() { awk -F'\t' -v v="$1" '$6 == v' "$out/$mode.tsv" | wc -l; }
+  echo "fault campaign $mode: $(wc -l <"$out/$mode.tsv") trials ($jobs shards, seed $seed): $(tally right) right, $(tally WRONG) WRONG (exit 0 with a wrong res64), $(tally stopped) stopped with an error" | tee -a "$out/$mode.tsv"
+  exit 0
+fi
 log="$out/$mode.tsv"
 : >"$log"
 right=0 wrong=0 stopped=0
