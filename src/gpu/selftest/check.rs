@@ -124,7 +124,7 @@ impl KernelChecker {
         // and out of MERSENNE_OUT·n (kernels/field_check.cu).
         unsafe { Pipeline::launch(&self.dev, &self.dev.kernels.field_ops_m61m31, shape, &[&pa, &pb, &po, &n]) }?;
         let ok = self.get(&out)? == mersenne::expected(&a, &b);
-        Ok(KernelVerdict { kernel: format!("M61, M31, GF(p^2) and CRT operations ({n} inputs)"), ok })
+        Ok(KernelVerdict { kernel: format!("field operations of M61, M31, GF(p^2) and the CRT ({n} inputs)"), ok })
     }
 
     /// Check every kernel at length 2^log2 on random data drawn from `seed`.
