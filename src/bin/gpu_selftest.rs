@@ -314,9 +314,9 @@ fn field_rate(rng: &mut SeededRng, iters: u64, exponents: Vec<u32>) -> Result<bo
     }
     println!("memory: every pass reads and writes every word once (8 B) at the copy bandwidth, tables left out");
     println!();
-    println!("GF(M61^2) x GF(M31^2): n real words as n/2 complex values per field, the passes of the Goldilocks plan");
+    println!("GF(M61^2) x GF(M31^2): n real words as n/2 complex values per field, as many passes as the Goldilocks");
     println!(
-        "of n/2 values; floors in us (src/gpu/selftest/floor_m61m31.rs), the Goldilocks plan's at its own length,"
+        "plan of n/2 values; floors in us (src/gpu/selftest/floor_m61m31.rs), the Goldilocks plan's at its own length,"
     );
     println!("predicted = max(arith, memory) x (Goldilocks us/iter / its max(floor, memory))");
     println!(

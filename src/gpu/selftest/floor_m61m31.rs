@@ -11,11 +11,13 @@
 //!
 //! # The counts, per field and per squaring (forward and inverse transform, pair step, weights)
 //! - Radix-2 butterflies (complex add+sub pairs): N/2 per stage, m stages, 2 directions: N·m.
-//! - The 2^m part keeps the pass structure of today's Goldilocks plan of 2^m values (its global
-//!   passes and its row pass; [`goldilocks_passes`]). A pass of s stages splits into ⌈s/3⌉ groups
-//!   of at most 3 stages (as even as possible, larger first), whose twiddles are powers of
-//!   w8 = (1 + i)/√2: i costs nothing (a swap and a sign inside the additions), w8 and w8³ cost
-//!   a w8 product (two shifts), 2 per DFT of 8: N/4 per group of 3 stages and direction.
+//! - The 2^m part keeps the pass count of today's Goldilocks plan of 2^m values (its global
+//!   passes and its row pass; [`goldilocks_passes`]) and its most stages per pass, the stages
+//!   dealt to the passes so that they make the fewest groups ([`radix8_passes`]). A pass of s
+//!   stages splits into ⌈s/3⌉ groups of at most 3 stages (as even as possible, larger first),
+//!   whose twiddles are powers of w8 = (1 + i)/√2: i costs nothing (a swap and a sign inside the
+//!   additions), w8 and w8³ cost a w8 product (two shifts), 2 per DFT of 8: N/4 per group of 3
+//!   stages and direction.
 //! - General twiddle products (complex) at every boundary between consecutive groups, inside a
 //!   pass or between passes: after a group of g stages with r stages still to come, the twiddle
 //!   of (j, k) in each sub-transform of 2^g × 2^r values is w^(jk), 1 where j = 0 or k = 0:
@@ -99,6 +101,31 @@ pub fn goldilocks_passes(log2: u32) -> Result<Vec<u32>, EngineError> {
     let mut passes = plan.global_passes();
     passes.push(plan.shared_log2());
     Ok(passes)
+}
+
+/// The passes of a plan with as many passes as `goldilocks`, as many stages in all, none longer
+/// than its longest, that split into the fewest groups of at most 3 stages (ties: the shortest
+/// longest pass, then the first in ascending order). Today's passes are shaped for lines of
+/// power-of-2 twiddles (up to 64 values), which this arithmetic does not have beyond 8.
+pub fn radix8_passes(goldilocks: &[u32]) -> Vec<u32> {
+    fn walk(left: u32, parts: usize, cap: u32, cur: &mut Vec<u32>, best: &mut Option<((u32, u32), Vec<u32>)>) {
+        if parts == 0 {
+            let key = (cur.iter().map(|s| s.div_ceil(3)).sum(), cur.iter().copied().max().unwrap_or(0));
+            if left == 0 && best.as_ref().is_none_or(|(k, _)| key < *k) {
+                *best = Some((key, cur.clone()));
+            }
+            return;
+        }
+        for s in 1..=cap.min(left) {
+            cur.push(s);
+            walk(left - s, parts - 1, cap, cur, best);
+            cur.pop();
+        }
+    }
+    let cap = goldilocks.iter().copied().max().unwrap_or(0);
+    let mut best = None;
+    walk(goldilocks.iter().sum(), goldilocks.len(), cap, &mut Vec::new(), &mut best);
+    best.map_or_else(|| goldilocks.to_vec(), |(_, passes)| passes)
 }
 
 /// The groups of at most 3 stages of each pass, outermost first: ⌈s/3⌉ per pass of s stages,
@@ -295,6 +322,24 @@ mod tests {
         assert_eq!(length_for(180), Some(MLength { odd: 1, log2: 2 }));
         assert_eq!(length_for(181), Some(MLength { odd: 3, log2: 1 }));
         assert_eq!(MLength { odd: 3, log2: 20 }.to_string(), "3*2^20");
+    }
+
+    #[test]
+    fn radix8_passes_by_hand() {
+        // 2^21 today: 5 + 5 + 5 + 6 stages, 8 groups; 3 + 6 + 6 + 6 makes 7.
+        assert_eq!(radix8_passes(&[5, 5, 5, 6]), [3, 6, 6, 6]);
+        // 2^17: 6 + 5 + 6 already makes the fewest (6); 5 + 6 + 6 comes first.
+        assert_eq!(radix8_passes(&[6, 5, 6]), [5, 6, 6]);
+        // 2^19: 19 stages in 3 passes of at most 7: 7 groups, only as 6 + 6 + 7 (in some order).
+        assert_eq!(radix8_passes(&[6, 6, 7]), [6, 6, 7]);
+        assert_eq!(radix8_passes(&[5]), [5]);
+        for log2 in 5..=22 {
+            let today = goldilocks_passes(log2).unwrap();
+            let passes = radix8_passes(&today);
+            assert_eq!((passes.len(), passes.iter().sum::<u32>()), (today.len(), log2));
+            assert!(passes.iter().max() <= today.iter().max());
+            assert!(groups(&passes).len() <= groups(&today).len());
+        }
     }
 
     #[test]

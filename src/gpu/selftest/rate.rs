@@ -146,11 +146,12 @@ impl FieldRate {
         }
     }
 
-    /// The second arithmetic's floor at p: its length (floor_m61m31::length_for) with the passes
-    /// of today's Goldilocks plan of as many complex values; None beyond its longest length.
+    /// The second arithmetic's floor at p: its length (floor_m61m31::length_for) in as many passes
+    /// as today's Goldilocks plan of as many complex values (floor_m61m31::radix8_passes); None
+    /// beyond its longest length.
     pub fn mersenne_floor(&self, p: u32) -> Result<Option<MersenneFloor>, EngineError> {
         let Some(len) = floor_m61m31::length_for(p) else { return Ok(None) };
-        let passes = floor_m61m31::goldilocks_passes(len.log2 - 1)?;
+        let passes = floor_m61m31::radix8_passes(&floor_m61m31::goldilocks_passes(len.log2 - 1)?);
         Ok(Some(floor_m61m31::floor(&self.mersenne, self.bandwidth, len, &passes)))
     }
 }
