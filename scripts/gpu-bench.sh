@@ -3,7 +3,8 @@
 # run on one GPU, next to the peers' figures; then the same exponents through `prove` with the
 # error checks on at their defaults, so that their overhead shows separately; then end-to-end
 # wall times of small full tests and of a start alone; then the floor that the field arithmetic
-# sets under a squaring (gpu-selftest field-rate).
+# sets under a squaring (gpu-selftest field-rate), with the GF(M61^2) x GF(M31^2) gate (issue 24:
+# its operations' rates, its floor and predicted µs/iter at each exponent's length of it).
 #
 #   scripts/gpu-bench.sh            # binaries from target/release
 #   BIN=dir ITERS=10000 LOOP_SECS=5 scripts/gpu-bench.sh
@@ -112,7 +113,8 @@ echo "| gpu-selftest start (context and kernels, nothing run) | $(wall "$BIN/gpu
 
 # 4. The floor that the field arithmetic sets: its throughput with nothing else in the way, and
 # the time a squaring's butterflies (each line DFT at its length's rate) and products take at
-# those rates on each exponent's plan.
+# those rates on each exponent's plan; then the same for GF(M61^2) x GF(M31^2) with its
+# prediction against PRPLL (src/gpu/selftest/floor_m61m31.rs).
 echo
 "$BIN/gpu-selftest" field-rate --iters "$ITERS" $EXPONENTS | grep -v '^seed\|^device'
 

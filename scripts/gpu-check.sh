@@ -8,7 +8,8 @@
 #                                        # ~6 min on an H200: 8.5 M iterations of full tests)
 #
 # Steps:
-#   1 kernels    every kernel equals the CPU twin, n = 2^2 .. 2^24 (one-block kernel up to 2^10)
+#   1 kernels    every kernel equals the CPU twin, n = 2^2 .. 2^24 (one-block kernel up to 2^10),
+#                and both arithmetics' field operations against the CPU's (Goldilocks; M61, M31, GF(p^2), CRT)
 #   2 squaring   one squaring / multiplication mod M_p equals GMP's, 200 random prime exponents,
 #                then 100 of the small lengths (p = 13 .. 27,648, n <= 2^10: the one-block kernel)
 #   3 known      prove --engine gpu: every known Mersenne prime exponent up to 1,398,269 is prime,

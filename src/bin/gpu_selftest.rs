@@ -12,7 +12,10 @@
 //! - `field-rate`: the field operations' throughput with nothing else in the way (registers
 //!   only: butterflies in lines of 2^1 … 2^6 values, products) and the floor it sets under a
 //!   squaring on each exponent's plan, next to the measured µs/iteration: how much of an
-//!   iteration is arithmetic that no schedule of that plan can avoid;
+//!   iteration is arithmetic that no schedule of that plan can avoid; then the same for the
+//!   second arithmetic, GF(M61²) × GF(M31²) (issue 24): its operations' rates, checked first
+//!   against their definitions, and the floor and predicted µs/iteration of each exponent's
+//!   length of it (gpu::floor_m61m31's model) next to the Goldilocks plan's and PRPLL's;
 //! - `proof-build P --power K`: the time to build a power-K proof's middles on the GPU from 2^K
 //!   stored points (random residues, so the proof itself is meaningless and is not verified),
 //!   as a share of a full test at the measured rate: issue 6's cost at exponents whose test
@@ -121,9 +124,7 @@ enum Cmd {
 fn kernels(rng: &mut SeededRng, from: u32, to: u32) -> Result<bool, EngineError> {
     let checker = KernelChecker::new()?;
     println!("device: {}", checker.device());
-    let field = checker.check_field(rng.next_u64(), 1 << 16)?;
-    println!("{}: {}", field.kernel, if field.ok { "OK" } else { "MISMATCH" });
-    let mut all = field.ok;
+    let mut all = check_fields(&checker, rng)?;
     for log2 in from..=to {
         let t = Instant::now();
         let verdicts = checker.check_length(log2, rng.next_u64())?;
@@ -138,6 +139,15 @@ fn kernels(rng: &mut SeededRng, from: u32, to: u32) -> Result<bool, EngineError>
         );
     }
     Ok(all)
+}
+
+/// Both arithmetics' field operations against the CPU's (edge inputs and 2^16 random ones).
+fn check_fields(checker: &KernelChecker, rng: &mut SeededRng) -> Result<bool, EngineError> {
+    let verdicts = [checker.check_field(rng.next_u64(), 1 << 16)?, checker.check_m61m31(rng.next_u64(), 1 << 16)?];
+    for v in &verdicts {
+        println!("{}: {}", v.kernel, if v.ok { "OK" } else { "MISMATCH" });
+    }
+    Ok(verdicts.iter().all(|v| v.ok))
 }
 
 fn random_prime(rng: &mut SeededRng, min: u32, max: u32) -> u32 {
@@ -265,7 +275,11 @@ fn bench(iters: u64, line_stages: Option<u32>, exponents: Vec<u32>) -> Result<bo
     Ok(true)
 }
 
-fn field_rate(iters: u64, exponents: Vec<u32>) -> Result<bool, EngineError> {
+fn field_rate(rng: &mut SeededRng, iters: u64, exponents: Vec<u32>) -> Result<bool, EngineError> {
+    // The operations are timed only once they are known to compute the right values.
+    if !check_fields(&KernelChecker::new()?, rng)? {
+        return Ok(false);
+    }
     let rate = gpu::field_rate()?;
     println!("device: {}", rate.device);
     println!("in registers alone, G/s: butterflies in lines of 2^q values (power-of-2 twiddles; q = 1: an add and a subtract)");
@@ -273,11 +287,13 @@ fn field_rate(iters: u64, exponents: Vec<u32>) -> Result<bool, EngineError> {
         println!("  q = {}: {:>8.1}", q + 1, r * 1e-9);
     }
     println!("  products (gl_mul): {:.1}", rate.products * 1e-9);
+    print_mersenne_rates(&rate);
     println!("floor of a squaring in us at these rates: its line DFTs' butterflies and its products");
     println!(
-        "{:>11} {:>6} {:>11} {:>9} {:>9} {:>9} {:>6}",
-        "exponent", "n", "butterflies", "products", "floor", "us/iter", "floor%"
+        "{:>11} {:>6} {:>11} {:>9} {:>9} {:>9} {:>6} {:>7}",
+        "exponent", "n", "butterflies", "products", "floor", "us/iter", "floor%", "memory"
     );
+    let mut second = Vec::new();
     for p in anchors_unless(exponents) {
         let plan = gpu::engine_plan(p)?;
         if plan.is_small() {
@@ -289,12 +305,79 @@ fn field_rate(iters: u64, exponents: Vec<u32>) -> Result<bool, EngineError> {
         let us = gpu::bench_plan(plan, iters)?;
         let (b, m) = (f.butterflies_us, f.products_us);
         println!(
-            "{p:>11} {:>6} {b:>11.1} {m:>9.1} {floor:>9.1} {us:>9.1} {:>5.0}%",
+            "{p:>11} {:>6} {b:>11.1} {m:>9.1} {floor:>9.1} {us:>9.1} {:>5.0}% {:>7.1}",
             format!("2^{n}"),
-            100.0 * floor / us
+            100.0 * floor / us,
+            f.memory_us
+        );
+        second.push((p, n, floor, f.memory_us, us));
+    }
+    println!("memory: every pass reads and writes every word once (8 B) at the copy bandwidth, tables left out");
+    println!();
+    println!("GF(M61^2) x GF(M31^2): n real words as n/2 complex values per field, as many passes as the Goldilocks");
+    println!(
+        "plan of n/2 values; floors in us (src/gpu/selftest/floor_m61m31.rs), the Goldilocks plan's at its own length,"
+    );
+    println!("predicted = max(arith, memory) x (Goldilocks us/iter / its max(floor, memory))");
+    println!(
+        "{:>11} {:>7} {:>6} {:>7} {:>7} {:>5} {:>7} {:>7} | {:>6} {:>7} {:>7} {:>7} | {:>9} {:>6}  verdict",
+        "exponent",
+        "n",
+        "passes",
+        "M61",
+        "M31",
+        "CRT",
+        "arith",
+        "memory",
+        "GL n",
+        "floor",
+        "memory",
+        "us/iter",
+        "predicted",
+        "PRPLL"
+    );
+    for (p, gl_log2, gl_floor, gl_memory, gl_us) in second {
+        let Some(m) = rate.mersenne_floor(p)? else {
+            println!("{p:>11} (beyond the longest length of the model)");
+            continue;
+        };
+        let predicted = gpu::predicted(&m, gl_floor.max(gl_memory), gl_us);
+        let peer = ANCHORS.iter().find(|a| a.0 == p).map(|a| a.3).filter(|x| x.is_finite());
+        let verdict = match peer {
+            Some(x) if predicted < x => "ahead of PRPLL fp64",
+            Some(_) => "NOT ahead of PRPLL fp64",
+            None => "-",
+        };
+        println!(
+            "{p:>11} {:>7} {:>6} {:>7.1} {:>7.1} {:>5.1} {:>7.1} {:>7.1} | {:>6} {gl_floor:>7.1} {gl_memory:>7.1} {gl_us:>7.1} | {predicted:>9.1} {:>6}  {verdict}",
+            m.len.to_string(),
+            m.passes,
+            m.m61_us,
+            m.m31_us,
+            m.crt_us,
+            m.arith_us,
+            m.memory_us,
+            format!("2^{gl_log2}"),
+            peer.map_or("-".to_string(), |x| format!("{x:.1}"))
         );
     }
     Ok(true)
+}
+
+/// The second arithmetic's rates, in G/s (kernels/field_rate_m61m31.cu), and the bandwidth.
+fn print_mersenne_rates(rate: &gpu::FieldRate) {
+    let r = &rate.mersenne;
+    println!("{:<54} {:>8} {:>8}", "GF(M61), GF(M31) and GF(p^2) in registers alone, G/s:", "M61", "M31");
+    for ((name, m61), (_, m31)) in r.m61.named().into_iter().zip(r.m31.named()) {
+        println!("  {name:<52} {:>8.1} {:>8.1}", m61 * 1e-9, m31 * 1e-9);
+    }
+    println!(
+        "  paired butterflies (one in each field, interleaved): {:.1} G/s, {:.2}x the two apart",
+        r.pair_bfly * 1e-9,
+        r.pairing()
+    );
+    println!("  CRT to a centered 92-bit integer: {:.1} G/s", r.crt * 1e-9);
+    println!("memory: copy {:.0} GB/s (read + write)", rate.bandwidth * 1e-9);
 }
 
 fn profile(p: u32, line_stages: Option<u32>) -> Result<bool, EngineError> {
@@ -396,7 +479,7 @@ fn main() -> ExitCode {
             println!("device: {d}");
             true
         }),
-        Cmd::FieldRate { iters, exponents } => field_rate(iters, exponents),
+        Cmd::FieldRate { iters, exponents } => field_rate(&mut rng, iters, exponents),
         Cmd::Profile { p, line_stages } => profile(p, line_stages),
     };
     match outcome {

@@ -7,7 +7,8 @@
 //! - [`small`]: at small lengths, one block and one launch for a whole batch of iterations;
 //! - [`engine`]: [`GpuEngine`], the [`crate::engine::Engine`] implementation;
 //! - [`selftest`]: `check`, kernel-by-kernel comparison with the CPU twin, for `gpu-selftest`;
-//!   and `rate`: the field operations' throughput and the floor it sets, for `gpu-selftest`;
+//!   and `rate`: the field operations' throughput and the floor it sets, for `gpu-selftest`
+//!   (with `floor_m61m31`, the floor model of the GF(M61²) × GF(M31²) arithmetic);
 //! - [`tune`]: the fastest pass shape per length on this GPU (`prove --tune`), cached.
 
 mod engine;
@@ -19,6 +20,7 @@ mod tune;
 
 pub use engine::GpuEngine;
 pub use selftest::check::{KernelChecker, KernelVerdict};
+pub use selftest::floor_m61m31::{predicted, FqRates, MLength, MersenneFloor, MersenneRates};
 pub use selftest::rate::{field_rate, FieldRate, Floor};
 pub use tune::{tune, Tuning};
 

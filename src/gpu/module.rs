@@ -5,7 +5,6 @@
 
 use crate::engine::EngineError;
 use crate::trace;
-use crate::transform::line::MAX_POW2_LOG2;
 use crate::transform::plan::MAX_SHARED_LOG2;
 use cudarc::driver::{sys, CudaContext, CudaEvent, CudaFunction, CudaModule, CudaStream};
 use cudarc::nvrtc::Ptx;
@@ -15,8 +14,9 @@ use std::sync::Arc;
 
 /// Kernel sources (file name in kernels/, text), in the order they are concatenated into one
 /// compilation unit.
-const SOURCES: [(&str, &str); 8] = [
+const SOURCES: [(&str, &str); 9] = [
     ("goldilocks.cuh", include_str!("../../kernels/goldilocks.cuh")),
+    ("mersenne_fields.cuh", include_str!("../../kernels/mersenne_fields.cuh")),
     ("carry.cu", include_str!("../../kernels/carry.cu")),
     ("stages.cuh", include_str!("../../kernels/stages.cuh")),
     ("ntt_block.cu", include_str!("../../kernels/ntt_block.cu")),
@@ -28,10 +28,12 @@ const SOURCES: [(&str, &str); 8] = [
 
 /// The field-rate kernels' compilation unit (`gpu-selftest field-rate`), a module of its own so
 /// that no engine start compiles them (they add ~3 s, 14%, to a first compilation).
-const RATE_SOURCES: [(&str, &str); 3] = [
+const RATE_SOURCES: [(&str, &str); 5] = [
     ("goldilocks.cuh", include_str!("../../kernels/goldilocks.cuh")),
     ("stages.cuh", include_str!("../../kernels/stages.cuh")),
     ("field_rate.cu", include_str!("../../kernels/field_rate.cu")),
+    ("mersenne_fields.cuh", include_str!("../../kernels/mersenne_fields.cuh")),
+    ("field_rate_m61m31.cu", include_str!("../../kernels/field_rate_m61m31.cu")),
 ];
 
 /// The compilation unit: the built-in sources, or, for kernel development, the files of the same
@@ -76,6 +78,7 @@ pub(crate) struct Kernels {
     pub flip_bit: CudaFunction,
     pub expand_weights: CudaFunction,
     pub field_ops: CudaFunction,
+    pub field_ops_m61m31: CudaFunction,
 }
 
 /// The column passes and a squaring's row pass (kernels/ntt_block.cu), of one launch trigger.
@@ -244,6 +247,7 @@ fn load_kernels(module: &Arc<CudaModule>) -> Result<Kernels, EngineError> {
         flip_bit: f("flip_bit")?,
         expand_weights: f("expand_weights")?,
         field_ops: f("field_ops")?,
+        field_ops_m61m31: f("field_ops_m61m31")?,
     })
 }
 
@@ -300,14 +304,11 @@ impl Device {
         Ok(Device { ctx, stream, kernels, description, name, pdl, kernel_key, arch })
     }
 
-    /// The field-rate kernels (kernels/field_rate.cu): rate_lines<q> for lines of 2^q values,
-    /// q = 1..=MAX_POW2_LOG2, and rate_mul; compiled (or read from the cache) on demand.
-    pub fn rate_kernels(&self) -> Result<(Vec<CudaFunction>, CudaFunction), EngineError> {
+    /// The field-rate kernels' module (kernels/field_rate.cu, field_rate_m61m31.cu), compiled (or
+    /// read from the cache) on demand.
+    pub fn rate_module(&self) -> Result<Arc<CudaModule>, EngineError> {
         let source = source(&RATE_SOURCES)?;
-        let (module, _) = build_module(&self.ctx, &source, &self.arch, &kernel_key(&source, &self.arch, &self.name))?;
-        let f = |name: &str| module.load_function(name).map_err(cuda_err("rate kernel"));
-        let lines = (1..=MAX_POW2_LOG2).map(|q| f(&format!("rate_lines{q}"))).collect::<Result<_, _>>()?;
-        Ok((lines, f("rate_mul")?))
+        Ok(build_module(&self.ctx, &source, &self.arch, &kernel_key(&source, &self.arch, &self.name))?.0)
     }
 }
 

@@ -3,6 +3,7 @@
 //! carries, shift count) compared word for word with the CPU twin's stage functions (src/transform/twin.rs)
 //! on the same input. Small lengths run on the one-block kernel, checked by small.rs.
 
+use super::mersenne;
 use crate::engine::EngineError;
 use crate::gpu::module::{cuda_err, Device};
 use crate::gpu::pipeline::{addr, Op, Pipeline, Res, Shape, ADVANCE, LL};
@@ -100,6 +101,30 @@ impl KernelChecker {
             })
             .collect();
         Ok(KernelVerdict { kernel: format!("field operations ({n} pairs)"), ok: got == want })
+    }
+
+    /// The second arithmetic's device operations (field_ops_m61m31 in kernels/field_check.cu)
+    /// against their definitions ([`super::mersenne`]), word for word, on every pair of edge inputs
+    /// and `random` random pairs of partial M61 values drawn from `seed`.
+    pub fn check_m61m31(&self, seed: u64, random: usize) -> Result<KernelVerdict, EngineError> {
+        let edges = mersenne::edge_inputs();
+        let mut rng = SeededRng::new(seed);
+        let (mut a, mut b): (Vec<u64>, Vec<u64>) =
+            edges.iter().flat_map(|&x| edges.iter().map(move |&y| (x, y))).unzip();
+        let bound = mersenne::M61.p() + 8;
+        a.extend((0..random).map(|_| rng.next_u64() % bound));
+        b.extend((0..random).map(|_| rng.next_u64() % bound));
+        let n = a.len() as u32;
+        let up = |v: &[u64]| self.dev.stream.clone_htod(v).map_err(cuda_err("upload"));
+        let (da, db) = (up(&a)?, up(&b)?);
+        let out = self.dev.stream.alloc_zeros::<u64>(mersenne::OUT_WORDS * a.len()).map_err(cuda_err("alloc"))?;
+        let (pa, pb, po) = (addr(&self.dev, &da), addr(&self.dev, &db), addr(&self.dev, &out));
+        let shape = Shape { blocks: n.div_ceil(256), threads: 256, shared_bytes: 0 };
+        // SAFETY: field_ops_m61m31(const u64* a, const u64* b, u64* out, u32 n) with a, b of n words
+        // and out of MERSENNE_OUT·n (kernels/field_check.cu).
+        unsafe { Pipeline::launch(&self.dev, &self.dev.kernels.field_ops_m61m31, shape, &[&pa, &pb, &po, &n]) }?;
+        let ok = self.get(&out)? == mersenne::expected(&a, &b);
+        Ok(KernelVerdict { kernel: format!("field operations of M61, M31, GF(p^2) and the CRT ({n} inputs)"), ok })
     }
 
     /// Check every kernel at length 2^log2 on random data drawn from `seed`.

@@ -1,8 +1,10 @@
 //! The field operations' throughput with nothing else in the way (kernels/field_rate.cu: values
 //! in registers, no memory traffic, the GPU full of threads), and from it the floor under one
 //! squaring's arithmetic on a plan: no kernel made of these operations does that squaring
-//! faster. For `gpu-selftest field-rate`.
+//! faster. Likewise for the second arithmetic's operations (kernels/field_rate_m61m31.cu), whose
+//! floor model is floor_m61m31.rs, and the memory bandwidth. For `gpu-selftest field-rate`.
 
+use super::floor_m61m31::{self, FqRates, MersenneFloor, MersenneRates};
 use crate::engine::EngineError;
 use crate::gpu::module::{cuda_err, Device, Timer};
 use crate::gpu::pipeline::{general_products_per_value, line_dfts, Pipeline, Shape};
@@ -19,6 +21,10 @@ pub struct FieldRate {
     pub lines: Vec<f64>,
     /// General products (gl_mul) per second.
     pub products: f64,
+    /// The second arithmetic's operations per second.
+    pub mersenne: MersenneRates,
+    /// Bytes per second of a large copy (read and write).
+    pub bandwidth: f64,
 }
 
 /// The floor of one squaring on a plan in µs, at the measured rates: no kernel made of these
@@ -30,6 +36,9 @@ pub struct Floor {
     /// Every general product its kernels make: twiddles, the pointwise square, the weights and
     /// the unweights.
     pub products_us: f64,
+    /// Every pass reading and writing every word (8 B) once at the measured bandwidth
+    /// (floor_m61m31::memory_bytes), tables left out.
+    pub memory_us: f64,
 }
 
 /// Threads per block and blocks per SM of the rate kernels (16 blocks per SM was the fastest of
@@ -38,6 +47,9 @@ const THREADS: u32 = 128;
 const BLOCKS_PER_SM: u32 = 16;
 /// Rounds per thread: ~0.1 s per kernel on an H200.
 const ROUNDS: u32 = 2000;
+/// The bandwidth copy: 2^26 words (512 MiB) each way, COPIES times.
+const COPY_WORDS: usize = 1 << 26;
+const COPIES: u32 = 10;
 
 /// Time the rate kernels (each once to warm up, then once with CUDA events).
 pub fn field_rate() -> Result<FieldRate, EngineError> {
@@ -66,13 +78,53 @@ pub fn field_rate() -> Result<FieldRate, EngineError> {
         Ok(f64::from(blocks * THREADS) * f64::from(ROUNDS) * f64::from(per_round) / seconds)
     };
     let seed = 0x9E37_79B9_7F4A_7C15u64;
-    let (line_kernels, mul) = dev.rate_kernels()?;
+    let module = dev.rate_module()?;
+    let f = |name: &str| module.load_function(name).map_err(cuda_err("rate kernel"));
     let lines = (1..=MAX_POW2_LOG2)
-        .zip(&line_kernels)
-        .map(|(q, f)| rate(f, per_round(q), seed ^ u64::from(q)))
+        .map(|q| rate(&f(&format!("rate_lines{q}"))?, per_round(q), seed ^ u64::from(q)))
         .collect::<Result<_, _>>()?;
-    let products = rate(&mul, 32, seed)?;
-    Ok(FieldRate { device: dev.description.clone(), lines, products })
+    let products = rate(&f("rate_mul")?, 32, seed)?;
+    // Operations per round and thread of each kernel (kernels/field_rate_m61m31.cu).
+    let fq = |field: &str| -> Result<FqRates, EngineError> {
+        let r = |kernel: &str, per_round: u32| rate(&f(&format!("rate_{field}{kernel}"))?, per_round, seed);
+        Ok(FqRates {
+            addsub: r("_addsub", 32)?,
+            mul: r("_mul", 32)?,
+            shl: r("_shl", 32)?,
+            cx_bfly: r("c_bfly", 16)?,
+            cx_mul3: r("c_mul3", 16)?,
+            cx_mul4: r("c_mul4", 16)?,
+            cx_radix4: r("c_radix4", 32)?,
+            cx_w8: r("c_w8", 16)?,
+        })
+    };
+    let mersenne = MersenneRates {
+        m61: fq("m61")?,
+        m31: fq("m31")?,
+        pair_bfly: rate(&f("rate_pair_bfly")?, 8, seed)?,
+        crt: rate(&f("rate_crt")?, 16, seed)?,
+    };
+    let bandwidth = copy_bandwidth(&dev, &f("rate_copy")?, sms)?;
+    Ok(FieldRate { device: dev.description.clone(), lines, products, mersenne, bandwidth })
+}
+
+/// Bytes per second of rate_copy over COPY_WORDS words, read and written, COPIES times (after one
+/// to warm up).
+fn copy_bandwidth(dev: &Device, copy: &CudaFunction, sms: u32) -> Result<f64, EngineError> {
+    let input = dev.stream.alloc_zeros::<u64>(COPY_WORDS).map_err(cuda_err("copy buffer"))?;
+    let output = dev.stream.alloc_zeros::<u64>(COPY_WORDS).map_err(cuda_err("copy buffer"))?;
+    let (a, b) = (crate::gpu::pipeline::addr(dev, &input), crate::gpu::pipeline::addr(dev, &output));
+    let words = COPY_WORDS as u64;
+    let shape = || Shape { blocks: sms * 8, threads: 256, shared_bytes: 0 };
+    // SAFETY: rate_copy(const u64* in, u64* out, u64 n) with both buffers of n words.
+    unsafe { Pipeline::launch(dev, copy, shape(), &[&a, &b, &words]) }?;
+    let timer = Timer::start(dev)?;
+    for _ in 0..COPIES {
+        // SAFETY: as above.
+        unsafe { Pipeline::launch(dev, copy, shape(), &[&a, &b, &words]) }?;
+    }
+    let seconds = timer.ms()? * 1e-3;
+    Ok(f64::from(COPIES) * 2.0 * 8.0 * words as f64 / seconds)
 }
 
 impl FieldRate {
@@ -86,9 +138,20 @@ impl FieldRate {
     pub fn floor(&self, plan: &Plan) -> Floor {
         let n = plan.n() as f64;
         let butterflies: f64 = line_dfts(plan).into_iter().map(|q| self.line_s(q)).sum();
+        let passes = plan.global_passes().len() + 1;
         Floor {
             butterflies_us: n * butterflies * 1e6,
             products_us: n * general_products_per_value(plan) / self.products * 1e6,
+            memory_us: floor_m61m31::memory_bytes(n, passes, 8.0) / self.bandwidth * 1e6,
         }
+    }
+
+    /// The second arithmetic's floor at p: its length (floor_m61m31::length_for) in as many passes
+    /// as today's Goldilocks plan of as many complex values (floor_m61m31::radix8_passes); None
+    /// beyond its longest length.
+    pub fn mersenne_floor(&self, p: u32) -> Result<Option<MersenneFloor>, EngineError> {
+        let Some(len) = floor_m61m31::length_for(p) else { return Ok(None) };
+        let passes = floor_m61m31::radix8_passes(&floor_m61m31::goldilocks_passes(len.log2 - 1)?);
+        Ok(Some(floor_m61m31::floor(&self.mersenne, self.bandwidth, len, &passes)))
     }
 }
