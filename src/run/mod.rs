@@ -14,6 +14,7 @@ pub mod report;
 mod resume;
 pub mod spot;
 pub mod state;
+pub mod test;
 
 use crate::cert::{Check, CheckLog, CheckOutcome, Checkpoint};
 use crate::engine::{Engine, EngineError, Value};
