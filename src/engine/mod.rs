@@ -45,7 +45,7 @@ impl From<crate::transform::PlanError> for EngineError {
     }
 }
 
-/// Which engine the user asked for (the binaries' `--engine`, mapped by [`crate::cli::EngineArg`]).
+/// Which engine the user asked for (the binaries map their `--engine` values onto it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EngineChoice {
     /// The GPU when one is usable, else the CPU.
