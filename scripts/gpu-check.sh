@@ -23,13 +23,17 @@
 #                wrong res64; LL --ll-check jacobi reports its escape rate (not a failure)
 #   7 resume     SIGINT during a GPU run saves (exit 130); the rerun resumes and is right
 #   8 e2e        wall time of prove 9689 / 86243 --engine gpu (kernels from the disk cache)
+#   9 work       prove --work-dir on the GPU takes prove's path: LL and PRP lines of M86243 with a
+#                fault injected into each (LL doubly checked below 1M, PRP by Gerbicz) end with
+#                right result lines; an LL line of M1257787 (Jacobi checks above 1M) has its
+#                prime residue confirmed by a doubly checked rerun before its line is written
 # Prints a table and exits 1 on any mismatch, 2 when no GPU is usable.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/gpu-common.sh
 FULL=${FULL:-0}
 JOBS=${JOBS:-4}
-STEPS=" ${STEPS:-1 2 3 4 5 6 7 8} "
+STEPS=" ${STEPS:-1 2 3 4 5 6 7 8 9} "
 want_step() { [[ "$STEPS" == *" $1 "* ]]; }
 for b in prove verify gpu-selftest; do
   [ -x "$BIN/$b" ] || { echo "gpu-check: $BIN/$b missing (cargo build --release, or set BIN)"; exit 2; }
@@ -194,6 +198,32 @@ for p in 9689 86243; do
 done
 fi
 
+# 9: the GIMPS work loop on the GPU, through the same checks as prove.
+if want_step 9; then
+wd=$WORK/work
+rm -rf "$wd"; mkdir -p "$wd"
+printf 'Test=86243,60,1\nPRP=1,2,86243,-1,60,0\n' >"$wd/worktodo.txt"
+t=$(now)
+"$BIN/prove" --work-dir "$wd" --engine gpu --inject-fault 5000:7:11 >/dev/null 2>"$WORK/work1.err"; rc=$?
+ll=$(grep '"worktype":"LL"' "$wd/results.json.txt" 2>/dev/null)
+prp=$(grep '"worktype":"PRP-3"' "$wd/results.json.txt" 2>/dev/null)
+ok=ok
+[ $rc -eq 0 ] || { tail -3 "$WORK/work1.err"; ok=FAIL; }
+[ "$(field status "$ll")" = P ] && [ "$(field res64 "$ll")" = 0000000000000000 ] || ok=FAIL
+[ "$(field status "$prp")" = P ] && [ "$(field res64 "$prp")" = 0000000000000001 ] || ok=FAIL
+[ "$(field faults_injected "$ll")" = 1 ] && [ "$(field faults_injected "$prp")" = 1 ] || ok=FAIL
+[ "$(field double_iterations "$ll")" -ge 86241 ] 2>/dev/null || ok=FAIL # every iteration, and the redone ones
+record 9 "work faults" $ok "M86243 LL $(field res64 "$ll") (double_checks $(field double_checks "$ll"), rollbacks $(field rollbacks "$ll")), PRP-3 $(field res64 "$prp") (gerbicz_failures $(field gerbicz_failures "$prp")), a fault in each ($(secs "$t" "$(now)") s)"
+printf 'Test=1257787,60,1\n' >"$wd/worktodo.txt"
+t=$(now)
+"$BIN/prove" --work-dir "$wd" --engine gpu >/dev/null 2>"$WORK/work2.err"; rc=$?
+ll=$(grep '"exponent":1257787' "$wd/results.json.txt" 2>/dev/null)
+ok=ok
+[ $rc -eq 0 ] || { tail -3 "$WORK/work2.err"; ok=FAIL; }
+[ "$(field status "$ll")" = P ] && [ "$(field confirmation_reruns "$ll")" = 1 ] || ok=FAIL
+grep -q 'the LL residue says prime; confirming it' "$WORK/work2.err" || ok=FAIL
+record 9 "work confirm" $ok "M1257787 LL $(field status "$ll"), confirmation_reruns $(field confirmation_reruns "$ll"), double_checks $(field double_checks "$ll") ($(secs "$t" "$(now)") s)"
+fi
 
 echo
 echo "step what       ok   detail"

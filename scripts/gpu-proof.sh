@@ -13,7 +13,7 @@
 #                                             # ~35 min at 20,996,011 power 10); with $OUT set the
 #                                             # certificate and proof file are copied there (in 15 MiB parts) to verify elsewhere
 #   ALSO_POWERS="8" POWERS=10 ...             # also the power-8 proof from the power-10 run's points
-#                                             # (prove --keep-proof-points; gpu-selftest proof-from-points):
+#                                             # (prove --keep-proof-points; prove --proof-from-points):
 #                                             # its build time, size and verify times without a second test
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -70,7 +70,7 @@ for p in $EXPONENTS; do
     vf=$(secs "$t" "$(now)")
     ROWS+=("| $p | $k | $test_s | $build | $vg | $vc | $vf |")
     for j in $ALSO_POWERS; do
-      "$BIN/gpu-selftest" proof-from-points "$kept" "$p" --power "$j" --out "$WORK/c$j.proof" >"$WORK/pfp" 2>&1 || { cat "$WORK/pfp"; FAILED=1; continue; }
+      "$BIN/prove" "$p" --engine gpu --proof-from-points "$kept" --proof-power "$j" --gimps-proof "$WORK/c$j.proof" >"$WORK/pfp" 2>&1 || { cat "$WORK/pfp"; FAILED=1; continue; }
       cat "$WORK/pfp"
       build=$(sed -n 's/^proof: power [0-9]*, \([0-9]*\) bytes, built and checked in \([0-9.]*\) s.*/\2 s, \1 bytes/p' "$WORK/pfp")
       [ -z "${OUT:-}" ] || split -b 15M -d "$WORK/c$j.proof" "$OUT/M$p-power$j.proof."

@@ -1,10 +1,33 @@
 //! What the binaries share at their edges: argument errors as one line with exit status 1 (as
 //! the README promises for bad input), and lines on stdout that fail as an error, never a panic,
 //! when stdout cannot be written (a full disk, a closed pipe), and errors as one line that says
-//! each cause once.
+//! each cause once; and the `--engine` values, mapped onto [`EngineChoice`] (the library has no
+//! clap in it).
 
+use crate::engine::EngineChoice;
 use clap::error::ErrorKind;
 use std::io::{self, Write};
+
+/// `--engine`: which engine the user asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum EngineArg {
+    /// The GPU when one is usable, else the CPU.
+    Auto,
+    /// GMP on the CPU.
+    Cpu,
+    /// The CUDA GPU; an error when none is usable.
+    Gpu,
+}
+
+impl From<EngineArg> for EngineChoice {
+    fn from(e: EngineArg) -> EngineChoice {
+        match e {
+            EngineArg::Auto => EngineChoice::Auto,
+            EngineArg::Cpu => EngineChoice::Cpu,
+            EngineArg::Gpu => EngineChoice::Gpu,
+        }
+    }
+}
 
 /// Parse the command line; `--help` and `--version` print and exit 0, anything wrong prints
 /// "`program`: error: …" on one line and exits 1.

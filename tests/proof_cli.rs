@@ -1,7 +1,7 @@
 //! PRP proofs end to end through `prove` and `verify`: proofs on by default for a full PRP
 //! test, at two powers and at p ≈ 20k; the GIMPS file; --no-proof; a wrong saved point caught
 //! before anything is published; a corrupted point caught on resume; tampered proofs refused;
-//! kept points giving the proofs of lower powers.
+//! kept points giving the proofs of lower powers, and `prove --proof-from-points` writing them.
 
 mod common;
 
@@ -314,4 +314,49 @@ fn prpll_proof_verifies_via_cli() {
         stdout(&v)
     );
     assert!(stderr(&v).contains("4914 squarings"), "{}", stderr(&v));
+}
+
+#[test]
+fn proof_from_points_writes_the_proof_file_of_a_lower_power() {
+    let env = Env::new();
+    let (cert, kept, file) = (env.path("c.cbor"), env.path("kept"), env.path("p3.proof"));
+    let o = prove_prp(&env, "4423", &cert, &["--proof-power", "5", "--keep-proof-points", kept.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let top = Proof::from_gimps_bytes(&proof_bytes(&cert)).unwrap();
+    let from_points = |extra: &[&str]| {
+        bin("prove").args(["4423", "--engine", "cpu", "--proof-from-points"]).arg(&kept).args(extra).output().unwrap()
+    };
+    let o = from_points(&["--proof-power", "3", "--gimps-proof", file.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.starts_with("proof: power 3, ") && out.contains("(saved for a power-5 proof)"), "{out}");
+    let proof = Proof::from_gimps_bytes(&std::fs::read(&file).unwrap()).unwrap();
+    assert_eq!((proof.power(), proof.b()), (3, top.b()));
+    let v = bin("verify").arg("--gimps-proof").arg(&file).args(["--engine", "cpu"]).output().unwrap();
+    assert!(v.status.success(), "{}", stderr(&v));
+    // Without --proof-power: the power the points were saved for, the run's own proof.
+    let o = from_points(&["--gimps-proof", file.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(Proof::from_gimps_bytes(&std::fs::read(&file).unwrap()).unwrap(), top);
+    // Refusals, each one line: a power above the saved one, another exponent, no output file, a test option.
+    for (extra, needle) in [
+        (vec!["--proof-power", "6", "--gimps-proof", file.to_str().unwrap()], "power"),
+        (vec!["--gimps-proof", file.to_str().unwrap(), "--cert", "x.cbor"], "cannot be used with"),
+        (vec![], "--gimps-proof"),
+    ] {
+        let o = from_points(&extra);
+        assert_eq!(o.status.code(), Some(1), "{extra:?}");
+        let err = stderr(&o);
+        assert!(err.contains(needle) && err.lines().count() == 1, "{extra:?}: {err}");
+    }
+    let o = bin("prove")
+        .args(["4447", "--engine", "cpu", "--proof-from-points"])
+        .arg(&kept)
+        .arg("--gimps-proof")
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    // Points of another exponent: its last point is missing, and the error names it.
+    assert!(stderr(&o).contains("4447.point: No such file"), "{}", stderr(&o));
 }

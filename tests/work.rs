@@ -3,7 +3,8 @@
 //! at random points and at the two steps between the result and the line's removal, restarts,
 //! then: one result per assignment and no more, every res64 against GMP computed here, every
 //! field of every result line, the proof files their lines name, the unusable lines left as they
-//! were. Also two workers (`--devices 2`), `--wait`, and refusals.
+//! were. Also two workers (`--devices 2`), `--wait`, refusals, and LL lines checked as `prove`
+//! checks a test (the double check below 1M, faults caught, a prime residue confirmed).
 
 mod common;
 
@@ -303,4 +304,46 @@ fn work_dir_refusals_are_one_line_errors() {
     assert!(!d.join("results.json.txt").exists());
     let o = work(d, &["--wait=0"]).output().unwrap();
     assert_eq!(o.status.code(), Some(1));
+}
+
+#[test]
+fn a_worktodo_ll_line_is_checked_as_prove_checks_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // Below 1M, LL is doubly checked (--ll-check auto): faults injected into each test (spot
+    // checks off) are caught and rolled back, and never reach a result line.
+    std::fs::write(d.join("worktodo.txt"), "Test=9689,60,1\nDoubleCheck=4423,60,1\n").unwrap();
+    let o = work(d, &["--spot", "off", "--inject-fault", "1:3:9", "--inject-fault", "4000:5:7"]).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let results = result_lines(d);
+    assert_eq!(results.len(), 2);
+    for (v, p) in results.iter().zip([9689, 4423]) {
+        assert_eq!((v["exponent"].as_u64(), v["worktype"].as_str()), (Some(p as u64), Some("LL")));
+        assert_eq!(v["res64"], reference_res64(p, true), "M{p}: {v}");
+        assert_eq!(v["status"], "P");
+        let checks = &v["mersenne-cert"]["checks"];
+        assert_eq!(checks["faults_injected"], 2, "M{p}: {checks}");
+        assert!(checks["rollbacks"].as_u64() >= Some(2), "M{p}: {checks}");
+        let doubled = checks["double_iterations"].as_u64().unwrap();
+        assert!(doubled >= p as u64 - 2, "M{p}: every iteration is recomputed: {checks}");
+        // The certificate holds the same checks, and verifies.
+        let cert = d.join("cert").join(format!("{p}-LL.cbor"));
+        let (body, _) = mersenne_cert::cert::open(&std::fs::read(&cert).unwrap(), None).unwrap();
+        assert_eq!(body.checks.summary.get("double_checks").copied(), checks["double_checks"].as_u64());
+        let o = bin("verify").arg(&cert).args(["--engine", "cpu"]).output().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    // Above 1M (`--ll-check jacobi` stands in for it here): a prime residue is confirmed by a
+    // doubly checked rerun before its line is written, as `prove` does.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("worktodo.txt"), "Test=9689,60,1\n").unwrap();
+    let o = work(d, &["--spot", "off", "--ll-check", "jacobi"]).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("M9689: the LL residue says prime; confirming it"), "{}", stderr(&o));
+    let v = result_lines(d).pop().unwrap();
+    check_line(&v, d, 9689, true, None);
+    let checks = &v["mersenne-cert"]["checks"];
+    assert_eq!(checks["confirmation_reruns"], 1, "{checks}");
+    assert!(checks["double_checks"].as_u64() >= Some(1), "{checks}");
 }

@@ -20,10 +20,9 @@
 //!   stored points (random residues, so the proof itself is meaningless and is not verified),
 //!   as a share of a full test at the measured rate: issue 6's cost at exponents whose test
 //!   would not fit a GPU session.
-//! - `proof-from-points DIR P --power K --out FILE`: build (on the GPU) and self-check the
-//!   power-K proof from the points a real run kept (`prove --keep-proof-points DIR`, saved at
-//!   power K or above) and write it as a GIMPS proof file: a second power's proof, and its build
-//!   time, from one test.
+//!
+//! (`proof-from-points` moved to `prove`: `prove P --proof-from-points DIR --proof-power K
+//! --gimps-proof FILE`, on the GPU or with `--engine cpu`.)
 //!
 //! Exits 1 on any mismatch, 2 when no GPU is usable or a run fails.
 
@@ -39,7 +38,11 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 #[derive(Parser)]
-#[command(name = "gpu-selftest", about = "Check and time the GPU engine")]
+#[command(
+    name = "gpu-selftest",
+    about = "Check and time the GPU engine",
+    after_help = "proof-from-points moved to prove: prove P --proof-from-points DIR --proof-power K --gimps-proof FILE"
+)]
 struct Cli {
     /// Seed for the random inputs (default: from the clock; printed so a failure can be replayed).
     #[arg(long, global = true)]
@@ -93,15 +96,6 @@ enum Cmd {
         p: u32,
         #[arg(long, default_value_t = 10)]
         power: u32,
-    },
-    /// Build and check the power-K proof from a run's kept points; write the GIMPS proof file.
-    ProofFromPoints {
-        dir: std::path::PathBuf,
-        p: u32,
-        #[arg(long)]
-        power: u32,
-        #[arg(long)]
-        out: std::path::PathBuf,
     },
     /// Open the GPU and exit (the start-up and exit that every GPU run pays).
     Start,
@@ -435,28 +429,6 @@ fn proof_build(rng: &mut SeededRng, p: u32, power: u32) -> Result<bool, EngineEr
     Ok(true)
 }
 
-fn proof_from_points(dir: &std::path::Path, p: u32, power: u32, out: &std::path::Path) -> Result<bool, EngineError> {
-    use mersenne_cert::proof::{engine_arith::with_arith, points::ProofStore, prove_from_store};
-    let err = |e: &dyn std::fmt::Display| EngineError::Other(e.to_string());
-    let saved = ProofStore::open_saved(dir, p).map_err(|e| err(&e))?;
-    let store = saved.at_power(power).map_err(|e| err(&e))?;
-    let mut engine = GpuEngine::new(p, TestKind::Prp, 0)?;
-    let t = Instant::now();
-    let proof = with_arith(&mut engine, |a| prove_from_store(&store, a)).map_err(|e| err(&e))?;
-    let seconds = t.elapsed().as_secs_f64();
-    let bytes = proof.to_gimps_bytes();
-    mersenne_cert::fsutil::write_atomic(out, &bytes, 0o644).map_err(|e| err(&e))?;
-    println!(
-        "proof: power {power}, {} bytes, built and checked in {seconds:.2} s on the engine, from the points in {} (saved for a power-{} proof); B res64 {:016X}; GIMPS proof file {}",
-        bytes.len(),
-        dir.display(),
-        saved.power(),
-        proof.b().res64(),
-        out.display()
-    );
-    Ok(true)
-}
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let seed = cli.seed.unwrap_or_else(|| {
@@ -474,7 +446,6 @@ fn main() -> ExitCode {
         Cmd::Residues { file, max_exponent } => residues(&mut rng, &file, max_exponent),
         Cmd::Bench { iters, line_stages, exponents } => bench(iters, line_stages, exponents),
         Cmd::ProofBuild { p, power } => proof_build(&mut rng, p, power),
-        Cmd::ProofFromPoints { dir, p, power, out } => proof_from_points(&dir, p, power, &out),
         Cmd::Start => gpu::probe().map(|d| {
             println!("device: {d}");
             true

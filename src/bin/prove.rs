@@ -1,21 +1,21 @@
 //! `prove P`: run a Lucas–Lehmer (or `--prp` base-3 PRP) test of 2^P − 1, print one GIMPS-style
-//! JSON result line on stdout, and write a signed certificate (`--cert FILE`).
+//! JSON result line on stdout, and write a signed certificate (`--cert FILE`). The test itself
+//! runs through [`mersenne_cert::run::test`], as each assignment of `--work-dir` does; this file
+//! is the command line: the arguments checked, the outputs written, the summary told.
 
 use anyhow::{anyhow, bail, Context, Result};
-use mersenne_cert::cert::{self, Status};
+use ed25519_dalek::SigningKey;
+use mersenne_cert::cert::{self, Outcome, Status};
+use mersenne_cert::cli::EngineArg;
 use mersenne_cert::engine::select;
-use mersenne_cert::engine::{Engine, EngineChoice};
 use mersenne_cert::exponent::{parse_exponent, TestKind};
-use mersenne_cert::progress::Progress;
-use mersenne_cert::proof::arith::{CpuArith, ProofArith};
 use mersenne_cert::proof::pietrzak::final_span;
-use mersenne_cert::proof::session::{self, BuiltProof, ProofSetup};
-use mersenne_cert::residue::Residue;
-use mersenne_cert::run::checkpoints::{default_residue_budget, split_points, CheckpointLayout, DEFAULT_REPLAY_POINTS};
-use mersenne_cert::run::double;
+use mersenne_cert::proof::session;
+use mersenne_cert::run::checkpoints::{default_residue_budget, CheckpointLayout, DEFAULT_REPLAY_POINTS};
 use mersenne_cert::run::report::{self, TestInfo};
-use mersenne_cert::run::state::{self, StateStore};
-use mersenne_cert::run::{self, Fault, RunEnd, RunOptions, SpotMode};
+use mersenne_cert::run::state::{self, StateLock};
+use mersenne_cert::run::test::{self, ProofSpec, Test, TestEnd, TestSpec};
+use mersenne_cert::run::{Fault, RunOptions, RunRecord, SpotMode};
 use mersenne_cert::{cli, fsutil, host, trace, work};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -64,8 +64,8 @@ struct Args {
     /// left, appending result lines to DIR/results.json.txt and proofs to DIR/proof/ (docs/gimps.md).
     #[arg(long, value_name = "DIR", conflicts_with_all = [
         "exponent", "cert", "prp", "checkpoint_every", "shift", "json", "iterations", "residue_budget", "state_dir",
-        "fresh", "proof_power", "no_proof", "gimps_proof", "keep_proof_points", "tune", "inject_fault",
-        "stop_after", "corrupt_proof_point",
+        "fresh", "proof_power", "no_proof", "gimps_proof", "keep_proof_points", "tune",
+        "stop_after", "corrupt_proof_point", "proof_from_points",
     ])]
     work_dir: Option<PathBuf>,
     /// The GPU to run on (CUDA's numbering); with --work-dir, worker N takes DIR/worktodo-N.txt when it exists.
@@ -95,8 +95,8 @@ struct Args {
     prp: bool,
     /// Which engine squares: the one that finishes first (auto: GMP for small P, where opening
     /// CUDA would take longer than the test, else the GPU when usable), GMP on the CPU, or the GPU only.
-    #[arg(long, value_enum, default_value_t = EngineChoice::Auto)]
-    engine: EngineChoice,
+    #[arg(long, value_enum, default_value_t = EngineArg::Auto)]
+    engine: EngineArg,
     /// Ed25519 signing key file (default: created on first use in the config directory).
     #[arg(long, value_name = "FILE")]
     key: Option<PathBuf>,
@@ -161,15 +161,23 @@ struct Args {
     #[arg(long, value_name = "FILE", conflicts_with = "no_proof")]
     gimps_proof: Option<PathBuf>,
     /// Move the run's saved proof points to DIR (a new directory, on the state directory's file system)
-    /// instead of deleting them: `gpu-selftest proof-from-points` builds the proof of this or any
+    /// instead of deleting them: `prove P --proof-from-points DIR` builds the proof of this or any
     /// lower power from them.
     #[arg(long, value_name = "DIR", conflicts_with = "no_proof")]
     keep_proof_points: Option<PathBuf>,
+    /// Build the PRP proof of power --proof-power (default: the run's) from the points a run kept
+    /// in DIR (--keep-proof-points), check it, write it to --gimps-proof FILE and exit (no test is run).
+    #[arg(long, value_name = "DIR", requires = "gimps_proof", conflicts_with_all = [
+        "cert", "checkpoint_every", "shift", "json", "iterations", "residue_budget", "replay_points", "state_dir",
+        "fresh", "no_proof", "keep_proof_points", "tune", "inject_fault", "stop_after", "corrupt_proof_point",
+    ])]
+    proof_from_points: Option<PathBuf>,
     /// Time the GPU's pass shapes at P's transform length, keep the fastest for later runs on
     /// this GPU, print the timings and exit (no test is run).
     #[arg(long)]
     tune: bool,
-    /// Testing: flip a bit of the engine's state after iteration ITER (docs/testing.md).
+    /// Testing: flip a bit of the engine's state after iteration ITER (docs/testing.md); with
+    /// --work-dir, in each test that runs as far.
     #[arg(long, value_name = "ITER[:WORD:BIT]", hide = true)]
     inject_fault: Vec<String>,
     /// Testing: stop as after Ctrl-C once iteration ITER is reached (docs/testing.md).
@@ -197,17 +205,71 @@ fn parse_fault(text: &str) -> Result<Fault> {
     }
 }
 
+fn parse_faults(args: &Args) -> Result<Vec<Fault>> {
+    args.inject_fault.iter().map(|f| parse_fault(f)).collect()
+}
+
 fn parse_shift(text: &str, p: u32) -> Result<u32> {
     if text == "random" {
-        let mut b = [0u8; 8];
-        getrandom::getrandom(&mut b).map_err(|e| anyhow::anyhow!("no randomness for the shift count: {e}"))?;
-        return Ok((u64::from_le_bytes(b) % p as u64) as u32);
+        return test::random_shift(p);
     }
     let s: u64 = text.parse().with_context(|| format!("--shift must be 'random' or a number, got '{text}'"))?;
     if s >= p as u64 {
         bail!("--shift {s} is out of range: it must be in [0, {p})");
     }
     Ok(s as u32)
+}
+
+fn parse_save_every(args: &Args) -> Result<Duration> {
+    if !(args.save_every >= 0.0 && args.save_every.is_finite()) {
+        bail!("--save-every must be a non-negative number of seconds");
+    }
+    Ok(Duration::from_secs_f64(args.save_every))
+}
+
+fn parse_gerbicz_block(args: &Args) -> Result<u64> {
+    let block = args.gerbicz_block.unwrap_or(mersenne_cert::run::gerbicz::DEFAULT_BLOCK);
+    if block == 0 {
+        bail!("--gerbicz-block must be at least 1");
+    }
+    Ok(block)
+}
+
+/// The CPU threads of the checks: (Jacobi, spot). Background Jacobi symbols on a quarter of the
+/// cores, spot checks on all but one of the rest, by default; more than the cores are clamped.
+fn check_threads(args: &Args) -> Result<(usize, usize)> {
+    let clamp = |option: &str, n: usize, hint: &str| -> Result<usize> {
+        let (n, note) = host::clamp_threads(option, n).map_err(|e| anyhow!("{e}{hint}"))?;
+        if let Some(note) = note {
+            eprintln!("note: {note}");
+        }
+        Ok(n)
+    };
+    let jacobi_threads = match args.jacobi_threads {
+        None => (host::cores() / 4).max(1),
+        Some(n) => clamp("--jacobi-threads", n, "")?,
+    };
+    let spot_threads = match args.spot_threads {
+        None => host::cores().saturating_sub(1 + jacobi_threads).max(1),
+        Some(n) => clamp("--spot-threads", n, " (--spot off turns spot checks off)")?,
+    };
+    Ok((jacobi_threads, spot_threads))
+}
+
+fn spot_mode(spot: Spot) -> SpotMode {
+    match spot {
+        Spot::Off => SpotMode::Off,
+        Spot::Sample => SpotMode::Sample,
+        Spot::Full => SpotMode::Full,
+    }
+}
+
+fn ll_check(check: LlCheck) -> test::LlCheck {
+    match check {
+        LlCheck::Auto => test::LlCheck::Auto,
+        LlCheck::Jacobi => test::LlCheck::Jacobi,
+        LlCheck::Double => test::LlCheck::Double,
+    }
 }
 
 /// The check counters, and the share of the iterations that GMP spot checks recomputed.
@@ -220,25 +282,6 @@ fn summary(c: &mersenne_cert::cert::CheckLog, iterations: u64) -> String {
         parts.push(format!("spot coverage {:.1}%", 100.0 * spot as f64 / iterations.max(1) as f64));
     }
     parts.join(", ")
-}
-
-/// Testing: overwrite proof point `index` with a well-formed but wrong value (its checksum is
-/// right, so only the proof's own verification can catch it).
-fn corrupt_point(setup: &ProofSetup, index: usize) -> Result<()> {
-    let store = &setup.store;
-    let x = store.load(index)?;
-    let iteration = store.points()[index];
-    store.save(iteration, &CpuArith.mul(&x, &Residue::from_u64(store.exponent(), 2)))?;
-    eprintln!("testing: replaced proof point {index} (iteration {iteration}) by a wrong value");
-    Ok(())
-}
-
-/// Build the run's proof from its saved points and check it before anything is published.
-fn build_proof(setup: &ProofSetup, engine: &mut dyn Engine, last: &Residue, args: &Args) -> Result<BuiltProof> {
-    if let Some(i) = args.corrupt_proof_point {
-        corrupt_point(setup, i)?;
-    }
-    Ok(session::finish(&setup.store, engine, last)?)
 }
 
 /// Check an output file before the test (a regular file or new, in a writable directory), and
@@ -317,6 +360,33 @@ fn tune(p: u32) -> Result<()> {
     Ok(())
 }
 
+/// `prove P --proof-from-points DIR --gimps-proof FILE`: the proof of power `--proof-power`
+/// (default: the power the points were saved for) built from a finished run's kept points on
+/// the engine, checked, and written as a GIMPS proof file.
+fn proof_from_points(args: &Args, p: u32, dir: &Path) -> Result<()> {
+    let out = args.gimps_proof.as_deref().context("--proof-from-points writes the proof to --gimps-proof FILE")?;
+    check_output(out, "the proof file")?;
+    let (mut engine, fallback) =
+        select::open_engine_on(args.engine.into(), args.device.unwrap_or(0), p, TestKind::Prp, 0)?;
+    if let Some(why) = fallback {
+        eprintln!("no GPU engine ({why}); using the CPU engine");
+    }
+    let (b, saved_power) = session::from_kept_points(dir, p, args.proof_power, engine.as_mut())
+        .with_context(|| format!("the proof from the points in {}", dir.display()))?;
+    fsutil::write_atomic(out, &b.bytes, 0o644)
+        .with_context(|| format!("cannot write the proof file {}", out.display()))?;
+    print(&format!(
+        "proof: power {}, {} bytes, built and checked in {:.2} s on the {}, from the points in {} (saved for a power-{saved_power} proof); B res64 {:016X}; GIMPS proof file {}",
+        b.power(),
+        b.bytes.len(),
+        b.seconds,
+        if b.on_engine { "engine" } else { "CPU" },
+        dir.display(),
+        b.proof.b().res64(),
+        out.display()
+    ))
+}
+
 /// A flag that Ctrl-C sets: the run saves a verified state and stops. A second, later Ctrl-C
 /// quits at once.
 fn interrupt_flag() -> Result<Arc<AtomicBool>> {
@@ -342,17 +412,9 @@ fn interrupt_flag() -> Result<Arc<AtomicBool>> {
     Ok(stop)
 }
 
-fn spot_mode(spot: Spot) -> SpotMode {
-    match spot {
-        Spot::Off => SpotMode::Off,
-        Spot::Sample => SpotMode::Sample,
-        Spot::Full => SpotMode::Full,
-    }
-}
-
 /// `prove --work-dir DIR`: the GIMPS work loop (or, with --devices, one worker process per GPU).
 fn work_main(args: &Args, dir: &std::path::Path) -> Result<()> {
-    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let cores = host::cores();
     if let Some(devices) = &args.devices {
         let count = match devices.as_str() {
             "all" => mersenne_cert::gpu::device_count().context("--devices all counts the GPUs")?,
@@ -363,8 +425,11 @@ fn work_main(args: &Args, dir: &std::path::Path) -> Result<()> {
                 .with_context(|| format!("--devices must be 'all' or a count, got '{n}'"))?,
         };
         let mut rest = work::workers::without_devices(&std::env::args_os().skip(1).collect::<Vec<_>>());
+        // The workers share the cores.
+        if args.jacobi_threads.is_none() {
+            rest.extend(["--jacobi-threads".into(), (cores / 4 / count).max(1).to_string().into()]);
+        }
         if args.spot_threads.is_none() {
-            // The workers share the spare cores.
             rest.extend(["--spot-threads".into(), (cores.saturating_sub(1) / count).max(1).to_string().into()]);
         }
         let _stop = interrupt_flag()?; // the workers save on Ctrl-C; the parent waits for them
@@ -375,39 +440,42 @@ fn work_main(args: &Args, dir: &std::path::Path) -> Result<()> {
     if created {
         eprintln!("created a new signing key at {}", key_path.display());
     }
-    if !(args.save_every >= 0.0 && args.save_every.is_finite()) {
-        bail!("--save-every must be a non-negative number of seconds");
-    }
+    let save_every = parse_save_every(args)?;
     let wait = match args.wait {
         Some(w) if !(w > 0.0 && w.is_finite()) => bail!("--wait must be a positive number of seconds"),
         w => w.map(Duration::from_secs_f64),
     };
-    let gerbicz_block = args.gerbicz_block.unwrap_or(mersenne_cert::run::gerbicz::DEFAULT_BLOCK);
-    if gerbicz_block == 0 {
-        bail!("--gerbicz-block must be at least 1");
-    }
+    let gerbicz_block = parse_gerbicz_block(args)?;
     let crash_at = match args.crash_at.as_deref() {
         None => None,
         Some("result") => Some(work::CrashPoint::AfterResult),
         Some("state") => Some(work::CrashPoint::AfterState),
         Some(other) => bail!("--crash-at must be 'result' or 'state', got '{other}'"),
     };
+    let faults = parse_faults(args)?;
+    if let Some(f) = faults.iter().find(|f| f.iteration == 0) {
+        bail!("--inject-fault {}: the iteration must be at least 1", f.iteration);
+    }
+    let (jacobi_threads, spot_threads) = check_threads(args)?;
     let cfg = work::WorkConfig {
         dir: dir.to_path_buf(),
         device: args.device.unwrap_or(0),
         worker: args.device,
-        engine: args.engine,
+        engine: args.engine.into(),
         key,
         user: args.user.clone(),
         computer: args.computer.clone(),
         wait,
         spot: spot_mode(args.spot),
-        spot_threads: args.spot_threads.unwrap_or(cores.saturating_sub(1)).max(1),
-        save_every: Duration::from_secs_f64(args.save_every),
+        spot_threads,
+        ll_check: ll_check(args.ll_check),
+        jacobi_threads,
+        save_every,
         gerbicz_block,
         proof_disk_budget: args.proof_disk_budget,
         stop: interrupt_flag()?,
         crash_at,
+        faults,
     };
     match work::run_loop(&cfg)? {
         work::LoopEnd::Finished { done } => {
@@ -418,16 +486,8 @@ fn work_main(args: &Args, dir: &std::path::Path) -> Result<()> {
     }
 }
 
-fn real_main() -> Result<()> {
-    let args: Args = cli::parse_args("prove");
-    if let Some(dir) = &args.work_dir {
-        return work_main(&args, dir);
-    }
-    let p = parse_exponent(args.exponent.as_deref().unwrap_or_default())?;
-    trace::mark("args parsed");
-    if args.tune {
-        return tune(p);
-    }
+/// Step 1, parse: the test the arguments describe, every argument checked before any work.
+fn test_spec(args: &Args, p: u32) -> Result<TestSpec> {
     let kind = if args.prp { TestKind::Prp } else { TestKind::Ll };
     if p == 2 && kind == TestKind::Prp {
         bail!("M2 = 3 is prime by inspection: the base-3 PRP test is undefined for it (3 divides M2); run 'prove 2' alone");
@@ -456,240 +516,146 @@ fn real_main() -> Result<()> {
             "--proof-power, --gimps-proof and --keep-proof-points need a full PRP test with a proof (--prp, without --iterations or --no-proof)"
         );
     }
-    // Fail fast on everything that does not need the computation: every output first.
-    if let Some(path) = &args.gimps_proof {
-        check_output(path, "the proof file")?;
-    }
-    if let Some(path) = &args.json {
-        fsutil::probe_appendable(path).with_context(|| format!("cannot append to {}", path.display()))?;
-    }
-    let key = match &args.cert {
-        Some(path) => {
-            check_output(path, "the certificate")?;
-            let (key, key_path, created) = cert::load_or_create(args.key.as_deref())?;
-            if created {
-                eprintln!("created a new signing key at {}", key_path.display());
-            } else if fsutil::readable_by_others(&key_path) {
-                eprintln!(
-                    "warning: the signing key {} is readable by other users; whoever reads it can sign in your name (chmod 600 it)",
-                    key_path.display()
-                );
-            }
-            trace::mark(if created { "signing key created" } else { "signing key loaded" });
-            Some(key)
-        }
-        None => None,
-    };
-
-    if !(args.save_every >= 0.0 && args.save_every.is_finite()) {
-        bail!("--save-every must be a non-negative number of seconds");
-    }
+    let save_every = parse_save_every(args)?;
     if kind == TestKind::Ll && args.gerbicz_block.is_some() {
         bail!("--gerbicz-block is for PRP (--prp); an LL test has no Gerbicz check");
     }
-    let gerbicz_block = args.gerbicz_block.unwrap_or(mersenne_cert::run::gerbicz::DEFAULT_BLOCK);
-    if gerbicz_block == 0 {
-        bail!("--gerbicz-block must be at least 1");
-    }
+    let gerbicz_block = parse_gerbicz_block(args)?;
     if kind == TestKind::Prp && args.ll_check != LlCheck::Auto {
         bail!("--ll-check is for LL tests; PRP is checked by Gerbicz");
     }
-    let faults = args.inject_fault.iter().map(|f| parse_fault(f)).collect::<Result<Vec<_>>>()?;
+    let faults = parse_faults(args)?;
     if let Some(f) = faults.iter().find(|f| f.iteration == 0 || f.iteration > total) {
         bail!(
             "--inject-fault {}: the iteration must be in 1..={total} (the iterations of this test), or the fault is never injected",
             f.iteration
         );
     }
-    // Background Jacobi symbols on a quarter of the cores, spot checks on all but one of the
-    // rest, by default; more than the cores are clamped.
-    let clamp = |option: &str, n: usize, hint: &str| -> Result<usize> {
-        let (n, note) = host::clamp_threads(option, n).map_err(|e| anyhow!("{e}{hint}"))?;
-        if let Some(note) = note {
-            eprintln!("note: {note}");
-        }
-        Ok(n)
-    };
-    let jacobi_threads = match args.jacobi_threads {
-        None => (host::cores() / 4).max(1),
-        Some(n) => clamp("--jacobi-threads", n, "")?,
-    };
-    let spot_threads = match args.spot_threads {
-        None => host::cores().saturating_sub(1 + jacobi_threads).max(1),
-        Some(n) => clamp("--spot-threads", n, " (--spot off turns spot checks off)")?,
-    };
-    let root = args.state_dir.clone().unwrap_or_else(state::default_root);
-    let store = StateStore::open(&root, p, kind)?;
-    // One process per test: held until the process ends.
-    let _lock = store.lock()?;
-    if let Some(dir) = &args.keep_proof_points {
-        check_new_dir(dir, store.dir())?;
-    }
-    if args.fresh {
-        store.clear()?;
-        StateStore::open(&root, p, kind)?;
-    }
-    trace::mark("state store opened");
-    let proof = match want_proof {
-        true => {
-            let s = session::setup(store.dir(), p, args.proof_power, args.proof_disk_budget).context("proof")?;
-            if let Some(note) = &s.choice.note {
-                eprintln!("note: {note}");
-            }
-            Some(s)
-        }
-        false => None,
-    };
-    trace::mark("proof setup");
+    let (jacobi_threads, spot_threads) = check_threads(args)?;
+    Ok(TestSpec {
+        p,
+        kind,
+        opts: RunOptions {
+            shift_fixed: args.shift != "random",
+            gerbicz_block,
+            save_every,
+            spot: spot_mode(args.spot),
+            spot_threads,
+            jacobi_threads,
+            faults,
+            stop_at: args.stop_after,
+            ..RunOptions::simple(total, layout, shift)
+        },
+        engine: args.engine.into(),
+        device: args.device.unwrap_or(0),
+        ll_check: ll_check(args.ll_check),
+        state_root: args.state_dir.clone().unwrap_or_else(state::default_root),
+        fresh: args.fresh,
+        proof: want_proof.then_some(ProofSpec { power: args.proof_power, disk_budget: args.proof_disk_budget }),
+        corrupt_proof_point: args.corrupt_proof_point,
+        tag: String::new(),
+        progress_log: None,
+        fresh_hint: "pass --fresh to start the test again".into(),
+    })
+}
 
-    trace::mark("engine opening");
-    let (choice, why) = select::decide(args.engine, p, kind, total);
-    if let Some(why) = why {
-        eprintln!("{why}");
+/// Step 2: the outputs checked before the test (fail fast on everything that does not need the
+/// computation), and the signing key a certificate needs.
+fn check_outputs(args: &Args) -> Result<Option<SigningKey>> {
+    if let Some(path) = &args.gimps_proof {
+        check_output(path, "the proof file")?;
     }
-    let (mut engine, fallback) = select::open_engine_on(choice, args.device.unwrap_or(0), p, kind, shift)?;
-    trace::mark("engine open");
-    if let Some(why) = fallback.as_ref() {
-        eprintln!("no GPU engine ({why}); using the CPU engine");
+    if let Some(path) = &args.json {
+        fsutil::probe_appendable(path).with_context(|| format!("cannot append to {}", path.display()))?;
     }
-    // The engine kind the second engine of an exact LL check uses: the one the first got.
-    let second_choice = if fallback.is_some() { EngineChoice::Cpu } else { choice };
-    let open_second = || -> Result<Box<dyn Engine>> {
-        let (e, _) =
-            select::open_engine_on(second_choice, args.device.unwrap_or(0), p, kind, double::other_shift(p, shift))?;
-        Ok(e)
-    };
-    let double_now = kind == TestKind::Ll
-        && match args.ll_check {
-            LlCheck::Double => true,
-            LlCheck::Jacobi => false,
-            LlCheck::Auto => double::cheap(p),
-        };
-    let mut second = if double_now { Some(open_second()?) } else { None };
+    let Some(path) = &args.cert else { return Ok(None) };
+    check_output(path, "the certificate")?;
+    let (key, key_path, created) = cert::load_or_create(args.key.as_deref())?;
+    if created {
+        eprintln!("created a new signing key at {}", key_path.display());
+    } else if fsutil::readable_by_others(&key_path) {
+        eprintln!(
+            "warning: the signing key {} is readable by other users; whoever reads it can sign in your name (chmod 600 it)",
+            key_path.display()
+        );
+    }
+    trace::mark(if created { "signing key created" } else { "signing key loaded" });
+    Ok(Some(key))
+}
+
+/// Step 3: the test's state directory, locked for this process (held until it ends), and its
+/// engines.
+fn open_test(args: &Args, spec: TestSpec) -> Result<(Test, StateLock)> {
+    let prepared = spec.prepare()?;
+    let lock = prepared.store().lock()?;
+    if let Some(dir) = &args.keep_proof_points {
+        check_new_dir(dir, prepared.store().dir())?;
+    }
+    Ok((prepared.open()?, lock))
+}
+
+/// Step 4: run the test, resumed from its saved state when there is one, to its (confirmed)
+/// end; an interruption exits here, with the state saved.
+fn run_test(test: &mut Test, p: u32, kind: TestKind) -> Result<RunRecord> {
     let stop = interrupt_flag()?;
     trace::mark("ctrl-c handler installed");
-    let opts = RunOptions {
-        total,
-        layout,
-        shift,
-        shift_fixed: args.shift != "random",
-        started: report::now_rfc3339(),
-        gerbicz_block,
-        store: Some(store.clone()),
-        save_every: Duration::from_secs_f64(args.save_every),
-        spot: spot_mode(args.spot),
-        spot_threads,
-        jacobi_threads,
-        faults,
-        stop: Some(stop),
-        stop_at: args.stop_after,
-        proof: proof.as_ref().map(|s| s.store.clone()),
-    };
-    let mut progress = Progress::new(&format!("M{p} {}", kind.worktype()), total);
-    trace::mark("run started");
-    let confirm_opts = RunOptions { store: None, faults: Vec::new(), stop_at: None, ..opts.clone() };
-    let run_end =
-        run::run_checked(engine.as_mut(), second.as_mut().map(|e| e.as_mut() as &mut dyn Engine), opts, &mut progress);
-    trace::mark("run finished");
-    let run_end = run_end.map_err(|e| match e {
-        run::RunError::Consistent { .. } => {
-            let files = store.file_names();
-            let saved = if files.is_empty() { "none".into() } else { files.join(", ") };
-            anyhow!(
-                "{e}; saved states of this test in {}: {saved}; pass --fresh to start the test again",
-                store.dir().display()
-            )
-        }
-        e => e.into(),
-    });
-    let mut rec = match run_end? {
-        RunEnd::Done(rec) => rec,
-        RunEnd::Interrupted { iteration } => {
+    match test.run(stop)? {
+        TestEnd::Done(rec) => Ok(rec),
+        TestEnd::Interrupted { iteration, confirming: false } => {
             eprintln!(
-                "interrupted: M{p} {} saved at iteration {iteration} of {total} in {}; run the same command again to resume",
+                "interrupted: M{p} {} saved at iteration {iteration} of {} in {}; run the same command again to resume",
                 kind.worktype(),
-                store.dir().display()
+                test.total(),
+                test.store().dir().display()
             );
             std::process::exit(EXIT_INTERRUPTED);
         }
-    };
-    if let Some(k) = rec.resumed_from {
-        eprintln!("resumed from a saved state at iteration {k}");
-    }
-    if kind == TestKind::Ll && total == full && second.is_none() && rec.last.is_zero() {
-        // "Prime" is printed only once a second engine agreed with every segment.
-        eprintln!("M{p}: the LL residue says prime; confirming it with a second engine (--ll-check double) before it is printed");
-        let mut other = open_second()?;
-        let mut progress = Progress::new(&format!("M{p} LL confirm"), total);
-        let opts = RunOptions { shift: rec.shift, started: rec.started.clone(), ..confirm_opts };
-        let (first_seconds, first_checks) = (rec.seconds, std::mem::take(&mut rec.checks));
-        rec = match run::run_checked(engine.as_mut(), Some(other.as_mut() as &mut dyn Engine), opts, &mut progress)? {
-            RunEnd::Done(r) => r,
-            RunEnd::Interrupted { iteration } => {
-                eprintln!(
-                    "interrupted while confirming the result at iteration {iteration}; run the same command again"
-                );
-                std::process::exit(EXIT_INTERRUPTED);
-            }
-        };
-        rec.seconds += first_seconds;
-        // The result's check log holds both runs: what the first one caught (faults, rollbacks)
-        // and the rerun's agreement.
-        let rerun_events = std::mem::replace(&mut rec.checks.events, first_checks.events);
-        rec.checks.events.extend(rerun_events);
-        // (The final residue's checks are the rerun's: the first run's ended on the same value.)
-        for (key, n) in first_checks.summary.into_iter().filter(|(k, _)| k != "final_checks") {
-            rec.checks.bump(&key, n);
+        TestEnd::Interrupted { iteration, confirming: true } => {
+            eprintln!("interrupted while confirming the result at iteration {iteration}; run the same command again");
+            std::process::exit(EXIT_INTERRUPTED);
         }
-        rec.checks.bump("confirmation_reruns", 1);
     }
-    let outcome = cert::Outcome::from_final(kind, total, &rec.last)?;
-    trace::mark("outcome computed");
-    let verdict = match (outcome.status, kind) {
+}
+
+fn verdict(status: Status, kind: TestKind) -> &'static str {
+    match (status, kind) {
         (Status::Prime, TestKind::Ll) => "is prime",
         (Status::Prime, TestKind::Prp) => "is a probable prime",
         (Status::Composite, _) => "is composite",
         (Status::Partial, _) => "partial",
-    };
-    let built = match &proof {
-        Some(setup) => Some(build_proof(setup, engine.as_mut(), &rec.last, &args).map_err(|e| {
-            anyhow!(
-                "{e:#}; the proof is not published and no certificate is written. The test itself finished: M{p} {verdict} \
-                 (res64 {}); run again with --no-proof to publish it without a proof, or with --fresh to redo it with one",
-                outcome.res64
-            )
-        })?),
-        None => None,
-    };
-    if proof.is_some() {
-        trace::mark("proof built");
     }
-    let info = TestInfo::of_run(engine.as_ref(), &rec, built);
-    trace::mark("test info (host described)");
+}
 
+/// Step 5: the verdict, and the proof built and checked before anything is published.
+fn conclude(test: &mut Test, rec: &RunRecord, p: u32, kind: TestKind) -> Result<(Outcome, TestInfo)> {
+    let outcome = test.outcome(rec)?;
+    let built = test.build_proof(rec).map_err(|e| {
+        anyhow!(
+            "{e:#}; the proof is not published and no certificate is written. The test itself finished: M{p} {} \
+             (res64 {}); run again with --no-proof to publish it without a proof, or with --fresh to redo it with one",
+            verdict(outcome.status, kind),
+            outcome.res64
+        )
+    })?;
+    let info = test.info(rec, built);
+    Ok((outcome, info))
+}
+
+/// Step 6: the certificate, the proof file, the result line (stdout and --json), the saved
+/// states cleared (the proof points kept when asked), and the summary on stderr.
+fn publish(
+    args: &Args,
+    test: &Test,
+    key: Option<&SigningKey>,
+    mut rec: RunRecord,
+    outcome: &Outcome,
+    info: &TestInfo,
+) -> Result<()> {
+    let p = info.p;
     let mut cert_ref = None;
-    if let (Some(path), Some(key)) = (&args.cert, &key) {
-        let sidecar = split_points(&mut rec.checkpoints, &layout, total);
-        let body = report::cert_body(&info, &rec, &outcome);
-        trace::mark("certificate body built");
-        let bytes = cert::seal(&body, key);
-        trace::mark("certificate signed");
-        fsutil::write_atomic(path, &bytes, 0o644)
-            .with_context(|| format!("cannot write the certificate to {}", path.display()))?;
-        let hash = cert::certificate_hash(&bytes);
-        let points_path = cert::points::sidecar_path(path);
-        if sidecar.is_empty() {
-            // A sidecar left from an earlier certificate at this path would only be refused.
-            fsutil::remove_durably(&points_path)
-                .with_context(|| format!("cannot remove the stale {}", points_path.display()))?;
-        } else {
-            let n = sidecar.len();
-            fsutil::write_atomic(&points_path, &cert::points::encode_points(&hash, p, sidecar), 0o644)
-                .with_context(|| format!("cannot write the replay points to {}", points_path.display()))?;
-            eprintln!("replay points: {n} residues in {}", points_path.display());
-        }
+    if let (Some(path), Some(key)) = (&args.cert, key) {
+        let hash = test.write_certificate(path, key, info, &mut rec, outcome)?;
         cert_ref = Some((path.display().to_string(), hash));
-        trace::mark("certificate written");
     }
     if let (Some(path), Some(b)) = (&args.gimps_proof, &info.proof) {
         fsutil::write_atomic(path, &b.bytes, 0o644)
@@ -704,7 +670,7 @@ fn real_main() -> Result<()> {
     };
     // A stdout that cannot be written (a full disk) is reported at the end: the certificate is
     // written, and the JSON file and the clean-up still happen.
-    let line = report::result_line(&info, &rec, &outcome, &ctx).to_string();
+    let line = report::result_line(info, &rec, outcome, &ctx).to_string();
     let printed = cli::print_line(&line);
     if let Some(path) = &args.json {
         fsutil::append_line(path, &line)
@@ -714,8 +680,9 @@ fn real_main() -> Result<()> {
     // The result is out: the saved states of this test, and its proof points (unless kept), are
     // no longer needed. The states go first (a run killed in between must not resume from a
     // state whose proof points are gone).
+    let store = test.store();
     store.forget()?;
-    if let (Some(dir), Some(setup)) = (&args.keep_proof_points, &proof) {
+    if let (Some(dir), Some(setup)) = (&args.keep_proof_points, test.proof_setup()) {
         std::fs::rename(setup.store.dir(), dir).with_context(|| {
             format!("cannot move the proof points from {} to {}", setup.store.dir().display(), dir.display())
         })?;
@@ -737,8 +704,9 @@ fn real_main() -> Result<()> {
     }
     // ms/iter over the whole run, and over the loop alone (its checks in, the final ones out).
     eprintln!(
-        "M{p} {verdict} ({} {} iterations, res64 {}, shift {}, {:.2} s, {:.4} ms/iter, loop {:.4} ms/iter; checks: {}){}",
-        kind.worktype(),
+        "M{p} {} ({} {} iterations, res64 {}, shift {}, {:.2} s, {:.4} ms/iter, loop {:.4} ms/iter; checks: {}){}",
+        verdict(outcome.status, info.kind),
+        info.kind.worktype(),
         rec.iterations,
         outcome.res64,
         rec.shift,
@@ -749,10 +717,30 @@ fn real_main() -> Result<()> {
         cert_ref.as_ref().map(|(p, _)| format!("; certificate {p}")).unwrap_or_default()
     );
     trace::mark("summary printed");
-    printed.context("cannot write the result line to standard output")?;
+    printed.context("cannot write the result line to standard output")
+}
+
+fn real_main() -> Result<()> {
+    let args: Args = cli::parse_args("prove");
+    if let Some(dir) = &args.work_dir {
+        return work_main(&args, dir);
+    }
+    let p = parse_exponent(args.exponent.as_deref().unwrap_or_default())?;
+    trace::mark("args parsed");
+    if args.tune {
+        return tune(p);
+    }
+    if let Some(dir) = &args.proof_from_points {
+        return proof_from_points(&args, p, dir);
+    }
+    let spec = test_spec(&args, p)?;
+    let kind = spec.kind;
+    let key = check_outputs(&args)?;
+    let (mut test, _lock) = open_test(&args, spec)?;
+    let rec = run_test(&mut test, p, kind)?;
+    let (outcome, info) = conclude(&mut test, &rec, p, kind)?;
+    publish(&args, &test, key.as_ref(), rec, &outcome, &info)?;
     // Everything is written and the process ends next: the driver releases the GPU with it.
-    // Dropping the engine would first free its buffers and context one call at a time (66 ms
-    // on an H200, measured with MERSENNE_CERT_TRACE).
-    std::mem::forget(engine);
+    test.leak_engines();
     Ok(())
 }

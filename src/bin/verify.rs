@@ -9,6 +9,7 @@
 
 use anyhow::{bail, Context, Result};
 use mersenne_cert::cert::{self, Status};
+use mersenne_cert::cli::EngineArg;
 use mersenne_cert::engine::EngineChoice;
 use mersenne_cert::exponent::{TestKind, MAX_EXPONENT};
 use mersenne_cert::proof::pietrzak::MAX_POWER;
@@ -67,8 +68,8 @@ struct Args {
     trust: Option<String>,
     /// Which engine replays and verifies proofs: the one that finishes first (auto: the GPUs when
     /// usable and worth their start-up, with CPU threads for what remains), GMP on the CPU, or the GPUs only.
-    #[arg(long, value_enum, default_value_t = EngineChoice::Auto)]
-    engine: EngineChoice,
+    #[arg(long, value_enum, default_value_t = EngineArg::Auto)]
+    engine: EngineArg,
 }
 
 fn main() {
@@ -170,13 +171,13 @@ fn load_points(args: &Args, file: &Path, cert_hash: &str, body: &cert::CertBody)
 }
 
 fn replay_options(args: &Args, jobs: usize, points: BTreeMap<u64, Residue>) -> ReplayOptions {
-    ReplayOptions { engine: args.engine, jobs, sample: args.sample, devices: args.devices.clone(), points }
+    ReplayOptions { engine: args.engine.into(), jobs, sample: args.sample, devices: args.devices.clone(), points }
 }
 
 fn real_main() -> Result<()> {
     let args: Args = cli::parse_args("verify");
     if let Some(path) = &args.gimps_proof {
-        return verify_gimps_file(path, args.engine);
+        return verify_gimps_file(path, args.engine.into());
     }
     let file = args.file.as_ref().context("no certificate given")?;
     let trust = args.trust.as_deref().map(cert::parse_public_key_hex).transpose()?;
@@ -261,7 +262,7 @@ fn real_main() -> Result<()> {
     }
     let proof = match body.proof {
         Some(_) => {
-            let c = check_certificate(&body, args.engine).context("proof")?;
+            let c = check_certificate(&body, args.engine.into()).context("proof")?;
             eprintln!("{}; B matches the final residue and the stated result", proof_line(&c));
             Some(c)
         }

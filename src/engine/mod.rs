@@ -45,8 +45,8 @@ impl From<crate::transform::PlanError> for EngineError {
     }
 }
 
-/// Which engine the user asked for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+/// Which engine the user asked for (the binaries map their `--engine` values onto it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EngineChoice {
     /// The GPU when one is usable, else the CPU.
     Auto,

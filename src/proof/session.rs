@@ -60,6 +60,8 @@ impl BuiltProof {
 pub enum FinishError {
     #[error(transparent)]
     Proof(#[from] ProofError),
+    #[error(transparent)]
+    Points(#[from] StoreError),
     #[error("the proof's B (res64 {b:016X}) is not the run's final residue (res64 {last:016X})")]
     NotTheRunsResidue { b: u64, last: u64 },
     #[error("the final residue is 9·ζ for a root of unity ζ of small order (a disguised probable prime); such a result cannot be published as composite")]
@@ -70,15 +72,42 @@ pub enum FinishError {
 /// CPU), verify it, and check that it speaks for this run: its B is the run's final residue
 /// `last` = x_p, and not a disguised positive.
 pub fn finish(store: &ProofStore, engine: &mut dyn Engine, last: &Residue) -> Result<BuiltProof, FinishError> {
+    let built = build(store, engine)?;
+    if built.proof.b() != last {
+        return Err(FinishError::NotTheRunsResidue { b: built.proof.b().res64(), last: last.res64() });
+    }
+    not_disguised(built)
+}
+
+/// The proof of power `power` (default: the power they were saved for) from the points a
+/// finished run kept in `dir` (`prove --keep-proof-points`), built on `engine` (or the CPU, as
+/// [`finish`] does) and verified; with the power the points were saved for. One test's points
+/// give the proof of its power and of every lower one.
+pub fn from_kept_points(
+    dir: &Path,
+    p: u32,
+    power: Option<u32>,
+    engine: &mut dyn Engine,
+) -> Result<(BuiltProof, u32), FinishError> {
+    let saved = ProofStore::open_saved(dir, p)?;
+    let store = saved.at_power(power.unwrap_or(saved.power()))?;
+    Ok((not_disguised(build(&store, engine)?)?, saved.power()))
+}
+
+/// Build the proof from `store`'s points (on the engine when it is a GPU, else on the CPU) and
+/// verify it.
+fn build(store: &ProofStore, engine: &mut dyn Engine) -> Result<BuiltProof, FinishError> {
     let start = Instant::now();
     let on_engine = runs_on_engine(engine);
     let proof = with_arith(engine, |arith| prove_from_store(store, arith))?;
-    if proof.b() != last {
-        return Err(FinishError::NotTheRunsResidue { b: proof.b().res64(), last: last.res64() });
-    }
-    if proof.outcome().disguised_positive {
-        return Err(FinishError::DisguisedPositive);
-    }
     let bytes = proof.to_gimps_bytes();
     Ok(BuiltProof { proof, bytes, seconds: start.elapsed().as_secs_f64(), on_engine })
+}
+
+/// A proof whose final residue is a disguised positive is not published.
+fn not_disguised(built: BuiltProof) -> Result<BuiltProof, FinishError> {
+    match built.proof.outcome().disguised_positive {
+        true => Err(FinishError::DisguisedPositive),
+        false => Ok(built),
+    }
 }

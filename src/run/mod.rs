@@ -3,6 +3,8 @@
 //! Jacobi for LL at every checkpoint spare threads allow, optionally a second engine that
 //! recomputes every LL segment, GMP spot checks for both) and rolls back to the last confirmed
 //! state when one fails; saves resumable states to disk; stops cleanly when asked (Ctrl-C).
+//! [`test`] takes one test from its settings to its verdict and certificate around the driver:
+//! the path that `prove P` and each assignment of the work loop share.
 
 pub mod checkpoints;
 pub mod double;
@@ -14,6 +16,7 @@ pub mod report;
 mod resume;
 pub mod spot;
 pub mod state;
+pub mod test;
 
 use crate::cert::{Check, CheckLog, CheckOutcome, Checkpoint};
 use crate::engine::{Engine, EngineError, Value};

@@ -1,21 +1,21 @@
-//! One assignment of the work loop, run to its published outputs: the test (resumed from its
-//! saved state when there is one), its certificate `cert/<p>-<worktype>.cbor`, for PRP its GIMPS
-//! proof `proof/<p>-<power>.proof` (written atomically and read back before any line names it),
-//! and the result line. Appending the line and clearing the state are the loop's.
+//! One assignment of the work loop, run to its published outputs through the same path as
+//! `prove P` ([`crate::run::test`]: the test resumed from its saved state when there is one, LL's
+//! checks and the confirmation of a "prime" residue, the proof, the certificate
+//! `cert/<p>-<worktype>.cbor`), then for PRP its GIMPS proof `proof/<p>-<power>.proof` (written
+//! atomically and read back before any line names it), and the result line. Appending the line
+//! and clearing the state are the loop's.
 
 use super::worktodo::Assignment;
 use super::{Paths, WorkConfig};
-use crate::cert::{self, Outcome};
-use crate::engine::select;
 use crate::exponent::TestKind;
 use crate::fsutil;
-use crate::progress::{Progress, ProgressLog};
-use crate::proof::session::{self, BuiltProof};
+use crate::proof::session::BuiltProof;
 use crate::proof::Proof;
 use crate::run::checkpoints::{default_residue_budget, CheckpointLayout};
-use crate::run::report::{self, LineContext, TestInfo};
+use crate::run::report::{self, LineContext};
 use crate::run::state::StateStore;
-use crate::run::{self, RunEnd, RunOptions};
+use crate::run::test::{random_shift, ProofSpec, TestEnd, TestSpec};
+use crate::run::RunOptions;
 use anyhow::{bail, Context, Result};
 use serde_json::Value;
 use std::path::Path;
@@ -28,71 +28,57 @@ pub enum JobEnd {
     Interrupted { iteration: u64 },
 }
 
-/// A random shift count in [0, p).
-fn random_shift(p: u32) -> Result<u32> {
-    let mut b = [0u8; 8];
-    getrandom::getrandom(&mut b).map_err(|e| anyhow::anyhow!("no randomness for the shift count: {e}"))?;
-    Ok((u64::from_le_bytes(b) % p as u64) as u32)
+/// The test of assignment `a`: a full test at a random shift, with the work directory's state
+/// and progress log, and for PRP a proof of the default power.
+fn test_spec(cfg: &WorkConfig, paths: &Paths, a: &Assignment) -> Result<TestSpec> {
+    let (p, kind) = (a.p, a.kind);
+    let full = kind.full_iterations(p);
+    let want_proof = kind == TestKind::Prp;
+    let layout = CheckpointLayout::choose(p, full, None, default_residue_budget(p, want_proof))?;
+    Ok(TestSpec {
+        p,
+        kind,
+        opts: RunOptions {
+            gerbicz_block: cfg.gerbicz_block,
+            save_every: cfg.save_every,
+            spot: cfg.spot,
+            spot_threads: cfg.spot_threads,
+            jacobi_threads: cfg.jacobi_threads,
+            faults: cfg.faults.iter().filter(|f| f.iteration <= full).copied().collect(),
+            ..RunOptions::simple(full, layout, random_shift(p)?)
+        },
+        engine: cfg.engine,
+        device: cfg.device,
+        ll_check: cfg.ll_check,
+        state_root: paths.state.clone(),
+        fresh: false,
+        proof: want_proof.then_some(ProofSpec { power: None, disk_budget: cfg.proof_disk_budget }),
+        corrupt_proof_point: None,
+        tag: paths.tag.clone(),
+        progress_log: Some(paths.progress_log.clone()),
+        fresh_hint: "remove them to start this test again".into(),
+    })
 }
 
 /// Run assignment `a` with the work directory's state, to its outputs.
 pub fn run_job(cfg: &WorkConfig, paths: &Paths, a: &Assignment) -> Result<JobEnd> {
     let (p, kind) = (a.p, a.kind);
-    let full = kind.full_iterations(p);
-    let want_proof = kind == TestKind::Prp;
-    let layout = CheckpointLayout::choose(p, full, None, default_residue_budget(p, want_proof))?;
-    let store = StateStore::open(&paths.state, p, kind)?;
-    let proof = match want_proof {
-        true => {
-            let s = session::setup(store.dir(), p, None, cfg.proof_disk_budget).context("proof")?;
-            if let Some(note) = &s.choice.note {
-                eprintln!("note: M{p}: {note}");
-            }
-            Some(s)
-        }
-        false => None,
+    let mut test = test_spec(cfg, paths, a)?.prepare()?.open()?;
+    let mut rec = match test.run(cfg.stop.clone())? {
+        TestEnd::Done(rec) => rec,
+        TestEnd::Interrupted { iteration, .. } => return Ok(JobEnd::Interrupted { iteration }),
     };
-    let shift = random_shift(p)?;
-    let (mut engine, fallback) = select::open_engine_on(cfg.engine, cfg.device, p, kind, shift)?;
-    if let Some(why) = fallback {
-        eprintln!("no GPU engine ({why}); using the CPU engine");
-    }
-    let label = format!("{}M{p} {}", paths.tag, kind.worktype());
-    let log = ProgressLog::open(&paths.progress_log)
-        .with_context(|| format!("cannot append to {}", paths.progress_log.display()))?;
-    let mut progress = Progress::new(&label, full).with_log(log);
-    let opts = RunOptions {
-        started: report::now_rfc3339(),
-        gerbicz_block: cfg.gerbicz_block,
-        store: Some(store.clone()),
-        save_every: cfg.save_every,
-        spot: cfg.spot,
-        spot_threads: cfg.spot_threads,
-        stop: Some(cfg.stop.clone()),
-        proof: proof.as_ref().map(|s| s.store.clone()),
-        ..RunOptions::simple(full, layout, shift)
-    };
-    let rec = match run::run(engine.as_mut(), opts, &mut progress)? {
-        RunEnd::Done(rec) => rec,
-        RunEnd::Interrupted { iteration } => return Ok(JobEnd::Interrupted { iteration }),
-    };
-    let outcome = Outcome::from_final(kind, full, &rec.last)?;
-    let built = match &proof {
-        Some(setup) => Some(session::finish(&setup.store, engine.as_mut(), &rec.last).with_context(|| {
-            format!(
-                "M{p}: the proof failed its check; nothing is published and the line stays (res64 {}, state kept in {})",
-                outcome.res64,
-                store.dir().display()
-            )
-        })?),
-        None => None,
-    };
-    let info = TestInfo::of_run(engine.as_ref(), &rec, built);
+    let outcome = test.outcome(&rec)?;
+    let built = test.build_proof(&rec).with_context(|| {
+        format!(
+            "M{p}: the proof failed its check; nothing is published and the line stays (res64 {}, state kept in {})",
+            outcome.res64,
+            test.store().dir().display()
+        )
+    })?;
+    let info = test.info(&rec, built);
     let cert_path = paths.cert.join(format!("{p}-{}.cbor", kind.worktype()));
-    let bytes = cert::seal(&report::cert_body(&info, &rec, &outcome), &cfg.key);
-    fsutil::write_atomic(&cert_path, &bytes, 0o644)
-        .with_context(|| format!("cannot write the certificate {}", cert_path.display()))?;
-    let cert_hash = cert::certificate_hash(&bytes);
+    let cert_hash = test.write_certificate(&cert_path, &cfg.key, &info, &mut rec, &outcome)?;
     if let Some(b) = &info.proof {
         write_proof_file(&paths.proof.join(format!("{p}-{}.proof", b.power())), b)?;
     }
@@ -113,8 +99,9 @@ pub fn run_job(cfg: &WorkConfig, paths: &Paths, a: &Assignment) -> Result<JobEnd
         rec.seconds * 1e6 / rec.iterations_here.max(1) as f64,
         cert_path.display()
     );
+    let store = test.store().clone();
     // Everything is written; the GPU context goes with the engine.
-    drop(engine);
+    drop(test);
     Ok(JobEnd::Done { line, store, summary })
 }
 

@@ -21,7 +21,8 @@ pub mod worktodo;
 use crate::engine::EngineChoice;
 use crate::progress::ProgressLog;
 use crate::run::state::StateStore;
-use crate::run::SpotMode;
+use crate::run::test::LlCheck;
+use crate::run::{Fault, SpotMode};
 use anyhow::{Context, Result};
 use ed25519_dalek::SigningKey;
 use job::JobEnd;
@@ -62,11 +63,16 @@ pub struct WorkConfig {
     pub wait: Option<Duration>,
     pub spot: SpotMode,
     pub spot_threads: usize,
+    /// LL: how results are checked, and the Jacobi checks in flight at once (as for `prove P`).
+    pub ll_check: LlCheck,
+    pub jacobi_threads: usize,
     pub save_every: Duration,
     pub gerbicz_block: u64,
     pub proof_disk_budget: u64,
     pub stop: Arc<AtomicBool>,
     pub crash_at: Option<CrashPoint>,
+    /// Testing: faults injected into each test that runs as far as their iteration.
+    pub faults: Vec<Fault>,
 }
 
 /// The paths of one worker in the work directory.
