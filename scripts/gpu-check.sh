@@ -20,7 +20,8 @@
 #                right result, the certificate logs it and verifies; then a campaign of
 #                FAULT_RUNS (100) runs per mode at FAULT_P (1,257,787), FAULT_ITERS (10000)
 #                iterations, one random flip each: LL --ll-check double and PRP must end with 0
-#                wrong res64; LL --ll-check jacobi reports its escape rate (not a failure)
+#                wrong res64; LL --ll-check jacobi reports its escape rate (not a failure);
+#                FAULT_MODES ("double prp jacobi") and FAULT_SPOT (off | sample) pick them
 #   7 resume     SIGINT during a GPU run saves (exit 130); the rerun resumes and is right
 #   8 e2e        wall time of prove 9689 / 86243 --engine gpu (kernels from the disk cache)
 #   9 work       prove --work-dir on the GPU takes prove's path: LL and PRP lines of M86243 with a
@@ -150,18 +151,20 @@ grep -q '"rollbacks":2' <<<"$out" || ok=FAIL
 [ $vrc -eq 0 ] || ok=FAIL
 record 6 "fault LL" $ok "M$p status $(field status "$out"); $errs; verify rc $vrc"
 # The campaign: references from GMP, then one random flip per GPU run.
-p=${FAULT_P:-1257787}; runs=${FAULT_RUNS:-100}; n=${FAULT_ITERS:-10000}
+# FAULT_MODES picks the campaigns, FAULT_SPOT the spot checks' mode during them (off: the run's
+# own checks alone are measured; sample: as a user runs).
+p=${FAULT_P:-1257787}; runs=${FAULT_RUNS:-100}; n=${FAULT_ITERS:-10000}; spot=${FAULT_SPOT:-off}
 RANDOM=6
 declare -A fref=()
 fref[jacobi]=$(field res64 "$("$BIN/prove" $p --engine cpu --spot off --ll-check jacobi --iterations $n --state-dir "$WORK/state" 2>/dev/null)")
 fref[double]=${fref[jacobi]}
 fref[prp]=$(field res64 "$("$BIN/prove" $p --prp --engine cpu --spot off --iterations $n --state-dir "$WORK/state" 2>/dev/null)")
-for mode in double prp jacobi; do
+for mode in ${FAULT_MODES:-double prp jacobi}; do
   t=$(now); right=0; wrong=0; stopped=0; caught=0
   if [ $mode = prp ]; then margs=(--prp); else margs=(--ll-check $mode); fi
   for ((i = 0; i < runs; i++)); do
     f="$((1 + (RANDOM << 15 | RANDOM) % n)):$(((RANDOM << 15 | RANDOM) % (p / 16))):$((RANDOM % 64))"
-    out=$("$BIN/prove" $p --engine gpu --spot off "${margs[@]}" --iterations $n --inject-fault "$f" \
+    out=$("$BIN/prove" $p --engine gpu --spot "$spot" "${margs[@]}" --iterations $n --inject-fault "$f" \
       --state-dir "$WORK/state" 2>>"$WORK/fcamp.err")
     got=$(field res64 "$out")
     grep -qE '"(double|jacobi|gerbicz)_failures"' <<<"$out" && caught=$((caught + 1))
@@ -173,7 +176,7 @@ for mode in double prp jacobi; do
   [ -n "${fref[$mode]}" ] || ok=FAIL
   [ $mode = jacobi ] || [ $wrong -eq 0 ] || ok=FAIL
   [ $mode = jacobi ] || [ $stopped -eq 0 ] || ok=FAIL
-  record 6 "faults $mode" $ok "M$p, $runs runs of $n iterations, one flip each: $right right, $wrong wrong, $stopped stopped, $caught caught by a check ($(secs "$t" "$(now)") s)"
+  record 6 "faults $mode" $ok "M$p, spot $spot, $runs runs of $n iterations, one flip each: $right right, $wrong wrong, $stopped stopped, $caught caught by a check ($(secs "$t" "$(now)") s)"
 done
 fi
 
