@@ -35,13 +35,12 @@ fn random_shift(p: u32) -> Result<u32> {
     Ok((u64::from_le_bytes(b) % p as u64) as u32)
 }
 
-/// Run assignment `a` with the work directory's state, to its outputs.
-pub fn run_job(cfg: &WorkConfig, paths: &Paths, a: &Assignment) -> Result<JobEnd> {
+/// Run assignment `a`, resuming from its saved states in `store`, to its outputs.
+pub fn run_job(cfg: &WorkConfig, paths: &Paths, a: &Assignment, store: StateStore) -> Result<JobEnd> {
     let (p, kind) = (a.p, a.kind);
     let full = kind.full_iterations(p);
     let want_proof = kind == TestKind::Prp;
     let layout = CheckpointLayout::choose(p, full, None, default_residue_budget(p, want_proof))?;
-    let store = StateStore::open(&paths.state, p, kind)?;
     let proof = match want_proof {
         true => {
             let s = session::setup(store.dir(), p, None, cfg.proof_disk_budget).context("proof")?;
