@@ -3,6 +3,7 @@
 
 use anyhow::{anyhow, bail, Context, Result};
 use mersenne_cert::cert::{self, Status};
+use mersenne_cert::cpu_ref::GmpEngine;
 use mersenne_cert::engine::select;
 use mersenne_cert::engine::{Engine, EngineChoice};
 use mersenne_cert::exponent::{parse_exponent, TestKind};
@@ -543,7 +544,13 @@ fn real_main() -> Result<()> {
     trace::mark("proof setup");
 
     trace::mark("engine opening");
-    let (choice, why) = select::decide(args.engine, p, kind, total);
+    let double_now = kind == TestKind::Ll
+        && match args.ll_check {
+            LlCheck::Double => true,
+            LlCheck::Jacobi => false,
+            LlCheck::Auto => double::cheap(p),
+        };
+    let (choice, why) = select::decide(args.engine, p, kind, total, double_now);
     if let Some(why) = why {
         eprintln!("{why}");
     }
@@ -559,13 +566,22 @@ fn real_main() -> Result<()> {
             select::open_engine_on(second_choice, args.device.unwrap_or(0), p, kind, double::other_shift(p, shift))?;
         Ok(e)
     };
-    let double_now = kind == TestKind::Ll
-        && match args.ll_check {
-            LlCheck::Double => true,
-            LlCheck::Jacobi => false,
-            LlCheck::Auto => double::cheap(p),
-        };
-    let mut second = if double_now { Some(open_second()?) } else { None };
+    // Two GMP engines check each other on two cores: the second runs beside the first, on a
+    // thread of its own, and GMP spot checks (GMP against GMP, each a part of what the second
+    // engine recomputes) would only take a core from them.
+    let cpu_pair = double_now && second_choice == EngineChoice::Cpu;
+    let mut second = if double_now && !cpu_pair { Some(open_second()?) } else { None };
+    let shadow = match (second.as_mut(), cpu_pair) {
+        (Some(e), _) => Some(run::double::Shadow::inline(e.as_mut())),
+        (None, true) => {
+            Some(run::double::Shadow::background(Box::new(GmpEngine::new(p, kind, double::other_shift(p, shift)))))
+        }
+        (None, false) => None,
+    };
+    let spot = match (args.spot, cpu_pair) {
+        (Spot::Sample, true) => SpotMode::Off,
+        (s, _) => spot_mode(s),
+    };
     let stop = interrupt_flag()?;
     trace::mark("ctrl-c handler installed");
     let opts = RunOptions {
@@ -577,7 +593,7 @@ fn real_main() -> Result<()> {
         gerbicz_block,
         store: Some(store.clone()),
         save_every: Duration::from_secs_f64(args.save_every),
-        spot: spot_mode(args.spot),
+        spot,
         spot_threads,
         jacobi_threads,
         faults,
@@ -588,8 +604,7 @@ fn real_main() -> Result<()> {
     let mut progress = Progress::new(&format!("M{p} {}", kind.worktype()), total);
     trace::mark("run started");
     let confirm_opts = RunOptions { store: None, faults: Vec::new(), stop_at: None, ..opts.clone() };
-    let run_end =
-        run::run_checked(engine.as_mut(), second.as_mut().map(|e| e.as_mut() as &mut dyn Engine), opts, &mut progress);
+    let run_end = run::run_doubled(engine.as_mut(), shadow, opts, &mut progress);
     trace::mark("run finished");
     let run_end = run_end.map_err(|e| match e {
         run::RunError::Consistent { .. } => {
@@ -616,7 +631,7 @@ fn real_main() -> Result<()> {
     if let Some(k) = rec.resumed_from {
         eprintln!("resumed from a saved state at iteration {k}");
     }
-    if kind == TestKind::Ll && total == full && second.is_none() && rec.last.is_zero() {
+    if kind == TestKind::Ll && total == full && !double_now && rec.last.is_zero() {
         // "Prime" is printed only once a second engine agreed with every segment.
         eprintln!("M{p}: the LL residue says prime; confirming it with a second engine (--ll-check double) before it is printed");
         let mut other = open_second()?;

@@ -21,7 +21,7 @@ use crate::exponent::TestKind;
 use crate::progress::Progress;
 use crate::residue::Residue;
 use crate::run::checkpoints::checkpoint;
-use crate::run::double::Shadow;
+use crate::run::double::{Segment, Shadow};
 use crate::run::gerbicz::Gerbicz;
 use crate::run::jacobi::{ll_jacobi_ok, Background};
 pub use crate::run::options::{Fault, RunOptions, SpotMode};
@@ -64,6 +64,9 @@ struct Driver<'a> {
     jacobi: VecDeque<(u64, Option<SavedState>, Background)>,
     /// LL with `--ll-check double`: the second engine.
     shadow: Option<Shadow<'a>>,
+    /// Segments the second engine checks, oldest first: each one's end (k, x_k), with the
+    /// state to save once it is confirmed, if one is due.
+    doubles: VecDeque<(u64, Residue, Option<SavedState>)>,
     /// Rollbacks per target iteration.
     rollbacks: BTreeMap<u64, u32>,
     spot: Option<SpotPool>,
@@ -217,33 +220,50 @@ impl Driver<'_> {
         self.jacobi.push_back((self.k, state, Background::start(x.clone())));
     }
 
-    /// LL with a second engine, at checkpoint k holding x: x is confirmed when the second engine
-    /// agrees (and saved when a save is due); otherwise the run rolls back. Returns whether it
-    /// rolled back.
-    fn double_check(&mut self, x: &Residue) -> Result<bool, RunError> {
+    /// LL with a second engine, at checkpoint k holding x: the segment from the previous
+    /// checkpoint goes to the second engine; x is confirmed (and saved when a save was due) once
+    /// it and every segment before it agree; a disagreement rolls the run back. With `wait`
+    /// (the end, a stop) every verdict is waited for. Returns whether it rolled back.
+    fn double_check(&mut self, x: &Residue, wait: bool) -> Result<bool, RunError> {
         let k = self.k;
         let Some(shadow) = self.shadow.as_mut() else { return Ok(false) };
-        let from = self.trusted.clone();
-        let agrees = shadow.agrees(&from, k, x)?;
-        self.checks.bump("double_checks", 1);
-        self.checks.bump("double_iterations", k - from.0);
-        if !agrees {
-            self.checks.bump("double_failures", 1);
-            self.checks.log(
-                k,
-                Check::Double,
-                CheckOutcome::Fail,
-                format!("the second engine disagrees from iteration {}", from.0),
-            );
-            let (to, tx) = self.trusted.clone();
-            self.rollback(Check::Double, to, tx)?;
-            return Ok(true);
-        }
-        self.checks.log(k, Check::Double, CheckOutcome::Ok, format!("from iteration {}", from.0));
-        self.trusted = (k, x.clone());
-        self.candidate = None;
-        if self.save_due() && k < self.opts.total {
-            self.save(x, None)?;
+        let (from, start) = self.doubles.back().map_or_else(|| self.trusted.clone(), |(f, y, _)| (*f, y.clone()));
+        shadow.submit(Segment { from, start, to: k, hash: x.hash() })?;
+        let saving = self.doubles.iter().any(|(_, _, s)| s.is_some());
+        let state = (self.save_due() && k < self.opts.total && !saving).then(|| self.state_now(x, None));
+        self.doubles.push_back((k, x.clone(), state));
+        self.settle_doubles(wait)
+    }
+
+    /// LL with a second engine: take its verdicts that are in, oldest first (all with `wait`).
+    /// Returns whether it rolled back.
+    fn settle_doubles(&mut self, wait: bool) -> Result<bool, RunError> {
+        while !self.doubles.is_empty() {
+            let Some(agrees) = self.shadow.as_mut().map_or(Ok(None), |s| s.next_verdict(wait))? else {
+                break;
+            };
+            let (k, x, state) = self.doubles.pop_front().expect("checked above");
+            let from = self.trusted.0;
+            self.checks.bump("double_checks", 1);
+            self.checks.bump("double_iterations", k - from);
+            if !agrees {
+                self.checks.bump("double_failures", 1);
+                self.checks.log(
+                    k,
+                    Check::Double,
+                    CheckOutcome::Fail,
+                    format!("the second engine disagrees from iteration {from}"),
+                );
+                let (to, tx) = self.trusted.clone();
+                self.rollback(Check::Double, to, tx)?;
+                return Ok(true);
+            }
+            self.checks.log(k, Check::Double, CheckOutcome::Ok, format!("from iteration {from}"));
+            self.trusted = (k, x);
+            self.candidate = None;
+            if let Some(st) = state {
+                self.write_state(&st)?;
+            }
         }
         Ok(false)
     }
@@ -284,6 +304,10 @@ impl Driver<'_> {
         self.final_residue = None;
         self.jacobi.clear(); // their threads finish unheard
         self.candidate = None;
+        self.doubles.clear();
+        if let Some(shadow) = &mut self.shadow {
+            shadow.discard();
+        }
         // Points after the verified state are recomputed (and read again) on the way back.
         self.pending_points.clear();
         match &mut self.gerbicz {
@@ -480,7 +504,7 @@ impl Driver<'_> {
         let is_spot_target = self.spot_pending.contains_key(&k);
         let is_point = self.opts.proof.as_ref().is_some_and(|s| s.points().binary_search(&k).is_ok());
         let ll = self.kind == TestKind::Ll;
-        if ll && self.settle_jacobi(false)? {
+        if ll && (self.settle_jacobi(false)? || self.settle_doubles(false)?) {
             return Ok(None);
         }
         // Read once: a stop requested during this step is honoured at the next checkpoint.
@@ -513,7 +537,7 @@ impl Driver<'_> {
                     self.start_spot(m, &x);
                 }
             }
-            if ll && is_cp && self.double_check(&x)? {
+            if ll && is_cp && self.double_check(&x, stop || k == total)? {
                 return Ok(None);
             }
             if ll && is_cp && (stop || k == total) {
@@ -580,6 +604,17 @@ pub fn run_checked<'a>(
     opts: RunOptions,
     progress: &mut Progress,
 ) -> Result<RunEnd, RunError> {
+    run_doubled(engine, second.map(Shadow::inline), opts, progress)
+}
+
+/// [`run_checked`] with the second engine given as a [`Shadow`] (inline, or on a thread of its
+/// own with [`Shadow::background`]).
+pub fn run_doubled<'a>(
+    engine: &'a mut dyn Engine,
+    second: Option<Shadow<'a>>,
+    opts: RunOptions,
+    progress: &mut Progress,
+) -> Result<RunEnd, RunError> {
     let p = engine.exponent();
     let kind = engine.kind();
     let mut checks = CheckLog::default();
@@ -627,7 +662,8 @@ pub fn run_checked<'a>(
         trusted: (k, x.clone()),
         candidate: None,
         jacobi: VecDeque::new(),
-        shadow: second.filter(|_| kind == TestKind::Ll).map(Shadow::new),
+        shadow: second.filter(|_| kind == TestKind::Ll),
+        doubles: VecDeque::new(),
         rollbacks: BTreeMap::new(),
         spot,
         spot_pending: BTreeMap::new(),
