@@ -365,8 +365,8 @@ fn work_main(args: &Args, dir: &std::path::Path) -> Result<()> {
         };
         let mut rest = work::workers::without_devices(&std::env::args_os().skip(1).collect::<Vec<_>>());
         if args.spot_threads.is_none() {
-            // The workers share the spare cores.
-            rest.extend(["--spot-threads".into(), (cores.saturating_sub(1) / count).max(1).to_string().into()]);
+            // The workers share the cores.
+            rest.extend(["--spot-threads".into(), host::spot_threads_per_worker(cores, count).to_string().into()]);
         }
         let _stop = interrupt_flag()?; // the workers save on Ctrl-C; the parent waits for them
         let exe = std::env::current_exe().context("cannot find this program to start its workers")?;
@@ -393,6 +393,22 @@ fn work_main(args: &Args, dir: &std::path::Path) -> Result<()> {
         Some("state") => Some(work::CrashPoint::AfterState),
         Some(other) => bail!("--crash-at must be 'result' or 'state', got '{other}'"),
     };
+    // A worker of one GPU (--device N) takes one GPU's share of the cores: its peers on the
+    // other GPUs run beside it.
+    let spot_threads = match args.spot_threads {
+        Some(n) => n.max(1),
+        None => {
+            let gpus = match (args.device, args.engine) {
+                (None, _) | (_, EngineChoice::Cpu) => 1,
+                (Some(_), _) => mersenne_cert::gpu::device_count().unwrap_or(1),
+            };
+            let n = host::spot_threads_per_worker(cores, gpus);
+            if gpus > 1 {
+                eprintln!("note: spot checks on {n} threads: one GPU's share of the {cores} cores ({gpus} GPUs, one worker each)");
+            }
+            n
+        }
+    };
     let cfg = work::WorkConfig {
         dir: dir.to_path_buf(),
         device: args.device.unwrap_or(0),
@@ -403,7 +419,7 @@ fn work_main(args: &Args, dir: &std::path::Path) -> Result<()> {
         computer: args.computer.clone(),
         wait,
         spot: spot_mode(args.spot),
-        spot_threads: args.spot_threads.unwrap_or(cores.saturating_sub(1)).max(1),
+        spot_threads,
         save_every: Duration::from_secs_f64(args.save_every),
         gerbicz_block,
         proof_disk_budget: args.proof_disk_budget,
@@ -752,7 +768,7 @@ fn real_main() -> Result<()> {
     }
     // ms/iter over the whole run, and over the loop alone (its checks in, the final ones out).
     eprintln!(
-        "M{p} {verdict} ({} {} iterations, res64 {}, shift {}, {:.2} s, {:.4} ms/iter, loop {:.4} ms/iter; checks: {}){}",
+        "M{p} {verdict} ({} {} iterations, res64 {}, shift {}, {:.2} s, {:.4} ms/iter, loop {:.4} ms/iter; checks: {}; {}){}",
         kind.worktype(),
         rec.iterations,
         outcome.res64,
@@ -761,6 +777,7 @@ fn real_main() -> Result<()> {
         rec.seconds * 1e3 / rec.iterations_here.max(1) as f64,
         rec.loop_seconds * 1e3 / rec.iterations_here.max(1) as f64,
         summary(&rec.checks, rec.iterations_here),
+        rec.times.describe(rec.seconds),
         cert_ref.as_ref().map(|(p, _)| format!("; certificate {p}")).unwrap_or_default()
     );
     trace::mark("summary printed");

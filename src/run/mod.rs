@@ -10,10 +10,12 @@ pub mod gerbicz;
 pub mod jacobi;
 mod options;
 mod outcome;
+mod point_writer;
 pub mod report;
 mod resume;
 pub mod spot;
 pub mod state;
+pub mod timing;
 
 use crate::cert::{Check, CheckLog, CheckOutcome, Checkpoint};
 use crate::engine::{Engine, EngineError, Value};
@@ -27,8 +29,10 @@ use crate::run::jacobi::{ll_jacobi_ok, Background};
 pub use crate::run::options::{Fault, RunOptions, SpotMode};
 use crate::run::outcome::MAX_ROLLBACKS_AT_ONE_PLACE;
 pub use crate::run::outcome::{RunEnd, RunError, RunRecord};
+use crate::run::point_writer::PointWriter;
 use crate::run::spot::{SpotJob, SpotPool};
 use crate::run::state::{SavedState, StateError};
+use crate::run::timing::{LoopTimes, Share};
 use crate::trace;
 use serde_bytes::ByteBuf;
 use std::collections::{BTreeMap, VecDeque};
@@ -84,11 +88,15 @@ struct Driver<'a> {
     last_iteration: Option<Instant>,
     /// Proof points read since the last passed Gerbicz check, not yet verified.
     pending_points: Vec<(u64, Residue)>,
+    /// Writes the verified proof points (PRP with a proof).
+    point_writer: Option<PointWriter>,
     /// The iteration the engine is queued to, past k, when a read queued the next batch behind
     /// its copy (Engine::read_then_queue).
     queued: Option<u64>,
     /// The newest checkpoint (iteration, res64 of x_k) not yet passed to the progress log.
     newest_checkpoint: Option<(u64, u64)>,
+    /// The driver thread's time by share.
+    times: LoopTimes,
 }
 
 impl Driver<'_> {
@@ -118,13 +126,24 @@ impl Driver<'_> {
     }
 
     /// After a passed Gerbicz check at k: the pending points (all at or before k) are
-    /// verified; write them to the proof store.
+    /// verified; hand them to the writer.
     fn flush_points(&mut self, k: u64) -> Result<(), RunError> {
-        let Some(store) = &self.opts.proof else { return Ok(()) };
+        let Some(writer) = &self.point_writer else { return Ok(()) };
+        let t = Instant::now();
         for (i, x) in self.pending_points.drain(..) {
             debug_assert!(i <= k);
-            store.save(i, &x).map_err(RunError::ProofPoint)?;
+            writer.save(i, x).map_err(RunError::ProofPoint)?;
         }
+        self.times.add(Share::Points, t);
+        Ok(())
+    }
+
+    /// Wait until the points handed to the writer are on disk.
+    fn sync_points(&mut self) -> Result<(), RunError> {
+        let Some(writer) = &self.point_writer else { return Ok(()) };
+        let t = Instant::now();
+        writer.sync().map_err(RunError::ProofPoint)?;
+        self.times.add(Share::Points, t);
         Ok(())
     }
 
@@ -173,9 +192,16 @@ impl Driver<'_> {
     }
 
     fn write_state(&mut self, s: &SavedState) -> Result<(), RunError> {
+        if self.opts.store.is_none() {
+            return Ok(());
+        }
+        // A state at k claims the proof points up to k: they go to disk first.
+        self.sync_points()?;
         let Some(store) = &self.opts.store else { return Ok(()) };
+        let t = Instant::now();
         store.save(s)?;
         self.last_save = Instant::now();
+        self.times.add(Share::Saves, t);
         Ok(())
     }
 
@@ -192,7 +218,10 @@ impl Driver<'_> {
         while self.jacobi.front().is_some_and(|(_, _, job)| wait || job.is_finished()) {
             let (k, state, job) = self.jacobi.pop_front().expect("checked above");
             self.checks.bump("jacobi_checks", 1);
-            let Some((true, x)) = job.verdict() else {
+            let t = Instant::now();
+            let verdict = job.verdict();
+            self.times.add(Share::Verdicts, t);
+            let Some((true, x)) = verdict else {
                 self.jacobi_failed(k)?;
                 return Ok(true);
             };
@@ -228,7 +257,9 @@ impl Driver<'_> {
         let k = self.k;
         let Some(shadow) = self.shadow.as_mut() else { return Ok(false) };
         let (from, start) = self.doubles.back().map_or_else(|| self.trusted.clone(), |(f, y, _)| (*f, y.clone()));
+        let t = Instant::now();
         shadow.submit(Segment { from, start, to: k, hash: x.hash() })?;
+        self.times.add(Share::Verdicts, t);
         let saving = self.doubles.iter().any(|(_, _, s)| s.is_some());
         let state = (self.save_due() && k < self.opts.total && !saving).then(|| self.state_now(x, None));
         self.doubles.push_back((k, x.clone(), state));
@@ -239,9 +270,10 @@ impl Driver<'_> {
     /// Returns whether it rolled back.
     fn settle_doubles(&mut self, wait: bool) -> Result<bool, RunError> {
         while !self.doubles.is_empty() {
-            let Some(agrees) = self.shadow.as_mut().map_or(Ok(None), |s| s.next_verdict(wait))? else {
-                break;
-            };
+            let t = Instant::now();
+            let verdict = self.shadow.as_mut().map_or(Ok(None), |s| s.next_verdict(wait))?;
+            self.times.add(Share::Verdicts, t);
+            let Some(agrees) = verdict else { break };
             let (k, x, state) = self.doubles.pop_front().expect("checked above");
             let from = self.trusted.0;
             self.checks.bump("double_checks", 1);
@@ -323,7 +355,9 @@ impl Driver<'_> {
     /// Compare finished spot checks with the engine's residues; roll back on a mismatch.
     fn settle_spots(&mut self, wait: bool) -> Result<(), RunError> {
         let Some(pool) = &mut self.spot else { return Ok(()) };
+        let t = Instant::now();
         let fresh = if wait { pool.drain() } else { pool.poll() };
+        self.times.add(Share::Spot, t);
         self.spot_results.extend(fresh.into_iter().map(|r| (r.from, r.to, r.hash)));
         let mut keep = Vec::new();
         for (from, to, hash) in std::mem::take(&mut self.spot_results) {
@@ -413,7 +447,9 @@ impl Driver<'_> {
         let block = g.block();
         let planned = self.save_prev.as_ref().is_some_and(|(b, _)| *b + block == k);
         if !(g.check_due(k) || k >= end || planned || points_full) {
+            let t = Instant::now();
             g.absorb(self.engine)?;
+            self.times.add(Share::Engine, t);
             // Saves (and stops) happen at verified states before the end: a state saved at or
             // past the end would lack the snapshot of x_total.
             if (stop || save_time) && self.save_prev.is_none() && k + block < total {
@@ -426,7 +462,9 @@ impl Driver<'_> {
         if last {
             trace::mark("run: final gerbicz check");
         }
+        let t = Instant::now();
         let ok = g.check(self.engine, k)?;
+        self.times.add(Share::Engine, t);
         if last {
             trace::mark("run: final gerbicz check done");
         }
@@ -473,6 +511,7 @@ impl Driver<'_> {
             ))
             .into());
         }
+        let t = Instant::now();
         if next >= self.end() {
             // The last batch is waited for, so that the loop's time is the engine's.
             self.engine.iterate(next - from)?;
@@ -483,6 +522,7 @@ impl Driver<'_> {
             // extra round trip.
             self.engine.iterate_queued(next - from)?;
         }
+        self.times.add(Share::Engine, t);
         self.k = next;
         let k = next;
         for i in 0..self.opts.faults.len() {
@@ -510,7 +550,10 @@ impl Driver<'_> {
         // Read once: a stop requested during this step is honoured at the next checkpoint.
         let stop = self.stop_requested();
         if is_cp || is_spot_target || is_point {
+            let t = Instant::now();
             let spot = if is_cp { self.plan_spot() } else { None };
+            self.times.add(Share::Spot, t);
+            let t = Instant::now();
             // The next batch goes out behind the copy of x_k, so the engine runs while the host
             // converts, hashes and files it (a GPU otherwise waits ~0.7-2 ms per read at 1-3M).
             let x = match self.continue_to(spot.map(|m| k + m), stop) {
@@ -521,6 +564,7 @@ impl Driver<'_> {
                 }
                 None => self.engine.read()?,
             };
+            self.times.add(Share::Engine, t);
             if is_point {
                 self.pending_points.push((k, x.clone()));
             }
@@ -548,7 +592,9 @@ impl Driver<'_> {
                     return Ok(None);
                 }
                 self.checks.bump("jacobi_checks", 1);
+                let t = Instant::now();
                 let ok = ll_jacobi_ok(&x);
+                self.times.add(Share::Verdicts, t);
                 trace::mark("run: final jacobi check done");
                 if !ok {
                     self.jacobi_failed(k)?;
@@ -675,8 +721,10 @@ pub fn run_doubled<'a>(
         final_residue: (k == opts.total).then(|| x.clone()),
         last_iteration: None,
         pending_points: Vec::new(),
+        point_writer: opts.proof.clone().map(PointWriter::new),
         queued: None,
         newest_checkpoint: None,
+        times: LoopTimes::default(),
         opts,
     };
     // Spot checks start at the first iteration too (with full coverage the windows tile the run).
@@ -718,6 +766,8 @@ pub fn run_doubled<'a>(
         ))
         .into());
     }
+    // The proof is built from the files: every point is on disk before the run ends.
+    d.sync_points()?;
     let last = d.final_residue.take().expect("loop ends with the final residue");
     let total = d.opts.total;
     Ok(RunEnd::Done(RunRecord {
@@ -731,5 +781,6 @@ pub fn run_doubled<'a>(
         iterations_here: total - resumed_from.unwrap_or(0),
         loop_seconds: d.last_iteration.map_or(0.0, |t| (t - t0).as_secs_f64()),
         resumed_from,
+        times: d.times,
     }))
 }

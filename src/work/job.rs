@@ -104,12 +104,14 @@ pub fn run_job(cfg: &WorkConfig, paths: &Paths, a: &Assignment, store: StateStor
     };
     let line = report::result_line(&info, &rec, &outcome, &ctx);
     let summary = format!(
-        "M{p} {} {} (res64 {}, {:.2} s, {:.1} us/iter); certificate {}",
+        "M{p} {} {} (res64 {}, {:.2} s, {:.1} us/iter; {}; proof {:.2} s); certificate {}",
         kind.worktype(),
         outcome.status,
         outcome.res64,
         rec.seconds,
         rec.seconds * 1e6 / rec.iterations_here.max(1) as f64,
+        rec.times.describe(rec.seconds),
+        info.proof.as_ref().map_or(0.0, |b| b.seconds),
         cert_path.display()
     );
     // Everything is written; the GPU context goes with the engine.
