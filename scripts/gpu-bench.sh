@@ -109,6 +109,7 @@ echo "| full test | wall s | LucasNTT | target |"
 echo "|---|---:|---:|---:|"
 echo "| prove 9689 --engine gpu --cert | $(e2e 9689) | 0.58 | 0.3 |"
 echo "| prove 86243 --engine gpu --cert | $(e2e 86243) | 2.25 | 1.5 |"
+echo "| prove 9689 --cert (engine auto: the CPU) | $(wall "$BIN/prove" 9689 --cert "$WORK/c.cbor" --state-dir "$WORK/s") | | 0.1 |"
 echo "| gpu-selftest start (context and kernels, nothing run) | $(wall "$BIN/gpu-selftest" start) | | |"
 
 # 4. The floor that the field arithmetic sets: its throughput with nothing else in the way, and

@@ -22,6 +22,15 @@ pub fn cores() -> usize {
     std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
 }
 
+/// Spot-check threads for one of `workers` workers (one per GPU) sharing a machine of `cores`
+/// cores: its share of the cores less one, for the thread that drives its engine, and at least
+/// one. One worker gets all cores but one; workers started one by one (`--device N`) must not
+/// each count on every core, or their threads outnumber the cores and the threads that feed the
+/// GPUs wait for one.
+pub fn spot_threads_per_worker(cores: usize, workers: usize) -> usize {
+    (cores / workers.max(1)).saturating_sub(1).max(1)
+}
+
 /// A thread count asked for by `option` (e.g. "--jobs"), clamped to what the machine runs at
 /// once (more threads than cores only compete for them); the note says so when it clamped.
 /// Zero is an error: the caller has its own way to turn the work off.
@@ -43,6 +52,22 @@ fn clamp_threads_to(option: &str, requested: usize, cores: usize) -> Result<(usi
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn workers_split_the_cores() {
+        assert_eq!(spot_threads_per_worker(32, 1), 31);
+        assert_eq!(spot_threads_per_worker(32, 2), 15);
+        assert_eq!(spot_threads_per_worker(16, 2), 7);
+        assert_eq!(spot_threads_per_worker(64, 4), 15);
+        // Never none, never more than the cores in all (a driver thread each included).
+        for cores in 1..40 {
+            for workers in 1..9 {
+                let n = spot_threads_per_worker(cores, workers);
+                assert!(n >= 1);
+                assert!(workers * (n + 1) <= cores.max(2 * workers), "{cores} cores, {workers} workers: {n}");
+            }
+        }
+    }
 
     #[test]
     fn thread_counts_are_clamped_to_the_cores() {

@@ -226,7 +226,8 @@ fn every_line_kind_survives_kills_without_lost_or_duplicate_results() {
     let mut expected = vec!["[Worker #1]"];
     expected.extend(UNUSABLE);
     assert_eq!(left.lines().collect::<Vec<_>>(), expected);
-    assert_eq!(std::fs::read_dir(d.join("state")).unwrap().count(), 0, "no saved state is left");
+    let left: Vec<_> = std::fs::read_dir(d.join("state")).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(left.is_empty(), "no saved state or claim is left: {left:?}");
     // The progress log has checkpoint lines with res64, up to the end of each test.
     let log = std::fs::read_to_string(d.join("progress.log")).unwrap();
     assert!(log
@@ -266,7 +267,7 @@ fn two_workers_share_the_results_file() {
     let empty = tempfile::tempdir().unwrap();
     let o = work(empty.path(), &["--devices", "2"]).output().unwrap();
     assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("no worktodo-N.txt"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("nor a worktodo-N.txt"), "{}", stderr(&o));
 }
 
 #[test]
@@ -346,4 +347,82 @@ fn a_worktodo_ll_line_is_checked_as_prove_checks_it() {
     let checks = &v["mersenne-cert"]["checks"];
     assert_eq!(checks["confirmation_reruns"], 1, "{checks}");
     assert!(checks["double_checks"].as_u64() >= Some(1), "{checks}");
+}
+
+/// The claims recorded in claims.txt: (line, worker).
+fn claim_records(dir: &Path) -> Vec<(String, String)> {
+    let text = std::fs::read_to_string(dir.join("claims.txt")).unwrap_or_default();
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .map(|v| (v["line"].as_str().unwrap().to_string(), v["worker"].as_str().unwrap().to_string()))
+        .collect()
+}
+
+#[test]
+fn workers_share_one_worktodo_and_a_killed_workers_claim_is_taken_over() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // (line, exponent, LL?): tests long enough (tenths of a second) for the kill to land in one.
+    let lines: Vec<(String, u32, bool)> = vec![
+        ("Test=N/A,21701,70,1".into(), 21701, true),
+        ("PRP=N/A,1,2,19937,-1,70,0".into(), 19937, false),
+        ("Test=11213,68,1".into(), 11213, true),
+        ("PRP=1,2,9941,-1".into(), 9941, false),
+        ("DoubleCheck=9689,68,1".into(), 9689, true),
+        ("PRP=1,2,11213,-1,70,0,3,1".into(), 11213, false),
+        ("Test=4423".into(), 4423, true),
+        ("PRPDC=1,2,4447,-1,70,1,3,5".into(), 4447, false),
+    ];
+    let mut text: String = lines.iter().map(|l| format!("{}\n", l.0)).collect();
+    text.push_str("Test=9691,68,1\n"); // not prime: left for the user, by every worker
+    std::fs::write(d.join("worktodo.txt"), &text).unwrap();
+    // Worker 2 also has a file of its own, which it takes first.
+    std::fs::write(d.join("worktodo-2.txt"), "Test=4441\n").unwrap();
+
+    let start =
+        |n: usize| work(d, &["--device", &n.to_string()]).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut workers: Vec<Child> = (0..3).map(start).collect();
+    // Kill worker 1 (-9) while it holds a claim.
+    let t0 = Instant::now();
+    while !claim_records(d).iter().any(|(_, w)| w == "worker 1") {
+        assert!(t0.elapsed() < Duration::from_secs(120), "worker 1 never claimed a line");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    std::thread::sleep(Duration::from_millis(50));
+    workers[1].kill().unwrap();
+    workers[1].wait().unwrap();
+    let stale: Vec<String> =
+        claim_records(d).into_iter().filter(|(_, w)| w == "worker 1").map(|(line, _)| line).collect();
+    eprintln!("worker 1 killed holding {stale:?}");
+    for n in [0, 2] {
+        let o = workers.remove(if n == 0 { 0 } else { 1 }).wait_with_output().unwrap();
+        assert!(o.status.success(), "worker {n}: {}", stderr(&o));
+        assert_eq!(stderr(&o).matches("left in place: 'Test=9691,68,1'").count(), 1, "{}", stderr(&o));
+    }
+    // A restart finishes whatever the survivors did not take (nothing, when they took it over).
+    let o = work(d, &["--device", "1"]).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    let results = result_lines(d);
+    let mut all = lines.clone();
+    all.push(("Test=4441".into(), 4441, true));
+    assert_eq!(results.len(), all.len(), "one result per line, no line run twice: {results:#?}");
+    for (line, p, ll) in &all {
+        let found: Vec<&Value> = results
+            .iter()
+            .filter(|v| v["exponent"] == *p && v["worktype"] == if *ll { "LL" } else { "PRP-3" })
+            .collect();
+        assert_eq!(found.len(), 1, "{line}");
+        check_line(found[0], d, *p, *ll, None);
+    }
+    assert_eq!(std::fs::read_to_string(d.join("worktodo.txt")).unwrap(), "Test=9691,68,1\n");
+    assert_eq!(std::fs::read_to_string(d.join("worktodo-2.txt")).unwrap(), "");
+    assert!(claim_records(d).is_empty(), "{:?}", claim_records(d));
+    for state in ["state", "state-2"] {
+        let left: Vec<_> = std::fs::read_dir(d.join(state)).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert!(left.is_empty(), "{state}: {left:?}");
+    }
+    // Every worker's lines in the progress log carry its tag.
+    let log = std::fs::read_to_string(d.join("progress.log")).unwrap();
+    assert!(log.lines().any(|l| l.contains(" worker 0: M")), "{log}");
 }

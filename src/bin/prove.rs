@@ -430,7 +430,7 @@ fn work_main(args: &Args, dir: &std::path::Path) -> Result<()> {
             rest.extend(["--jacobi-threads".into(), (cores / 4 / count).max(1).to_string().into()]);
         }
         if args.spot_threads.is_none() {
-            rest.extend(["--spot-threads".into(), (cores.saturating_sub(1) / count).max(1).to_string().into()]);
+            rest.extend(["--spot-threads".into(), host::spot_threads_per_worker(cores, count).to_string().into()]);
         }
         let _stop = interrupt_flag()?; // the workers save on Ctrl-C; the parent waits for them
         let exe = std::env::current_exe().context("cannot find this program to start its workers")?;
@@ -456,7 +456,16 @@ fn work_main(args: &Args, dir: &std::path::Path) -> Result<()> {
     if let Some(f) = faults.iter().find(|f| f.iteration == 0) {
         bail!("--inject-fault {}: the iteration must be at least 1", f.iteration);
     }
-    let (jacobi_threads, spot_threads) = check_threads(args)?;
+    let (jacobi_threads, mut spot_threads) = check_threads(args)?;
+    // A worker of one GPU (--device N) takes one GPU's share of the cores: its peers on the
+    // other GPUs run beside it.
+    if args.spot_threads.is_none() && args.device.is_some() && args.engine != EngineArg::Cpu {
+        let gpus = mersenne_cert::gpu::device_count().unwrap_or(1);
+        if gpus > 1 {
+            spot_threads = host::spot_threads_per_worker(cores, gpus);
+            eprintln!("note: spot checks on {spot_threads} threads: one GPU's share of the {cores} cores ({gpus} GPUs, one worker each)");
+        }
+    }
     let cfg = work::WorkConfig {
         dir: dir.to_path_buf(),
         device: args.device.unwrap_or(0),
@@ -704,7 +713,7 @@ fn publish(
     }
     // ms/iter over the whole run, and over the loop alone (its checks in, the final ones out).
     eprintln!(
-        "M{p} {} ({} {} iterations, res64 {}, shift {}, {:.2} s, {:.4} ms/iter, loop {:.4} ms/iter; checks: {}){}",
+        "M{p} {} ({} {} iterations, res64 {}, shift {}, {:.2} s, {:.4} ms/iter, loop {:.4} ms/iter; checks: {}; {}){}",
         verdict(outcome.status, info.kind),
         info.kind.worktype(),
         rec.iterations,
@@ -714,6 +723,7 @@ fn publish(
         rec.seconds * 1e3 / rec.iterations_here.max(1) as f64,
         rec.loop_seconds * 1e3 / rec.iterations_here.max(1) as f64,
         summary(&rec.checks, rec.iterations_here),
+        rec.times.describe(rec.seconds),
         cert_ref.as_ref().map(|(p, _)| format!("; certificate {p}")).unwrap_or_default()
     );
     trace::mark("summary printed");

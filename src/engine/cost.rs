@@ -93,11 +93,27 @@ impl Estimate {
     /// `iterations` at exponent p, split over `cpu_workers` CPU threads or `gpus` GPUs (each
     /// part at least `longest` iterations: a segment is not split further).
     pub fn of(p: u32, kind: TestKind, iterations: u64, longest: u64, cpu_workers: usize, gpus: usize) -> Estimate {
+        let rates = (cpu_us_per_iter(p, kind), gpu_us_per_iter(p));
+        Self::at_rates(rates, iterations, longest, cpu_workers, gpus)
+    }
+
+    /// [`Estimate::of`] at given (CPU, GPU) µs per iteration.
+    pub fn at_rates(rates: (f64, f64), iterations: u64, longest: u64, cpu_workers: usize, gpus: usize) -> Estimate {
         let per = |workers: usize| (iterations as f64 / workers.max(1) as f64).max(longest as f64);
-        Estimate {
-            cpu_s: per(cpu_workers) * cpu_us_per_iter(p, kind) * 1e-6,
-            gpu_s: GPU_STARTUP_S + per(gpus) * gpu_us_per_iter(p) * 1e-6,
-        }
+        Estimate { cpu_s: per(cpu_workers) * rates.0 * 1e-6, gpu_s: GPU_STARTUP_S + per(gpus) * rates.1 * 1e-6 }
+    }
+
+    /// A test of `iterations` at exponent p on one engine; `doubled` when every segment is
+    /// computed twice (`--ll-check double`): two GMP engines then run side by side on two cores
+    /// (one core: one after the other), two GPU engines share the GPU one after the other.
+    pub fn of_test(p: u32, kind: TestKind, iterations: u64, doubled: bool, cores: usize) -> Estimate {
+        Self::test_at_rates((cpu_us_per_iter(p, kind), gpu_us_per_iter(p)), iterations, doubled, cores)
+    }
+
+    /// [`Estimate::of_test`] at given (CPU, GPU) µs per iteration.
+    pub fn test_at_rates(rates: (f64, f64), iterations: u64, doubled: bool, cores: usize) -> Estimate {
+        let runs = if doubled { 2 } else { 1 };
+        Self::at_rates(rates, runs * iterations, iterations, cores.clamp(1, runs as usize), 1)
     }
 
     /// Does the CPU finish first?
@@ -146,6 +162,25 @@ mod tests {
         let one = Estimate::of(86243, TestKind::Ll, 86241, 1000, 1, 1);
         let many = Estimate::of(86243, TestKind::Ll, 86241, 1000, 8, 1);
         assert!(many.cpu_s < one.cpu_s / 4.0, "{} vs {}", many.describe(), one.describe());
+    }
+
+    #[test]
+    fn the_double_check_counts_twice_on_the_gpu_and_once_on_two_cores() {
+        let rates = (7.0, 9.0); // µs/iter on the CPU and the GPU
+        let one = Estimate::test_at_rates(rates, 10_000, false, 16);
+        assert!((one.cpu_s - 0.07).abs() < 1e-9 && (one.gpu_s - GPU_STARTUP_S - 0.09).abs() < 1e-9, "{one:?}");
+        // Twice the GPU work; on two or more cores the two GMP runs take the time of one.
+        let two = Estimate::test_at_rates(rates, 10_000, true, 16);
+        assert!((two.gpu_s - GPU_STARTUP_S - 0.18).abs() < 1e-9, "{two:?}");
+        assert!((two.cpu_s - 0.07).abs() < 1e-9, "{two:?}");
+        // On one core, one after the other.
+        let single_core = Estimate::test_at_rates(rates, 10_000, true, 1);
+        assert!((single_core.cpu_s - 0.14).abs() < 1e-9, "{single_core:?}");
+        // So a doubled test near the crossover can move to the CPU: here the GPU would win a
+        // single run (0.25 + 0.9 s against 1.4 s) but not a doubled one (0.25 + 1.8 s against 1.4 s).
+        let rates = (14.0, 9.0);
+        assert!(!Estimate::test_at_rates(rates, 100_000, false, 2).cpu_wins());
+        assert!(Estimate::test_at_rates(rates, 100_000, true, 2).cpu_wins());
     }
 
     #[test]

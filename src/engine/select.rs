@@ -36,19 +36,27 @@ pub fn open_engine_on(
     }
 }
 
-/// Settle `--engine auto` for `iterations` iterations of p on one engine, before any GPU is
-/// opened: `Cpu` when GMP on one core finishes before the GPU (its start-up included), else
-/// `Auto` (the GPU, falling back to the CPU when none is usable). Other choices stay as they are.
-/// With `Auto` comes one line saying what was chosen and why, for stderr.
-pub fn decide(choice: EngineChoice, p: u32, kind: TestKind, iterations: u64) -> (EngineChoice, Option<String>) {
+/// Settle `--engine auto` for a test of `iterations` iterations of p, before any GPU is opened:
+/// `Cpu` when GMP finishes before the GPU (its start-up included), else `Auto` (the GPU, falling
+/// back to the CPU when none is usable). `doubled`: every segment is computed twice (LL's
+/// `--ll-check double`; [`Estimate::of_test`] says how that costs on each). Other choices stay
+/// as they are. With `Auto` comes one line saying what was chosen and why, for stderr.
+pub fn decide(
+    choice: EngineChoice,
+    p: u32,
+    kind: TestKind,
+    iterations: u64,
+    doubled: bool,
+) -> (EngineChoice, Option<String>) {
     if choice != EngineChoice::Auto {
         return (choice, None);
     }
-    let e = Estimate::of(p, kind, iterations, iterations, 1, 1);
+    let e = Estimate::of_test(p, kind, iterations, doubled, crate::host::cores());
+    let twice = if doubled { ", each segment computed twice" } else { "" };
     if e.cpu_wins() {
-        (EngineChoice::Cpu, Some(format!("engine auto: the CPU (GMP), it finishes first: {}", e.describe())))
+        (EngineChoice::Cpu, Some(format!("engine auto: the CPU (GMP), it finishes first: {}{twice}", e.describe())))
     } else {
-        (EngineChoice::Auto, Some(format!("engine auto: the GPU, it finishes first: {}", e.describe())))
+        (EngineChoice::Auto, Some(format!("engine auto: the GPU, it finishes first: {}{twice}", e.describe())))
     }
 }
 

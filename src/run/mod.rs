@@ -12,11 +12,13 @@ pub mod gerbicz;
 pub mod jacobi;
 mod options;
 mod outcome;
+mod point_writer;
 pub mod report;
 mod resume;
 pub mod spot;
 pub mod state;
 pub mod test;
+pub mod timing;
 
 use crate::cert::{Check, CheckLog, CheckOutcome, Checkpoint};
 use crate::engine::{Engine, EngineError, Value};
@@ -24,14 +26,16 @@ use crate::exponent::TestKind;
 use crate::progress::Progress;
 use crate::residue::Residue;
 use crate::run::checkpoints::checkpoint;
-use crate::run::double::Shadow;
+use crate::run::double::{Segment, Shadow};
 use crate::run::gerbicz::Gerbicz;
 use crate::run::jacobi::{ll_jacobi_ok, Background};
 pub use crate::run::options::{Fault, RunOptions, SpotMode};
 use crate::run::outcome::MAX_ROLLBACKS_AT_ONE_PLACE;
 pub use crate::run::outcome::{RunEnd, RunError, RunRecord};
+use crate::run::point_writer::PointWriter;
 use crate::run::spot::{SpotJob, SpotPool};
 use crate::run::state::{SavedState, StateError};
+use crate::run::timing::{LoopTimes, Share};
 use crate::trace;
 use serde_bytes::ByteBuf;
 use std::collections::{BTreeMap, VecDeque};
@@ -45,7 +49,7 @@ const SPOT_JOB_SECS: f64 = 1.0;
 const MAX_PENDING_POINT_BYTES: usize = 256 << 20;
 
 /// The state of a run in progress.
-struct Driver<'a> {
+struct Driver<'a, 's> {
     engine: &'a mut dyn Engine,
     opts: RunOptions,
     kind: TestKind,
@@ -66,7 +70,10 @@ struct Driver<'a> {
     /// LL: Jacobi checks in flight, oldest first, each with the state to save if one is due.
     jacobi: VecDeque<(u64, Option<SavedState>, Background)>,
     /// LL with `--ll-check double`: the second engine.
-    shadow: Option<Shadow<'a>>,
+    shadow: Option<&'a mut Shadow<'s>>,
+    /// Segments the second engine checks, oldest first: each one's end (k, x_k), with the
+    /// state to save once it is confirmed, if one is due.
+    doubles: VecDeque<(u64, Residue, Option<SavedState>)>,
     /// Rollbacks per target iteration.
     rollbacks: BTreeMap<u64, u32>,
     /// The iteration of the saved state this run resumed from, if any.
@@ -86,14 +93,18 @@ struct Driver<'a> {
     last_iteration: Option<Instant>,
     /// Proof points read since the last passed Gerbicz check, not yet verified.
     pending_points: Vec<(u64, Residue)>,
+    /// Writes the verified proof points (PRP with a proof).
+    point_writer: Option<PointWriter>,
     /// The iteration the engine is queued to, past k, when a read queued the next batch behind
     /// its copy (Engine::read_then_queue).
     queued: Option<u64>,
     /// The newest checkpoint (iteration, res64 of x_k) not yet passed to the progress log.
     newest_checkpoint: Option<(u64, u64)>,
+    /// The driver thread's time by share.
+    times: LoopTimes,
 }
 
-impl Driver<'_> {
+impl Driver<'_, '_> {
     fn p(&self) -> u32 {
         self.engine.exponent()
     }
@@ -120,13 +131,24 @@ impl Driver<'_> {
     }
 
     /// After a passed Gerbicz check at k: the pending points (all at or before k) are
-    /// verified; write them to the proof store.
+    /// verified; hand them to the writer.
     fn flush_points(&mut self, k: u64) -> Result<(), RunError> {
-        let Some(store) = &self.opts.proof else { return Ok(()) };
+        let Some(writer) = &self.point_writer else { return Ok(()) };
+        let t = Instant::now();
         for (i, x) in self.pending_points.drain(..) {
             debug_assert!(i <= k);
-            store.save(i, &x).map_err(RunError::ProofPoint)?;
+            writer.save(i, x).map_err(RunError::ProofPoint)?;
         }
+        self.times.add(Share::Points, t);
+        Ok(())
+    }
+
+    /// Wait until the points handed to the writer are on disk.
+    fn sync_points(&mut self) -> Result<(), RunError> {
+        let Some(writer) = &self.point_writer else { return Ok(()) };
+        let t = Instant::now();
+        writer.sync().map_err(RunError::ProofPoint)?;
+        self.times.add(Share::Points, t);
         Ok(())
     }
 
@@ -175,9 +197,16 @@ impl Driver<'_> {
     }
 
     fn write_state(&mut self, s: &SavedState) -> Result<(), RunError> {
+        if self.opts.store.is_none() {
+            return Ok(());
+        }
+        // A state at k claims the proof points up to k: they go to disk first.
+        self.sync_points()?;
         let Some(store) = &self.opts.store else { return Ok(()) };
+        let t = Instant::now();
         store.save(s)?;
         self.last_save = Instant::now();
+        self.times.add(Share::Saves, t);
         Ok(())
     }
 
@@ -194,7 +223,10 @@ impl Driver<'_> {
         while self.jacobi.front().is_some_and(|(_, _, job)| wait || job.is_finished()) {
             let (k, state, job) = self.jacobi.pop_front().expect("checked above");
             self.checks.bump("jacobi_checks", 1);
-            let Some((true, x)) = job.verdict() else {
+            let t = Instant::now();
+            let verdict = job.verdict();
+            self.times.add(Share::Verdicts, t);
+            let Some((true, x)) = verdict else {
                 self.jacobi_failed(k)?;
                 return Ok(true);
             };
@@ -222,33 +254,53 @@ impl Driver<'_> {
         self.jacobi.push_back((self.k, state, Background::start(x.clone())));
     }
 
-    /// LL with a second engine, at checkpoint k holding x: x is confirmed when the second engine
-    /// agrees (and saved when a save is due); otherwise the run rolls back. Returns whether it
-    /// rolled back.
-    fn double_check(&mut self, x: &Residue) -> Result<bool, RunError> {
+    /// LL with a second engine, at checkpoint k holding x: the segment from the previous
+    /// checkpoint goes to the second engine; x is confirmed (and saved when a save was due) once
+    /// it and every segment before it agree; a disagreement rolls the run back. With `wait`
+    /// (the end, a stop) every verdict is waited for. Returns whether it rolled back.
+    fn double_check(&mut self, x: &Residue, wait: bool) -> Result<bool, RunError> {
         let k = self.k;
         let Some(shadow) = self.shadow.as_mut() else { return Ok(false) };
-        let from = self.trusted.clone();
-        let agrees = shadow.agrees(&from, k, x)?;
-        self.checks.bump("double_checks", 1);
-        self.checks.bump("double_iterations", k - from.0);
-        if !agrees {
-            self.checks.bump("double_failures", 1);
-            self.checks.log(
-                k,
-                Check::Double,
-                CheckOutcome::Fail,
-                format!("the second engine disagrees from iteration {}", from.0),
-            );
-            let (to, tx) = self.trusted.clone();
-            self.rollback(Check::Double, to, tx)?;
-            return Ok(true);
-        }
-        self.checks.log(k, Check::Double, CheckOutcome::Ok, format!("from iteration {}", from.0));
-        self.trusted = (k, x.clone());
-        self.candidate = None;
-        if self.save_due() && k < self.opts.total {
-            self.save(x, None)?;
+        let (from, start) = self.doubles.back().map_or_else(|| self.trusted.clone(), |(f, y, _)| (*f, y.clone()));
+        let t = Instant::now();
+        shadow.submit(Segment { from, start, to: k, hash: x.hash() })?;
+        self.times.add(Share::Verdicts, t);
+        let saving = self.doubles.iter().any(|(_, _, s)| s.is_some());
+        let state = (self.save_due() && k < self.opts.total && !saving).then(|| self.state_now(x, None));
+        self.doubles.push_back((k, x.clone(), state));
+        self.settle_doubles(wait)
+    }
+
+    /// LL with a second engine: take its verdicts that are in, oldest first (all with `wait`).
+    /// Returns whether it rolled back.
+    fn settle_doubles(&mut self, wait: bool) -> Result<bool, RunError> {
+        while !self.doubles.is_empty() {
+            let t = Instant::now();
+            let verdict = self.shadow.as_mut().map_or(Ok(None), |s| s.next_verdict(wait))?;
+            self.times.add(Share::Verdicts, t);
+            let Some(agrees) = verdict else { break };
+            let (k, x, state) = self.doubles.pop_front().expect("checked above");
+            let from = self.trusted.0;
+            self.checks.bump("double_checks", 1);
+            self.checks.bump("double_iterations", k - from);
+            if !agrees {
+                self.checks.bump("double_failures", 1);
+                self.checks.log(
+                    k,
+                    Check::Double,
+                    CheckOutcome::Fail,
+                    format!("the second engine disagrees from iteration {from}"),
+                );
+                let (to, tx) = self.trusted.clone();
+                self.rollback(Check::Double, to, tx)?;
+                return Ok(true);
+            }
+            self.checks.log(k, Check::Double, CheckOutcome::Ok, format!("from iteration {from}"));
+            self.trusted = (k, x);
+            self.candidate = None;
+            if let Some(st) = state {
+                self.write_state(&st)?;
+            }
         }
         Ok(false)
     }
@@ -292,6 +344,10 @@ impl Driver<'_> {
         self.final_residue = None;
         self.jacobi.clear(); // their threads finish unheard
         self.candidate = None;
+        self.doubles.clear();
+        if let Some(shadow) = &mut self.shadow {
+            shadow.discard();
+        }
         // Points after the verified state are recomputed (and read again) on the way back.
         self.pending_points.clear();
         match &mut self.gerbicz {
@@ -307,7 +363,9 @@ impl Driver<'_> {
     /// Compare finished spot checks with the engine's residues; roll back on a mismatch.
     fn settle_spots(&mut self, wait: bool) -> Result<(), RunError> {
         let Some(pool) = &mut self.spot else { return Ok(()) };
+        let t = Instant::now();
         let fresh = if wait { pool.drain() } else { pool.poll() };
+        self.times.add(Share::Spot, t);
         self.spot_results.extend(fresh.into_iter().map(|r| (r.from, r.to, r.hash)));
         let mut keep = Vec::new();
         for (from, to, hash) in std::mem::take(&mut self.spot_results) {
@@ -397,7 +455,9 @@ impl Driver<'_> {
         let block = g.block();
         let planned = self.save_prev.as_ref().is_some_and(|(b, _)| *b + block == k);
         if !(g.check_due(k) || k >= end || planned || points_full) {
+            let t = Instant::now();
             g.absorb(self.engine)?;
+            self.times.add(Share::Engine, t);
             // Saves (and stops) happen at verified states before the end: a state saved at or
             // past the end would lack the snapshot of x_total.
             if (stop || save_time) && self.save_prev.is_none() && k + block < total {
@@ -410,7 +470,9 @@ impl Driver<'_> {
         if last {
             trace::mark("run: final gerbicz check");
         }
+        let t = Instant::now();
         let ok = g.check(self.engine, k)?;
+        self.times.add(Share::Engine, t);
         if last {
             trace::mark("run: final gerbicz check done");
         }
@@ -457,6 +519,7 @@ impl Driver<'_> {
             ))
             .into());
         }
+        let t = Instant::now();
         if next >= self.end() {
             // The last batch is waited for, so that the loop's time is the engine's.
             self.engine.iterate(next - from)?;
@@ -467,6 +530,7 @@ impl Driver<'_> {
             // extra round trip.
             self.engine.iterate_queued(next - from)?;
         }
+        self.times.add(Share::Engine, t);
         self.k = next;
         let k = next;
         for i in 0..self.opts.faults.len() {
@@ -488,13 +552,16 @@ impl Driver<'_> {
         let is_spot_target = self.spot_pending.contains_key(&k);
         let is_point = self.opts.proof.as_ref().is_some_and(|s| s.points().binary_search(&k).is_ok());
         let ll = self.kind == TestKind::Ll;
-        if ll && self.settle_jacobi(false)? {
+        if ll && (self.settle_jacobi(false)? || self.settle_doubles(false)?) {
             return Ok(None);
         }
         // Read once: a stop requested during this step is honoured at the next checkpoint.
         let stop = self.stop_requested();
         if is_cp || is_spot_target || is_point {
+            let t = Instant::now();
             let spot = if is_cp { self.plan_spot() } else { None };
+            self.times.add(Share::Spot, t);
+            let t = Instant::now();
             // The next batch goes out behind the copy of x_k, so the engine runs while the host
             // converts, hashes and files it (a GPU otherwise waits ~0.7-2 ms per read at 1-3M).
             let x = match self.continue_to(spot.map(|m| k + m), stop) {
@@ -505,6 +572,7 @@ impl Driver<'_> {
                 }
                 None => self.engine.read()?,
             };
+            self.times.add(Share::Engine, t);
             if is_point {
                 self.pending_points.push((k, x.clone()));
             }
@@ -521,7 +589,7 @@ impl Driver<'_> {
                     self.start_spot(m, &x);
                 }
             }
-            if ll && is_cp && self.double_check(&x)? {
+            if ll && is_cp && self.double_check(&x, stop || k == total)? {
                 return Ok(None);
             }
             if ll && is_cp && (stop || k == total) {
@@ -532,7 +600,9 @@ impl Driver<'_> {
                     return Ok(None);
                 }
                 self.checks.bump("jacobi_checks", 1);
+                let t = Instant::now();
                 let ok = ll_jacobi_ok(&x);
+                self.times.add(Share::Verdicts, t);
                 trace::mark("run: final jacobi check done");
                 if !ok {
                     self.jacobi_failed(k)?;
@@ -582,24 +652,34 @@ pub fn run(engine: &mut dyn Engine, opts: RunOptions, progress: &mut Progress) -
 
 /// [`run`], with LL's exact check: `second`, an engine for the same test with another shift
 /// count, recomputes every segment before its end is confirmed ([`double`]).
+pub fn run_checked(
+    engine: &mut dyn Engine,
+    second: Option<&mut dyn Engine>,
+    opts: RunOptions,
+    progress: &mut Progress,
+) -> Result<RunEnd, RunError> {
+    run_doubled(engine, second.map(Shadow::inline), opts, progress)
+}
+
+/// [`run_checked`] with the second engine given as a [`Shadow`] (inline, or on a thread of its
+/// own with [`Shadow::background`]).
 ///
 /// A state loaded from disk that passes its checks on load but after which a check then fails
 /// consistently (three rollbacks to it) is given up for an older save, as a damaged one is on
 /// load; when no older save passes, the run stops naming the files.
-pub fn run_checked(
+pub fn run_doubled(
     engine: &mut dyn Engine,
-    mut second: Option<&mut dyn Engine>,
+    mut second: Option<Shadow<'_>>,
     opts: RunOptions,
     progress: &mut Progress,
 ) -> Result<RunEnd, RunError> {
     let mut below = None;
     let mut given_up = CheckLog::default();
     loop {
-        let (first, second): (&mut dyn Engine, Option<&mut dyn Engine>) = match &mut second {
-            Some(s) => (&mut *engine, Some(&mut **s)),
-            None => (&mut *engine, None),
-        };
-        match run_from(first, second, opts.clone(), progress, below, std::mem::take(&mut given_up)) {
+        if let Some(shadow) = second.as_mut() {
+            shadow.discard(); // segments of an attempt given up
+        }
+        match run_from(&mut *engine, second.as_mut(), opts.clone(), progress, below, std::mem::take(&mut given_up)) {
             Err(RunError::LoadedStateFails { check, iteration }) => {
                 let why = format!("the {check} check failed {MAX_ROLLBACKS_AT_ONE_PLACE} times after resuming here");
                 eprintln!("warning: the save at iteration {iteration}: {why}; trying an older save");
@@ -611,11 +691,11 @@ pub fn run_checked(
     }
 }
 
-/// One attempt of [`run_checked`], resuming from the newest save below iteration `below` (any
+/// One attempt of [`run_doubled`], resuming from the newest save below iteration `below` (any
 /// when None); `given_up` holds the check events of the attempts before it.
-fn run_from<'a>(
+fn run_from<'a, 's>(
     engine: &'a mut dyn Engine,
-    second: Option<&'a mut dyn Engine>,
+    second: Option<&'a mut Shadow<'s>>,
     opts: RunOptions,
     progress: &mut Progress,
     below: Option<u64>,
@@ -668,7 +748,8 @@ fn run_from<'a>(
         trusted: (k, x.clone()),
         candidate: None,
         jacobi: VecDeque::new(),
-        shadow: second.filter(|_| kind == TestKind::Ll).map(Shadow::new),
+        shadow: second.filter(|_| kind == TestKind::Ll),
+        doubles: VecDeque::new(),
         rollbacks: BTreeMap::new(),
         resumed_from,
         spot,
@@ -681,8 +762,10 @@ fn run_from<'a>(
         final_residue: (k == opts.total).then(|| x.clone()),
         last_iteration: None,
         pending_points: Vec::new(),
+        point_writer: opts.proof.clone().map(PointWriter::new),
         queued: None,
         newest_checkpoint: None,
+        times: LoopTimes::default(),
         opts,
     };
     // Spot checks start at the first iteration too (with full coverage the windows tile the run).
@@ -724,6 +807,8 @@ fn run_from<'a>(
         ))
         .into());
     }
+    // The proof is built from the files: every point is on disk before the run ends.
+    d.sync_points()?;
     let last = d.final_residue.take().expect("loop ends with the final residue");
     let total = d.opts.total;
     Ok(RunEnd::Done(RunRecord {
@@ -737,5 +822,6 @@ fn run_from<'a>(
         iterations_here: total - resumed_from.unwrap_or(0),
         loop_seconds: d.last_iteration.map_or(0.0, |t| (t - t0).as_secs_f64()),
         resumed_from,
+        times: d.times,
     }))
 }

@@ -55,10 +55,13 @@ pub struct RunRecord {
     pub loop_seconds: f64,
     /// The iteration this process resumed from, if it did.
     pub resumed_from: Option<u64>,
+    /// Of `seconds`, the driver thread's time by share (engine, host checks).
+    pub times: crate::run::timing::LoopTimes,
 }
 
 /// How a run ended.
 #[derive(Debug)]
+#[allow(clippy::large_enum_variant)] // one value per run: boxing the record would save nothing
 pub enum RunEnd {
     Done(RunRecord),
     /// Stopped on request after saving a verified state at `iteration`.

@@ -77,11 +77,23 @@ impl StateStore {
     /// The store for M_p and kind under `root` (created if missing; an unwritable root is an
     /// error now rather than after hours of work).
     pub fn open(root: &Path, p: u32, kind: TestKind) -> Result<Self, StateError> {
-        let dir = root.join(format!("M{p}-{}", kind.worktype()));
+        let store = Self::at(root, p, kind);
+        let dir = store.dir.clone();
         let io = |source| StateError::Io { path: dir.clone(), source };
         std::fs::create_dir_all(&dir).map_err(io)?;
         crate::fsutil::probe_writable(&dir.join(CURRENT)).map_err(io)?;
-        Ok(StateStore { dir })
+        Ok(store)
+    }
+
+    /// The store for M_p and kind under `root`, without creating its directory (so that its lock
+    /// can be taken, or found taken, before anything is written).
+    pub fn at(root: &Path, p: u32, kind: TestKind) -> Self {
+        StateStore { dir: root.join(format!("M{p}-{}", kind.worktype())) }
+    }
+
+    /// The lock file of [`StateStore::lock`], beside the directory.
+    pub fn lock_path(&self) -> PathBuf {
+        self.dir.with_extension("lock")
     }
 
     pub fn dir(&self) -> &Path {
@@ -91,7 +103,7 @@ impl StateStore {
     /// Take the test's lock, or say who holds it.
     pub fn lock(&self) -> Result<StateLock, StateError> {
         use std::io::Write;
-        let path = self.dir.with_extension("lock");
+        let path = self.lock_path();
         let io = |source| StateError::Io { path: path.clone(), source };
         let mut f =
             std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(false).open(&path).map_err(io)?;

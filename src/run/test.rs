@@ -16,7 +16,9 @@ use crate::residue::Residue;
 use crate::run::checkpoints::split_points;
 use crate::run::report::{self, TestInfo};
 use crate::run::state::StateStore;
-use crate::run::{double, run_checked, RunEnd, RunError, RunOptions, RunRecord};
+use crate::cpu_ref::GmpEngine;
+use crate::run::double::Shadow;
+use crate::run::{double, run_checked, run_doubled, RunEnd, RunError, RunOptions, RunRecord, SpotMode};
 use crate::trace;
 use anyhow::{anyhow, Context, Result};
 use ed25519_dalek::SigningKey;
@@ -125,6 +127,12 @@ impl TestSpec {
         let store = StateStore::open(&self.state_root, self.p, self.kind)?;
         Ok(Prepared { spec: self, store })
     }
+
+    /// The test on a state directory the caller has opened (and locked or claimed) itself; it
+    /// must be this test's under `state_root`.
+    pub fn prepare_in(self, store: StateStore) -> Prepared {
+        Prepared { spec: self, store }
+    }
 }
 
 impl Prepared {
@@ -153,7 +161,8 @@ impl Prepared {
         };
         trace::mark("proof setup");
         trace::mark("engine opening");
-        let (choice, why) = select::decide(spec.engine, p, kind, spec.opts.total);
+        let doubled = kind == TestKind::Ll && spec.ll_check.doubles(p);
+        let (choice, why) = select::decide(spec.engine, p, kind, spec.opts.total, doubled);
         if let Some(why) = why {
             eprintln!("{}{why}", spec.tag);
         }
@@ -170,7 +179,7 @@ impl Prepared {
             engine,
             second: None,
         };
-        if kind == TestKind::Ll && test.spec.ll_check.doubles(p) {
+        if doubled {
             test.second = Some(test.open_second(test.spec.opts.shift)?);
         }
         Ok(test)
@@ -227,8 +236,24 @@ impl Test {
         let confirm_opts = RunOptions { store: None, faults: Vec::new(), stop_at: None, ..opts.clone() };
         let mut progress = self.progress(kind.worktype())?;
         trace::mark("run started");
-        let second = self.second.as_mut().map(|e| e.as_mut() as &mut dyn Engine);
-        let run_end = run_checked(self.engine.as_mut(), second, opts, &mut progress);
+        // Two GMP engines check each other on two cores: the second runs beside the first, on a
+        // thread of its own, and GMP spot checks (GMP against GMP, each a part of what the second
+        // engine recomputes) would only take a core from them.
+        let doubled = self.second.is_some();
+        let cpu_pair = doubled && self.second_choice == EngineChoice::Cpu;
+        let shadow = match self.second.as_mut() {
+            Some(_) if cpu_pair => {
+                let shift = double::other_shift(p, self.spec.opts.shift);
+                Some(Shadow::background(Box::new(GmpEngine::new(p, kind, shift))))
+            }
+            Some(e) => Some(Shadow::inline(e.as_mut())),
+            None => None,
+        };
+        let opts = match (opts.spot, cpu_pair) {
+            (SpotMode::Sample, true) => RunOptions { spot: SpotMode::Off, ..opts },
+            _ => opts,
+        };
+        let run_end = run_doubled(self.engine.as_mut(), shadow, opts, &mut progress);
         trace::mark("run finished");
         let mut rec = match run_end.map_err(|e| self.with_state_files(e))? {
             RunEnd::Done(rec) => rec,
@@ -237,7 +262,7 @@ impl Test {
         if let Some(k) = rec.resumed_from {
             eprintln!("{}resumed from a saved state at iteration {k}", self.spec.tag);
         }
-        if kind == TestKind::Ll && total == kind.full_iterations(p) && self.second.is_none() && rec.last.is_zero() {
+        if kind == TestKind::Ll && total == kind.full_iterations(p) && !doubled && rec.last.is_zero() {
             // "Prime" is reported only once a second engine agreed with every segment.
             eprintln!(
                 "{}M{p}: the LL residue says prime; confirming it with a second engine (--ll-check double) before it is printed",

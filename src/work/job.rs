@@ -28,9 +28,10 @@ pub enum JobEnd {
     Interrupted { iteration: u64 },
 }
 
-/// The test of assignment `a`: a full test at a random shift, with the work directory's state
-/// and progress log, and for PRP a proof of the default power.
-fn test_spec(cfg: &WorkConfig, paths: &Paths, a: &Assignment) -> Result<TestSpec> {
+/// The test of assignment `a`: a full test at a random shift, with its state in `store` (which
+/// the loop has claimed) and the work directory's progress log, and for PRP a proof of the
+/// default power.
+fn test_spec(cfg: &WorkConfig, paths: &Paths, a: &Assignment, store: &StateStore) -> Result<TestSpec> {
     let (p, kind) = (a.p, a.kind);
     let full = kind.full_iterations(p);
     let want_proof = kind == TestKind::Prp;
@@ -50,7 +51,7 @@ fn test_spec(cfg: &WorkConfig, paths: &Paths, a: &Assignment) -> Result<TestSpec
         engine: cfg.engine,
         device: cfg.device,
         ll_check: cfg.ll_check,
-        state_root: paths.state.clone(),
+        state_root: store.dir().parent().unwrap_or(store.dir()).to_path_buf(),
         fresh: false,
         proof: want_proof.then_some(ProofSpec { power: None, disk_budget: cfg.proof_disk_budget }),
         corrupt_proof_point: None,
@@ -60,10 +61,10 @@ fn test_spec(cfg: &WorkConfig, paths: &Paths, a: &Assignment) -> Result<TestSpec
     })
 }
 
-/// Run assignment `a` with the work directory's state, to its outputs.
-pub fn run_job(cfg: &WorkConfig, paths: &Paths, a: &Assignment) -> Result<JobEnd> {
+/// Run assignment `a`, resuming from its saved states in `store`, to its outputs.
+pub fn run_job(cfg: &WorkConfig, paths: &Paths, a: &Assignment, store: StateStore) -> Result<JobEnd> {
     let (p, kind) = (a.p, a.kind);
-    let mut test = test_spec(cfg, paths, a)?.prepare()?.open()?;
+    let mut test = test_spec(cfg, paths, a, &store)?.prepare_in(store).open()?;
     let mut rec = match test.run(cfg.stop.clone())? {
         TestEnd::Done(rec) => rec,
         TestEnd::Interrupted { iteration, .. } => return Ok(JobEnd::Interrupted { iteration }),
@@ -91,12 +92,14 @@ pub fn run_job(cfg: &WorkConfig, paths: &Paths, a: &Assignment) -> Result<JobEnd
     };
     let line = report::result_line(&info, &rec, &outcome, &ctx);
     let summary = format!(
-        "M{p} {} {} (res64 {}, {:.2} s, {:.1} us/iter); certificate {}",
+        "M{p} {} {} (res64 {}, {:.2} s, {:.1} us/iter; {}; proof {:.2} s); certificate {}",
         kind.worktype(),
         outcome.status,
         outcome.res64,
         rec.seconds,
         rec.seconds * 1e6 / rec.iterations_here.max(1) as f64,
+        rec.times.describe(rec.seconds),
+        info.proof.as_ref().map_or(0.0, |b| b.seconds),
         cert_path.display()
     );
     let store = test.store().clone();

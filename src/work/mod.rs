@@ -1,8 +1,10 @@
-//! GIMPS work: `prove --work-dir DIR` runs the assignments of `DIR/worktodo.txt` (or a worker's
-//! `worktodo-N.txt`) one after the other until none is left, as prime95/mprime and PRPLL do, and
-//! writes what AutoPrimeNet submits: result lines in `results.json.txt`, proofs in `proof/`.
+//! GIMPS work: `prove --work-dir DIR` runs the assignments of `DIR/worktodo.txt` (and, for worker
+//! N, first those of its own `worktodo-N.txt`) one after the other until none is left, as
+//! prime95/mprime and PRPLL do, and writes what AutoPrimeNet submits: result lines in
+//! `results.json.txt`, proofs in `proof/`. Several workers (one per GPU) may share the directory.
 //!
 //! - [`worktodo`]: the lines (parsing, removal);
+//! - [`claim`]: the directory lock and the claims that let several workers share one worktodo;
 //! - [`results`]: the durable append and the results already there;
 //! - [`job`]: one assignment run to its outputs;
 //! - [`workers`]: one child process per GPU (`--devices all`).
@@ -11,8 +13,10 @@
 //! written (atomically) first, then the result line is appended and fsynced, then the test's saved
 //! state is cleared, then its worktodo line is removed. On restart a line whose result is already
 //! in the results file (same assignment id, exponent and work type) is removed without a rerun;
-//! any other line resumes from its saved state.
+//! any other line resumes from its saved state. Reading and claiming a line, appending a result
+//! and removing a line happen under the directory lock; a test runs under its claim alone.
 
+pub mod claim;
 pub mod job;
 pub mod results;
 pub mod workers;
@@ -20,10 +24,11 @@ pub mod worktodo;
 
 use crate::engine::EngineChoice;
 use crate::progress::ProgressLog;
-use crate::run::state::StateStore;
+use crate::run::state::{StateLock, StateStore};
 use crate::run::test::LlCheck;
 use crate::run::{Fault, SpotMode};
 use anyhow::{Context, Result};
+use claim::{Claims, DirLock};
 use ed25519_dalek::SigningKey;
 use job::JobEnd;
 use results::{ResultKey, ResultsFile};
@@ -51,9 +56,9 @@ pub enum CrashPoint {
 /// Everything the work loop needs.
 pub struct WorkConfig {
     pub dir: PathBuf,
-    /// The GPU (CUDA's numbering); with `worker` set it also picks `worktodo-N.txt`.
+    /// The GPU (CUDA's numbering).
     pub device: usize,
-    /// This is worker N: its work is `worktodo-N.txt` when that file exists at start.
+    /// This is worker N: its own `worktodo-N.txt` comes before the shared `worktodo.txt`.
     pub worker: Option<usize>,
     pub engine: EngineChoice,
     pub key: SigningKey,
@@ -75,13 +80,29 @@ pub struct WorkConfig {
     pub faults: Vec<Fault>,
 }
 
+/// A worktodo file and the root of the saved states of its tests.
+#[derive(Debug, Clone)]
+pub struct Source {
+    pub worktodo: PathBuf,
+    pub state: PathBuf,
+}
+
+impl Source {
+    /// The file's name, as claims and warnings give it.
+    pub fn name(&self) -> String {
+        self.worktodo.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+    }
+}
+
 /// The paths of one worker in the work directory.
 #[derive(Debug, Clone)]
 pub struct Paths {
-    pub worktodo: PathBuf,
+    pub dir: PathBuf,
+    /// Worker N's own `worktodo-N.txt` (its tests' states in `state-N/`), taken first.
+    pub own: Option<Source>,
+    /// The shared `worktodo.txt` (states in `state/`), taken from under the directory lock.
+    pub shared: Source,
     pub results: PathBuf,
-    /// Saved states: `state/` for worktodo.txt, `state-N/` for worktodo-N.txt.
-    pub state: PathBuf,
     pub cert: PathBuf,
     pub proof: PathBuf,
     pub progress_log: PathBuf,
@@ -95,24 +116,35 @@ impl Paths {
         if !dir.is_dir() {
             anyhow::bail!("--work-dir {}: not a directory", dir.display());
         }
-        let own = worker.map(|n| (n, dir.join(format!("worktodo-{n}.txt")))).filter(|(_, f)| f.exists());
-        let (worktodo, state, tag) = match own {
-            Some((n, file)) => (file, dir.join(format!("state-{n}")), format!("worker {n}: ")),
-            None => (dir.join(WORKTODO), dir.join("state"), String::new()),
-        };
+        let own = worker
+            .map(|n| Source { worktodo: dir.join(format!("worktodo-{n}.txt")), state: dir.join(format!("state-{n}")) });
         let paths = Paths {
-            worktodo,
+            dir: dir.to_path_buf(),
+            shared: Source { worktodo: dir.join(WORKTODO), state: dir.join("state") },
             results: dir.join(RESULTS),
-            state,
             cert: dir.join("cert"),
             proof: dir.join("proof"),
             progress_log: dir.join(PROGRESS_LOG),
-            tag,
+            tag: worker.map(|n| format!("worker {n}: ")).unwrap_or_default(),
+            own,
         };
-        for d in [&paths.state, &paths.cert, &paths.proof] {
+        let own_state = paths.own.as_ref().filter(|o| o.worktodo.exists()).map(|o| &o.state);
+        for d in [&paths.shared.state, &paths.cert, &paths.proof].into_iter().chain(own_state) {
             std::fs::create_dir_all(d).with_context(|| format!("cannot create {}", d.display()))?;
         }
         Ok(paths)
+    }
+
+    /// The worktodo files in the order they are taken from: the worker's own, then the shared one.
+    fn sources(&self) -> impl Iterator<Item = &Source> {
+        self.own.iter().chain(std::iter::once(&self.shared))
+    }
+
+    fn worker(&self) -> String {
+        match self.tag.trim_end_matches(": ") {
+            "" => "worker".into(),
+            w => w.into(),
+        }
     }
 }
 
@@ -125,18 +157,28 @@ pub enum LoopEnd {
     Interrupted,
 }
 
+/// A line this worker has claimed: its test's state lock is held until the line is removed.
+struct Claimed {
+    a: worktodo::Assignment,
+    source: Source,
+    store: StateStore,
+    lock: StateLock,
+}
+
 /// Run the work directory's assignments until none is left (or, with `wait`, until stopped).
 pub fn run_loop(cfg: &WorkConfig) -> Result<LoopEnd> {
     let paths = Paths::new(&cfg.dir, cfg.worker)?;
     let results = ResultsFile::new(&paths.results);
+    let claims = Claims::new(&paths.dir);
     let mut warned = HashSet::new();
     let mut done = 0;
-    eprintln!("{}work: {} (results {})", paths.tag, paths.worktodo.display(), paths.results.display());
+    let files: Vec<String> = paths.sources().map(|s| s.worktodo.display().to_string()).collect();
+    eprintln!("{}work: {} (results {})", paths.tag, files.join(", then "), paths.results.display());
     loop {
         if cfg.stop.load(Ordering::SeqCst) {
             return Ok(LoopEnd::Interrupted);
         }
-        let Some(a) = next_assignment(&paths, &results, &mut warned)? else {
+        let Some(c) = claim_next(&paths, &results, &claims, &mut warned)? else {
             match cfg.wait {
                 Some(every) => {
                     if !sleep_unless_stopped(every, &cfg.stop) {
@@ -147,9 +189,12 @@ pub fn run_loop(cfg: &WorkConfig) -> Result<LoopEnd> {
                 None => return Ok(LoopEnd::Finished { done }),
             }
         };
-        eprintln!("{}M{} {}: {}", paths.tag, a.p, a.kind.worktype(), a.line);
-        match job::run_job(cfg, &paths, &a)? {
+        let a = &c.a;
+        eprintln!("{}M{} {}: {} ({})", paths.tag, a.p, a.kind.worktype(), a.line, c.source.name());
+        match job::run_job(cfg, &paths, a, c.store.clone())? {
             JobEnd::Interrupted { iteration } => {
+                let g = lock_dir(&paths)?;
+                claims.release(&g, &c.source.name(), &a.line)?;
                 eprintln!(
                     "{}interrupted: M{} {} saved at iteration {iteration}; run the same command again to resume",
                     paths.tag,
@@ -159,12 +204,16 @@ pub fn run_loop(cfg: &WorkConfig) -> Result<LoopEnd> {
                 return Ok(LoopEnd::Interrupted);
             }
             JobEnd::Done { line, store, summary } => {
-                results.append(&line).with_context(|| format!("cannot append to {}", paths.results.display()))?;
+                {
+                    let _g = lock_dir(&paths)?;
+                    results.append(&line).with_context(|| format!("cannot append to {}", paths.results.display()))?;
+                }
                 crash_if(cfg, CrashPoint::AfterResult);
                 store.clear()?;
                 crash_if(cfg, CrashPoint::AfterState);
-                worktodo::remove_line(&paths.worktodo, &a.line)
-                    .with_context(|| format!("cannot update {}", paths.worktodo.display()))?;
+                let g = lock_dir(&paths)?;
+                remove_claimed(&g, &claims, c)?;
+                drop(g);
                 println!("{line}");
                 eprintln!("{}{summary}", paths.tag);
                 if let Ok(mut log) = ProgressLog::open(&paths.progress_log) {
@@ -176,38 +225,65 @@ pub fn run_loop(cfg: &WorkConfig) -> Result<LoopEnd> {
     }
 }
 
-/// The first line of the worktodo file that is work without a result yet. Lines whose result
-/// is already in the results file (a kill after the append) are removed on the way, with their
+fn lock_dir(paths: &Paths) -> Result<DirLock> {
+    DirLock::take(&paths.dir).with_context(|| format!("cannot lock {}", paths.dir.join(claim::LOCK_FILE).display()))
+}
+
+/// Remove a claimed line whose result is written: its lock file, its claim record, then the line
+/// (a kill in between leaves the line, which the next scan finds done and removes).
+fn remove_claimed(g: &DirLock, claims: &Claims, c: Claimed) -> Result<()> {
+    let file = &c.source.worktodo;
+    claim::release_finished(g, &c.store, c.lock).context("cannot remove a finished test's lock")?;
+    claims.release(g, &c.source.name(), &c.a.line).context("cannot update the claims record")?;
+    worktodo::remove_line(file, &c.a.line).with_context(|| format!("cannot update {}", file.display()))?;
+    Ok(())
+}
+
+/// Under the directory lock: claim the first line of the worker's own file, else of the shared
+/// file, that is work without a result and that no live worker holds. Lines whose result is
+/// already in the results file (a kill after the append) are removed on the way, with their
 /// saved state; unusable lines stay, with a warning the first time they are seen.
-fn next_assignment(
+fn claim_next(
     paths: &Paths,
     results: &ResultsFile,
+    claims: &Claims,
     warned: &mut HashSet<String>,
-) -> Result<Option<worktodo::Assignment>> {
-    let lines =
-        worktodo::read_lines(&paths.worktodo).with_context(|| format!("cannot read {}", paths.worktodo.display()))?;
+) -> Result<Option<Claimed>> {
+    let g = lock_dir(paths)?;
     let done = results.keys().with_context(|| format!("cannot read {}", paths.results.display()))?;
-    let name = paths.worktodo.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    for raw in lines {
-        match parse_line(&raw) {
-            Line::Ignored => {}
-            Line::Unusable(why) => {
-                if warned.insert(raw.clone()) {
-                    eprintln!("warning: {name}: left in place: '{raw}': {why}");
+    for source in paths.sources() {
+        let lines = worktodo::read_lines(&source.worktodo)
+            .with_context(|| format!("cannot read {}", source.worktodo.display()))?;
+        let name = source.name();
+        for raw in lines {
+            let a = match parse_line(&raw) {
+                Line::Ignored => continue,
+                Line::Unusable(why) => {
+                    if warned.insert(raw.clone()) {
+                        eprintln!("warning: {name}: left in place: '{raw}': {why}");
+                    }
+                    continue;
                 }
-            }
-            Line::Work(a) if done.contains(&ResultKey::of_assignment(&a)) => {
+                Line::Work(a) => a,
+            };
+            let at = StateStore::at(&source.state, a.p, a.kind);
+            let Some(lock) = claim::try_claim(&at)? else { continue };
+            let store = StateStore::open(&source.state, a.p, a.kind)?;
+            let c = Claimed { a, source: source.clone(), store, lock };
+            if done.contains(&ResultKey::of_assignment(&c.a)) {
                 eprintln!(
                     "{}M{} {}: its result is already in {RESULTS}; removing the line '{}'",
                     paths.tag,
-                    a.p,
-                    a.kind.worktype(),
-                    a.line
+                    c.a.p,
+                    c.a.kind.worktype(),
+                    c.a.line
                 );
-                StateStore::open(&paths.state, a.p, a.kind)?.clear()?;
-                worktodo::remove_line(&paths.worktodo, &a.line)?;
+                c.store.clear()?;
+                remove_claimed(&g, claims, c)?;
+                continue;
             }
-            Line::Work(a) => return Ok(Some(a)),
+            claims.record(&g, &name, &c.a.line, &paths.worker()).context("cannot update the claims record")?;
+            return Ok(Some(c));
         }
     }
     Ok(None)

@@ -1,16 +1,19 @@
 //! `prove --work-dir DIR --devices all`: one worker per GPU, each a child process of the same
-//! program (`--device N`: its own CUDA context, its own `worktodo-N.txt` and `state-N/`), all
-//! appending to the one `results.json.txt`. The parent waits for them and exits with the worst
-//! status (1 if one failed, else 130 if one was interrupted, else 0).
+//! program (`--device N`: its own CUDA context, its own `worktodo-N.txt` and `state-N/`, then
+//! lines claimed from the shared `worktodo.txt`), all appending to the one `results.json.txt`.
+//! The parent waits for them and exits with the worst status (1 if one failed, else 130 if one
+//! was interrupted, else 0).
 
 use anyhow::{bail, Context, Result};
 use std::ffi::OsString;
 use std::path::Path;
 use std::process::Command;
 
-/// The devices that have work: GPU n has work when `DIR/worktodo-n.txt` exists.
+/// The devices that have work: every one when the shared `DIR/worktodo.txt` exists, else GPU n
+/// when `DIR/worktodo-n.txt` exists.
 pub fn devices_with_work(dir: &Path, count: usize) -> Vec<usize> {
-    (0..count).filter(|n| dir.join(format!("worktodo-{n}.txt")).exists()).collect()
+    let shared = dir.join(super::WORKTODO).exists();
+    (0..count).filter(|n| shared || dir.join(format!("worktodo-{n}.txt")).exists()).collect()
 }
 
 /// The command line `args` (without the program name) less its `--devices X` / `--devices=X`.
@@ -36,13 +39,16 @@ pub fn run_workers(exe: &Path, dir: &Path, count: usize, args: &[OsString]) -> R
     let devices = devices_with_work(dir, count);
     if devices.is_empty() {
         bail!(
-            "--devices: {count} GPU(s) but no worktodo-N.txt in {}: put GPU n's lines in worktodo-n.txt (n from 0 to {})",
+            "--devices: {count} GPU(s) but neither worktodo.txt nor a worktodo-N.txt in {}: put the lines that any GPU may take in worktodo.txt, GPU n's own in worktodo-n.txt (n from 0 to {})",
             dir.display(),
             count.saturating_sub(1)
         );
     }
     if devices.len() < count {
-        eprintln!("note: {} of {count} GPUs have a worktodo-N.txt; the others stay idle", devices.len());
+        eprintln!(
+            "note: {} of {count} GPUs have a worktodo-N.txt and there is no shared worktodo.txt; the others stay idle",
+            devices.len()
+        );
     }
     let mut children = Vec::new();
     for &n in &devices {
@@ -85,14 +91,16 @@ mod tests {
     }
 
     #[test]
-    fn only_devices_with_a_worktodo_file_work() {
+    fn devices_with_a_worktodo_file_or_a_shared_one_work() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("worktodo-0.txt"), "").unwrap();
         std::fs::write(dir.path().join("worktodo-2.txt"), "").unwrap();
         std::fs::write(dir.path().join("worktodo-5.txt"), "").unwrap();
         assert_eq!(devices_with_work(dir.path(), 4), vec![0, 2]);
         let err = run_workers(Path::new("/bin/true"), dir.path(), 0, &[]).unwrap_err().to_string();
-        assert!(err.contains("no worktodo-N.txt"), "{err}");
+        assert!(err.contains("nor a worktodo-N.txt"), "{err}");
+        std::fs::write(dir.path().join("worktodo.txt"), "").unwrap();
+        assert_eq!(devices_with_work(dir.path(), 4), vec![0, 1, 2, 3]);
     }
 
     #[test]
