@@ -4,8 +4,11 @@
 
 pub mod digits;
 pub mod field;
+pub mod gfp2;
 pub mod goldilocks;
 pub mod line;
+pub mod m31;
+pub mod m61;
 pub mod plan;
 pub mod twin;
 
