@@ -2,6 +2,7 @@
 //! proven overflow bound), residue ↔ digits, and the CPU twin of the GPU's squaring.
 //! Depends on `residue` (and `exponent` for test kinds) only; nothing above it.
 
+pub mod crt;
 pub mod digits;
 pub mod field;
 pub mod gfp2;
