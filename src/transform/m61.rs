@@ -59,8 +59,10 @@ impl M61 {
         M61::fold(z as u64)
     }
 
+    /// The product x ≤ (P − 1)² needs one fold: x >> 61 < P, so (x & P) + (x >> 61) < 2P.
     pub const fn mul(self, o: M61) -> M61 {
-        M61::reduce128(self.0 as u128 * o.0 as u128)
+        let x = self.0 as u128 * o.0 as u128;
+        M61::fold((x as u64 & P) + (x >> Q) as u64)
     }
 
     pub const fn square(self) -> M61 {

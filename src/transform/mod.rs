@@ -10,6 +10,7 @@ pub mod goldilocks;
 pub mod line;
 pub mod m31;
 pub mod m61;
+pub mod m61m31;
 pub mod plan;
 pub mod twin;
 
