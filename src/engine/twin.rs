@@ -1,16 +1,20 @@
 //! The CPU twin of the GPU engine as an [`Engine`]: the stage functions of
-//! [`crate::transform::twin`] strung into a slow engine that computes exactly what the GPU
-//! computes, digit for digit (for tests, and to check the proof arithmetic on a transform engine).
+//! [`crate::transform::twin`] (Goldilocks) or [`crate::transform::m61m31`] (M61·M31) strung
+//! into a slow engine that computes exactly what the GPU computes, digit for digit (for tests,
+//! and to check the proof arithmetic on a transform engine).
 
 use crate::engine::{Engine, EngineError, Shift, Slots, Value};
 use crate::exponent::TestKind;
 use crate::residue::Residue;
-use crate::transform::plan::Plan;
-use crate::transform::twin::{iterate_digits, multiply_digits};
+use crate::transform::m61m31::{self, M61M31Tables};
+use crate::transform::plan::{Arith, Plan};
+use crate::transform::twin::{self, iterate_digits};
 
 /// A slow engine on the CPU that computes exactly what the GPU computes.
 pub struct TwinEngine {
     plan: Plan,
+    /// The M61·M31 tables when the plan is of that arithmetic (Goldilocks' are in the plan).
+    m61m31: Option<M61M31Tables>,
     kind: TestKind,
     digits: Vec<i64>,
     shift: Shift,
@@ -20,17 +24,37 @@ pub struct TwinEngine {
 }
 
 impl TwinEngine {
+    /// The Goldilocks twin on the smallest length.
     pub fn new(p: u32, kind: TestKind, shift: u32) -> Result<TwinEngine, EngineError> {
-        TwinEngine::with_plan(Plan::new(p)?, kind, shift)
+        TwinEngine::with_arith(p, Arith::Goldilocks, kind, shift)
     }
 
-    /// An engine on a given plan (e.g. a longer length than the smallest, to differ from a prover).
+    /// The twin of `arith` on its smallest length.
+    pub fn with_arith(p: u32, arith: Arith, kind: TestKind, shift: u32) -> Result<TwinEngine, EngineError> {
+        TwinEngine::with_plan(Plan::for_arith(p, arith)?, kind, shift)
+    }
+
+    /// An engine on a given plan of either arithmetic (e.g. a longer length than the smallest,
+    /// to differ from a prover).
     pub fn with_plan(plan: Plan, kind: TestKind, shift: u32) -> Result<TwinEngine, EngineError> {
         let p = plan.exponent();
+        let m61m31 = match plan.arith() {
+            Arith::Goldilocks => None,
+            Arith::M61M31 => Some(M61M31Tables::new(&plan)?),
+        };
         let start = Residue::from_u64(p, kind.start_value());
         let shift = Shift::new(p, shift);
         let digits = plan.residue_to_digits(&start, shift.get());
-        Ok(TwinEngine { acc: digits.clone(), acc_shift: shift, digits, shift, plan, kind, slots: Slots::default() })
+        Ok(TwinEngine {
+            acc: digits.clone(),
+            acc_shift: shift,
+            digits,
+            shift,
+            plan,
+            m61m31,
+            kind,
+            slots: Slots::default(),
+        })
     }
 
     fn check(&self, r: &Residue) -> Result<(), EngineError> {
@@ -44,7 +68,10 @@ impl TwinEngine {
 impl Engine for TwinEngine {
     fn describe(&self) -> String {
         let (lo, hi) = self.plan.widths();
-        format!("cpu-twin NTT n={} widths {lo}-{hi} bits", self.plan.n())
+        match self.plan.arith() {
+            Arith::Goldilocks => format!("cpu-twin NTT n={} widths {lo}-{hi} bits", self.plan.n()),
+            Arith::M61M31 => format!("cpu-twin m61m31 n={} widths {lo}-{hi} bits", self.plan.length()),
+        }
     }
     fn fft_length(&self) -> Option<usize> {
         Some(self.plan.n())
@@ -56,7 +83,10 @@ impl Engine for TwinEngine {
     }
     fn iterate(&mut self, count: u64) -> Result<(), EngineError> {
         let digits = std::mem::take(&mut self.digits);
-        (self.digits, self.shift) = iterate_digits(&self.plan, self.kind, digits, self.shift, count);
+        (self.digits, self.shift) = match &self.m61m31 {
+            None => iterate_digits(&self.plan, self.kind, digits, self.shift, count),
+            Some(t) => m61m31::iterate_digits(&self.plan, t, self.kind, digits, self.shift, count),
+        };
         Ok(())
     }
     fn read(&mut self) -> Result<Residue, EngineError> {
@@ -68,7 +98,10 @@ impl Engine for TwinEngine {
         Ok(())
     }
     fn acc_mul(&mut self) -> Result<(), EngineError> {
-        self.acc = multiply_digits(&self.plan, &self.acc, &self.digits);
+        self.acc = match &self.m61m31 {
+            None => twin::multiply_digits(&self.plan, &self.acc, &self.digits),
+            Some(t) => m61m31::multiply_digits(&self.plan, t, &self.acc, &self.digits),
+        };
         self.acc_shift = self.acc_shift.plus(self.shift);
         Ok(())
     }
@@ -112,6 +145,63 @@ mod tests {
             e.iterate(TestKind::Ll.full_iterations(p)).unwrap();
             assert_eq!(e.read().unwrap().is_zero(), prime, "p={p}");
         }
+    }
+
+    #[test]
+    fn m61m31_ll_of_every_mersenne_prime_up_to_4423() {
+        for p in [13u32, 17, 19, 31, 61, 89, 107, 127, 521, 607, 1279, 2203, 2281, 3217, 4253, 4423] {
+            let mut e = TwinEngine::with_arith(p, Arith::M61M31, TestKind::Ll, p / 3).unwrap();
+            assert!(e.describe().starts_with("cpu-twin m61m31"), "{}", e.describe());
+            e.iterate(TestKind::Ll.full_iterations(p)).unwrap();
+            assert!(e.read().unwrap().is_zero(), "p={p}");
+        }
+    }
+
+    #[test]
+    fn m61m31_composite_res64_against_gmp() {
+        // Prime exponents with composite M_p and composite exponents: the whole LL's res64.
+        for p in [23u32, 29, 523, 1201, 2000, 3001] {
+            let mut e = TwinEngine::with_arith(p, Arith::M61M31, TestKind::Ll, 7).unwrap();
+            let iters = TestKind::Ll.full_iterations(p);
+            e.iterate(iters).unwrap();
+            let m = (Integer::from(1) << p) - 1u32;
+            let mut x = Integer::from(4);
+            for _ in 0..iters {
+                x = (Integer::from(&x * &x) - 2u32).modulo(&m);
+            }
+            let got = e.read().unwrap();
+            assert_eq!(got, Residue::from_integer(p, &x), "p={p}");
+            assert!(!got.is_zero(), "p={p}");
+        }
+    }
+
+    #[test]
+    fn m61m31_acc_and_prp() {
+        for p in [4_423u32, 3_217, 9_689] {
+            let mut e = TwinEngine::with_arith(p, Arith::M61M31, TestKind::Prp, 1234).unwrap();
+            e.acc_reset().unwrap();
+            e.iterate(10).unwrap();
+            e.acc_mul().unwrap(); // 3 · 3^(2^10)
+            let want = Residue::from_integer(p, &Integer::from(Integer::u_pow_u(3, 1025)));
+            assert_eq!(e.acc_read().unwrap(), want);
+            e.iterate(TestKind::Prp.full_iterations(p) - 10).unwrap();
+            assert!(e.read().unwrap().equals_u64(9), "p={p}");
+        }
+        // A composite M_p is no PRP; a fault shows.
+        let mut e = TwinEngine::with_arith(4_441, Arith::M61M31, TestKind::Prp, 5).unwrap();
+        e.iterate(TestKind::Prp.full_iterations(4_441)).unwrap();
+        assert!(!e.read().unwrap().equals_u64(9));
+        e.inject_fault(5, 3).unwrap();
+        let before = e.read().unwrap();
+        e.inject_fault(5, 3).unwrap();
+        assert_ne!(before, e.read().unwrap());
+    }
+
+    #[test]
+    fn m61m31_refuses_beyond_its_bound() {
+        let top = Arith::M61M31.largest_exponent();
+        let Err(e) = TwinEngine::with_arith(top + 2, Arith::M61M31, TestKind::Ll, 0) else { panic!("accepted") };
+        assert!(e.to_string().contains(&top.to_string()), "{e}");
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //! field (or its quadratic extension) whose roots of unity give the transform and whose
 //! elements are small enough that a convolution of digits comes back exactly. Goldilocks
 //! (2^64 − 2^32 + 1, [`super::goldilocks`]) is the first implementation; the Mersenne-prime
-//! fields GF(M61²) and GF(M31²) slot in beside it.
+//! fields GF(M61), GF(M31) ([`super::m61`], [`super::m31`]) and their quadratic extensions
+//! ([`super::gfp2`]) are the second arithmetic's.
 
 /// A finite field as the transform uses it. Elements are `Copy` values in canonical form, so
 /// `==` is equality in the field.
@@ -31,6 +32,33 @@ pub trait Field: Copy + Eq + std::fmt::Debug + Default + Send + Sync + 'static {
     fn inverse(self) -> Option<Self>;
     /// A primitive 2^k-th root of unity, k ≤ [`Field::TWO_ADICITY`].
     fn root_of_unity(k: u32) -> Option<Self>;
+    /// A primitive cube root of unity, where 3 divides the group order (transforms of length
+    /// 3·2^k); `None` where the implementation does not provide one.
+    fn cube_root_of_unity() -> Option<Self> {
+        None
+    }
+    /// A primitive (odd·2^k)-th root of unity for odd ∈ {1, 3}: the product of a cube root and
+    /// a 2^k-th root (coprime orders).
+    fn root_of_unity_odd(odd: u32, k: u32) -> Option<Self> {
+        match odd {
+            1 => Self::root_of_unity(k),
+            3 => Some(Self::cube_root_of_unity()?.mul(Self::root_of_unity(k)?)),
+            _ => None,
+        }
+    }
+    /// The conjugate: the Frobenius z → z^p, the identity on GF(p), a + bi → a − bi on GF(p²).
+    fn conj(self) -> Self {
+        self
+    }
+    /// The element v mod p for a signed v (a balanced digit).
+    fn from_i64(v: i64) -> Self {
+        let m = Self::from_u64(v.unsigned_abs());
+        if v < 0 {
+            m.neg()
+        } else {
+            m
+        }
+    }
 
     fn square(self) -> Self {
         self.mul(self)
@@ -63,6 +91,11 @@ pub(crate) fn laws_hold<F: Field>(a: F, b: F, c: F, k: u32) -> bool {
         Some(w) => w.pow(1 << k_root) == F::ONE && (k_root == 0 || w.pow(1 << (k_root - 1)) == F::ONE.neg()),
         None => false,
     };
+    let cube_ok = F::cube_root_of_unity().is_none_or(|c| c != F::ONE && c.pow(3) == F::ONE);
+    let conj_ok = a.conj().conj() == a
+        && a.mul(b).conj() == a.conj().mul(b.conj())
+        && a.add(b).conj() == a.conj().add(b.conj())
+        && a.conj() == a.pow(F::MODULUS);
     let shift = k % 200;
     let doubled = (0..shift).fold(a, |x, _| x.add(x));
     a.add(b) == b.add(a)
@@ -76,5 +109,7 @@ pub(crate) fn laws_hold<F: Field>(a: F, b: F, c: F, k: u32) -> bool {
         && (a == F::ZERO || a.mul(a.inverse().expect("non-zero is invertible")) == F::ONE)
         && a.mul_pow2(shift) == doubled
         && root_ok
+        && cube_ok
+        && conj_ok
         && F::root_of_unity(F::TWO_ADICITY + 1).is_none()
 }

@@ -181,6 +181,10 @@ impl super::field::Field for Gl {
     fn root_of_unity(k: u32) -> Option<Gl> {
         Gl::root_of_unity(k)
     }
+    /// 3 divides P − 1: 7^((P − 1)/3).
+    fn cube_root_of_unity() -> Option<Gl> {
+        Some(Gl(GENERATOR).pow((P - 1) / 3))
+    }
     /// 2 has order 192: x·2^k = x·2^(k mod 192), and for a shift below 64 one 128-bit product.
     fn mul_pow2(self, k: u32) -> Gl {
         match k % 192 {

@@ -2,10 +2,15 @@
 //! proven overflow bound), residue ↔ digits, and the CPU twin of the GPU's squaring.
 //! Depends on `residue` (and `exponent` for test kinds) only; nothing above it.
 
+pub mod crt;
 pub mod digits;
 pub mod field;
+pub mod gfp2;
 pub mod goldilocks;
 pub mod line;
+pub mod m31;
+pub mod m61;
+pub mod m61m31;
 pub mod plan;
 pub mod twin;
 

@@ -1,7 +1,9 @@
 //! The transform plan for one exponent, shared by the CPU twin (ntt.rs) and the GPU (gpu/):
-//! transform length n, digit layout (widths ⌈p(j+1)/n⌉ − ⌈pj/n⌉), IBDWT weights
-//! a_j = g^(⌈pj/n⌉·n − pj) with g^n = 2 (inverse weights carry 1/n), twiddle tables, the
-//! segmented-carry parameters, the pass schedule, and the proof that nothing overflows.
+//! the arithmetic ([`Arith`]), transform length n, digit layout (widths ⌈p(j+1)/n⌉ − ⌈pj/n⌉),
+//! the segmented-carry parameters and the proof that nothing overflows; for Goldilocks also the
+//! IBDWT weights a_j = g^(⌈pj/n⌉·n − pj) with g^n = 2 (inverse weights carry 1/n), twiddle
+//! tables and the GPU pass schedule. The M61·M31 arithmetic's tables (its weights are shifts)
+//! are in [`super::m61m31`]; its algorithm and bound in docs/arithmetic.md.
 //!
 //! # The no-overflow bound
 //! Digits are balanced: after a carry pass every digit satisfies |d| ≤ 2^(w−1) + slack, where w is
@@ -9,6 +11,19 @@
 //! |c_j| ≤ n·m² with m = 2^(w_max−1) + slack, and the plan is accepted only if n·m² ≤ (P−1)/2,
 //! so the field element (centered in (−P/2, P/2]) *is* the integer c_j. A product of two such
 //! values (acc_mul) obeys the same bound.
+//!
+//! # The M61·M31 bound
+//! Output c_m = Σ_{j+l ≡ m} d_j·d_l·2^ε(j,l) where, with u_j = e_j/n = ⌈pj/n⌉ − pj/n ∈ [0, 1)
+//! (e_j = [`Plan::weight_exp`]), ε = u_j + u_l − u_m ∈ {0, 1} (the digit products' bits
+//! that fall one above digit m's start; e.g. c_0 = d_0² + 2·Σ_{j>0} d_j·d_{n−j}). Digit j is
+//! wide (w_max bits) iff e_j < f = p mod n. So each term is at most the largest of
+//! m_w² (ε = 0), 2·m_w·m_n and 2·m_n² (ε = 1 with a narrow digit), and 2·m_w² only if two wide
+//! digits can have ε = 1: e_j + e_l ≥ n with e_j, e_l ≤ f − 1, i.e. 2(f − 1) ≥ n;
+//! m_w = 2^(w_max−1) + slack, m_n = 2^(w_min−1) + slack; with f = 0 all digits are alike and
+//! ε = 0. The plan is accepted only if n·(that term) ≤ (M61·M31 − 1)/2, so the Garner
+//! recombination ([`super::crt`]) of c mod M61 and c mod M31, centered, *is* c_m. A product of
+//! two carried digit vectors (acc_mul) obeys the same bound. (The Goldilocks bound above takes
+//! every term as m², which the 2·m_w² case can exceed by 2× where 2(f − 1) ≥ n.)
 //!
 //! # The carry scheme and its slack
 //! The n convolution outputs are cut into segments of K = `seg_len` consecutive digits: the runs
@@ -38,6 +53,39 @@
 
 use crate::transform::goldilocks::{Gl, MAX_ROOT_OF_TWO_LOG};
 use crate::transform::PlanError;
+
+/// The exact arithmetic a plan squares in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Arith {
+    /// GF(2^64 − 2^32 + 1), lengths 2^k.
+    Goldilocks,
+    /// GF(M61²) × GF(M31²) with the product recovered by CRT, lengths 2^k and 3·2^k.
+    M61M31,
+}
+
+impl Arith {
+    pub fn name(self) -> &'static str {
+        match self {
+            Arith::Goldilocks => "goldilocks",
+            Arith::M61M31 => "m61m31",
+        }
+    }
+
+    /// The lengths this arithmetic plans, shortest first (n ≤ 2^MAX_LOG2).
+    pub fn lengths(self) -> Vec<Length> {
+        let mut v: Vec<Length> = (1..=MAX_LOG2).map(|log2| Length { odd: 1, log2 }).collect();
+        if self == Arith::M61M31 {
+            v.extend((1..MAX_LOG2 - 1).map(|log2| Length { odd: 3, log2 }));
+        }
+        v.sort_by_key(|l| l.n());
+        v
+    }
+
+    /// The largest exponent with a plan of this arithmetic at any length.
+    pub fn largest_exponent(self) -> u32 {
+        self.lengths().into_iter().filter_map(|len| largest_exponent(self, len)).max().unwrap_or(0)
+    }
+}
 
 /// Largest supported transform length: 2^26 (the largest n with an n-th root of 2 in the field).
 pub const MAX_LOG2: u32 = MAX_ROOT_OF_TWO_LOG;
@@ -93,8 +141,8 @@ pub struct ColumnPass {
     pub c_log: u32,
 }
 
-/// Transform length odd·2^log2. Only odd = 1 is planned now; the type leaves room for 3·2^k and
-/// 5·2^k (P − 1 has the factors 3 and 5).
+/// Transform length odd·2^log2. Goldilocks plans odd = 1; M61·M31 odd = 1 and 3 (the type
+/// leaves room for 5·2^k on Goldilocks, whose P − 1 has the factors 3 and 5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Length {
     pub odd: u32,
@@ -107,9 +155,19 @@ impl Length {
     }
 }
 
+impl std::fmt::Display for Length {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.odd {
+            1 => write!(f, "2^{}", self.log2),
+            odd => write!(f, "{odd}·2^{}", self.log2),
+        }
+    }
+}
+
 /// Everything both engines need to square modulo M_p with an IBDWT of length n.
 #[derive(Debug, Clone)]
 pub struct Plan {
+    arith: Arith,
     p: u32,
     len: Length,
     seg_len: usize,
@@ -117,7 +175,8 @@ pub struct Plan {
     slack: u64,
     min_width: u32,
     max_width: u32,
-    /// Weight tables: a_j = g^e = hi[e >> lo_bits]·lo[e & (2^lo_bits − 1)], e = weight_exp(j).
+    /// Goldilocks weight tables (empty for M61·M31): a_j = g^e = hi[e >> lo_bits]·lo[e & (2^lo_bits − 1)],
+    /// e = weight_exp(j).
     pub(crate) weight_hi: Vec<Gl>,
     pub(crate) weight_lo: Vec<Gl>,
     /// Inverse weights with 1/n folded into the hi table.
@@ -153,23 +212,44 @@ fn no_plan(p: u32, why: String) -> PlanError {
     PlanError::NoPlan { p, why }
 }
 
+/// The largest term |d_j·d_l·2^ε| of a convolution output (module doc): for Goldilocks m²; for
+/// M61·M31 by the digits' widths and ε.
+fn largest_term(arith: Arith, p: u32, n: usize, (w_min, w_max): (u32, u32), slack: u64) -> u128 {
+    let (m_w, m_n) = ((1u128 << (w_max - 1)) + slack as u128, (1u128 << (w_min - 1)) + slack as u128);
+    let f = p as usize % n;
+    if arith == Arith::Goldilocks || f == 0 {
+        return m_w * m_w;
+    }
+    // Saturating: widths up to 62 bits would overflow u128, and saturated terms fail the bound.
+    let prod = |a: u128, b: u128, e: u32| a.saturating_mul(b).saturating_mul(1 << e);
+    let wide_pair = prod(m_w, m_w, u32::from(2 * (f - 1) >= n));
+    wide_pair.max(prod(m_w, m_n, 1)).max(prod(m_n, m_n, 1))
+}
+
 /// Check the bound for widths in [w_min, w_max] at length n and derive the carry parameters.
-fn carry_bounds(p: u32, n: usize, w_min: u32, w_max: u32) -> Result<CarryBounds, String> {
-    let half_p = ((crate::transform::goldilocks::P - 1) / 2) as u128;
-    // At most 31 bits: the GPU takes a balanced digit from the low word (kernels/carry.cu).
-    if w_max > 31 || w_min == 0 {
+fn carry_bounds(arith: Arith, p: u32, n: usize, w_min: u32, w_max: u32) -> Result<CarryBounds, String> {
+    let (limit, max_bits) = match arith {
+        // At most 31 bits: the GPU takes a balanced digit from the low word (kernels/carry.cu).
+        Arith::Goldilocks => (((crate::transform::goldilocks::P - 1) / 2) as u128, 31),
+        // Digits are i64 (balanced by i64 shifts up to 62 bits); the bound keeps them below 47.
+        Arith::M61M31 => (crate::transform::crt::MAX_ABS, 62),
+    };
+    if w_max > max_bits || w_min == 0 {
         return Err(format!("n={n}: digits of {w_min}..{w_max} bits cannot fit"));
     }
     for slack in 1u64..=2 {
-        let m = (1u128 << (w_max - 1)) + slack as u128;
-        let c_max = n as u128 * m * m;
-        if c_max > half_p {
-            return Err(format!(
-                "n={n}: n·(2^(w-1)+{slack})^2 = {c_max} exceeds (P-1)/2 with widths up to {w_max} bits"
-            ));
+        let c_max = (n as u128).saturating_mul(largest_term(arith, p, n, (w_min, w_max), slack));
+        if c_max > limit {
+            return Err(match arith {
+                Arith::Goldilocks => {
+                    format!("n={n}: n·(2^(w-1)+{slack})^2 = {c_max} exceeds (P-1)/2 with widths up to {w_max} bits")
+                }
+                Arith::M61M31 => {
+                    format!("n={n}: the convolution bound {c_max} exceeds (M61·M31-1)/2 with widths up to {w_max} bits")
+                }
+            });
         }
-        let c_max = c_max as u64;
-        let mut b_walk = 0u64;
+        let mut b_walk = 0u128;
         for _ in 0..64 {
             b_walk = (c_max >> w_min) + 3 + (b_walk >> w_min);
         }
@@ -182,12 +262,31 @@ fn carry_bounds(p: u32, n: usize, w_min: u32, w_max: u32) -> Result<CarryBounds,
             b = next;
             depth += 1;
         }
-        if b > slack {
+        if b > slack as u128 {
             continue; // assumed too little slack: redo the bound with more
         }
         return Ok(CarryBounds { fixup_depth: depth, slack });
     }
     Err(format!("p={p}, n={n}: digits of {w_min} bits leave the carry slack unbounded"))
+}
+
+/// The largest odd exponent (a Mersenne prime's exponent is an odd prime) with a plan of
+/// `arith` at length `len` (None: none at all). The bound and carry analysis depend on p only
+/// through the widths and whether f = p mod n is 0, in 1..=n/2 (no two wide digits with ε = 1)
+/// or above (module doc), so the largest odd exponent of a width band W is W·n − 1 or
+/// (W − 1)·n + n/2 − 1 (n ≥ 4; for n = 2 both are W·2 − 1).
+pub fn largest_exponent(arith: Arith, len: Length) -> Option<u32> {
+    let n = len.n() as u64;
+    (1..=62u64)
+        .rev()
+        .find_map(|w| {
+            let candidates = [w * n - 1, ((w - 1) * n + n / 2).saturating_sub(1) | 1];
+            candidates.into_iter().filter(|&p| p <= u32::MAX as u64 && p >= n).find(|&p| {
+                let p = p as u32;
+                p >= MIN_EXPONENT && Plan::with_length(p, arith, len).is_ok()
+            })
+        })
+        .map(|p| p as u32)
 }
 
 impl Plan {
@@ -207,17 +306,73 @@ impl Plan {
         Err(no_plan(p, format!("no length up to 2^{MAX_LOG2} fits ({last})")))
     }
 
-    /// The plan with length n = 2^log2, if it is safe.
+    /// The smallest length of `arith` that satisfies its bound; beyond every length's bound,
+    /// an error naming the largest supported exponent.
+    pub fn for_arith(p: u32, arith: Arith) -> Result<Plan, PlanError> {
+        if arith == Arith::Goldilocks {
+            return Plan::new(p);
+        }
+        if p < MIN_EXPONENT {
+            return Err(no_plan(p, format!("exponents below {MIN_EXPONENT} are too small for the carry scheme")));
+        }
+        let mut last = String::from("no length tried");
+        for len in arith.lengths() {
+            match Plan::with_length(p, arith, len) {
+                Ok(plan) => return Ok(plan),
+                Err(PlanError::NoPlan { why, .. }) => last = why,
+                Err(e) => return Err(e),
+            }
+        }
+        let top = arith.largest_exponent();
+        Err(no_plan(p, format!("the largest exponent {} supports is {top} ({last})", arith.name())))
+    }
+
+    /// The plan of `arith` with length `len`, if it is safe (Goldilocks: lengths 2^k only).
+    pub fn with_length(p: u32, arith: Arith, len: Length) -> Result<Plan, PlanError> {
+        match (arith, len.odd) {
+            (Arith::Goldilocks, 1) => Plan::with_log2(p, len.log2),
+            (Arith::M61M31, 1 | 3) if len.log2 >= 1 && len.n() <= 1 << MAX_LOG2 => {
+                Plan::layout(p, arith, len)?.with_segments()
+            }
+            _ => Err(no_plan(p, format!("no {} transform of length {len}", arith.name()))),
+        }
+    }
+
+    /// The layout part of a plan (widths and carry bounds) with empty Goldilocks tables.
+    fn layout(p: u32, arith: Arith, len: Length) -> Result<Plan, PlanError> {
+        let n = len.n();
+        if (p as usize) < n {
+            return Err(no_plan(p, format!("n={n} is more digits than bits")));
+        }
+        let (w_min, w_max) = ((p as usize / n) as u32, (p as usize).div_ceil(n) as u32);
+        let bounds = carry_bounds(arith, p, n, w_min, w_max).map_err(|why| no_plan(p, why))?;
+        Ok(Plan {
+            arith,
+            p,
+            len,
+            seg_len: 0,
+            fixup_depth: bounds.fixup_depth,
+            slack: bounds.slack,
+            min_width: w_min,
+            max_width: w_max,
+            weight_hi: Vec::new(),
+            weight_lo: Vec::new(),
+            inv_weight_hi: Vec::new(),
+            inv_weight_lo: Vec::new(),
+            lo_bits: 0,
+            line_stages: default_line_stages(len.log2),
+            twiddle: Vec::new(),
+            inv_twiddle: Vec::new(),
+        })
+    }
+
+    /// The Goldilocks plan with length n = 2^log2, if it is safe.
     pub fn with_log2(p: u32, log2: u32) -> Result<Plan, PlanError> {
         if log2 == 0 || log2 > MAX_LOG2 {
             return Err(no_plan(p, format!("length 2^{log2} outside 2^1..2^{MAX_LOG2}")));
         }
         let n = 1usize << log2;
-        if (p as usize) < n {
-            return Err(no_plan(p, format!("n={n} is more digits than bits")));
-        }
-        let (w_min, w_max) = ((p as usize / n) as u32, (p as usize).div_ceil(n) as u32);
-        let bounds = carry_bounds(p, n, w_min, w_max).map_err(|why| no_plan(p, why))?;
+        let layout = Plan::layout(p, Arith::Goldilocks, Length { odd: 1, log2 })?;
         let g = Gl::root_of_two(log2).ok_or_else(|| no_plan(p, "no n-th root of 2".into()))?;
         let g_inv = g.inverse().ok_or_else(|| no_plan(p, "g = 0".into()))?;
         let n_inv = Gl::new(n as u64).inverse().ok_or_else(|| no_plan(p, "n = 0 mod P".into()))?;
@@ -239,33 +394,23 @@ impl Plan {
             twiddle[m..2 * m].copy_from_slice(&powers(w, m, Gl::ONE));
             inv_twiddle[m..2 * m].copy_from_slice(&powers(w_inv, m, Gl::ONE));
         }
-        Plan {
-            p,
-            len: Length { odd: 1, log2 },
-            seg_len: 0,
-            fixup_depth: bounds.fixup_depth,
-            slack: bounds.slack,
-            min_width: w_min,
-            max_width: w_max,
-            weight_hi,
-            weight_lo,
-            inv_weight_hi,
-            inv_weight_lo,
-            lo_bits,
-            line_stages: default_line_stages(log2),
-            twiddle,
-            inv_twiddle,
-        }
-        .with_segments()
+        Plan { weight_hi, weight_lo, inv_weight_hi, inv_weight_lo, lo_bits, twiddle, inv_twiddle, ..layout }
+            .with_segments()
     }
 
     /// Fix the carry segments to the runs of the outermost column pass (at small lengths: the
     /// smallest power of two above the fix-up depth, at least 2^SMALL_SEG_MIN_LOG2 and
     /// n/2^SMALL_SEGMENTS_LOG2), or refuse the plan when the fix-up would not fit in one segment.
+    /// M61·M31 (no GPU schedule yet) takes the small-length rule at every length, or one
+    /// segment where that does not divide n.
     fn with_segments(mut self) -> Result<Plan, PlanError> {
         let small = (self.fixup_depth + 1).next_power_of_two().max(1 << SMALL_SEG_MIN_LOG2);
         let small = small.max(self.n() >> SMALL_SEGMENTS_LOG2).min(self.n());
-        self.seg_len = self.column_passes().first().map_or(small, |c| 1 << c.c_log);
+        self.seg_len = match self.arith {
+            Arith::Goldilocks => self.column_passes().first().map_or(small, |c| 1 << c.c_log),
+            Arith::M61M31 if self.n().is_multiple_of(small) => small,
+            Arith::M61M31 => self.n(),
+        };
         if self.fixup_depth >= self.seg_len {
             let why = format!(
                 "n={}: carry fix-up needs {} digits but segments hold {}",
@@ -280,6 +425,9 @@ impl Plan {
 
     pub fn exponent(&self) -> u32 {
         self.p
+    }
+    pub fn arith(&self) -> Arith {
+        self.arith
     }
     pub fn length(&self) -> Length {
         self.len
@@ -357,7 +505,12 @@ impl Plan {
     }
     /// Lowest bit of digit j: ⌈p·j/n⌉.
     pub fn start(&self, j: usize) -> u64 {
-        ceil_div_pow2(self.p as u64 * j as u64, self.len.log2)
+        let pj = self.p as u64 * j as u64;
+        if self.len.odd == 1 {
+            ceil_div_pow2(pj, self.len.log2)
+        } else {
+            pj.div_ceil(self.n() as u64)
+        }
     }
     /// Width of digit j in bits.
     pub fn width(&self, j: usize) -> u32 {
@@ -438,6 +591,87 @@ mod tests {
         assert!(matches!(Plan::with_log2(82_589_933, 21), Err(PlanError::NoPlan { .. })));
         assert!(matches!(Plan::with_log2(1000, 27), Err(PlanError::NoPlan { .. })));
         assert!(matches!(Plan::with_log2(3, 2), Err(PlanError::NoPlan { .. })));
+    }
+
+    /// The largest odd exponent per M61·M31 length (docs/arithmetic.md has the same table).
+    const M61M31_TABLE: [(u32, u32, u32); 30] = [
+        (1, 10, 41_471),
+        (3, 10, 122_879),
+        (1, 11, 81_919),
+        (3, 11, 242_687),
+        (1, 12, 161_791),
+        (3, 12, 479_231),
+        (1, 13, 319_487),
+        (3, 13, 946_175),
+        (1, 14, 630_783),
+        (3, 14, 1_867_775),
+        (1, 15, 1_245_183),
+        (3, 15, 3_686_399),
+        (1, 16, 2_457_599),
+        (3, 16, 7_274_495),
+        (1, 17, 4_849_663),
+        (3, 17, 14_352_383),
+        (1, 18, 9_568_255),
+        (3, 18, 28_311_551),
+        (1, 19, 18_874_367),
+        (3, 19, 55_836_671),
+        (1, 20, 37_224_447),
+        (3, 20, 110_100_479),
+        (1, 21, 73_400_319),
+        (3, 21, 217_055_231),
+        (1, 22, 144_703_487),
+        (3, 22, 427_819_007),
+        (1, 23, 285_212_671),
+        (3, 23, 843_055_103),
+        (1, 24, 562_036_735),
+        (3, 24, 1_660_944_383),
+    ];
+
+    #[test]
+    fn m61m31_largest_exponents() {
+        for (odd, log2, top) in M61M31_TABLE {
+            let len = Length { odd, log2 };
+            assert_eq!(largest_exponent(Arith::M61M31, len), Some(top), "{len}");
+            let plan = Plan::with_length(top, Arith::M61M31, len).unwrap();
+            println!("| {len} | {top} | {} | {} | {} | {} |", plan.widths().1, plan.fixup_depth(), plan.slack(), plan.seg_len());
+            // The next odd exponent does not fit; the bound is what refuses it.
+            let Err(PlanError::NoPlan { why, .. }) = Plan::with_length(top + 2, Arith::M61M31, len) else {
+                panic!("{len}: {} accepted", top + 2)
+            };
+            assert!(why.contains("exceeds (M61·M31-1)/2"), "{why}");
+        }
+        let top = Arith::M61M31.largest_exponent();
+        assert_eq!(top, 2_181_038_079);
+        assert!(Plan::for_arith(top, Arith::M61M31).is_ok());
+        let err = Plan::for_arith(top + 2, Arith::M61M31).unwrap_err().to_string();
+        assert!(err.contains(&format!("the largest exponent m61m31 supports is {top}")), "{err}");
+    }
+
+    #[test]
+    fn m61m31_known_lengths() {
+        // The sizes of the issue: 136,279,841 on 2^22, 82,589,933 on 3·2^20, 20,996,011 on 3·2^18.
+        for (p, odd, log2, w_max) in
+            [(136_279_841u32, 1u32, 22u32, 33u32), (82_589_933, 3, 20, 27), (20_996_011, 3, 18, 27)]
+        {
+            let plan = Plan::for_arith(p, Arith::M61M31).unwrap();
+            assert_eq!((plan.length(), plan.widths().1, plan.arith()), (Length { odd, log2 }, w_max, Arith::M61M31));
+            assert!(plan.fixup_depth() < plan.seg_len() && plan.n().is_multiple_of(plan.seg_len()), "p={p}");
+            let total: u64 = (0..plan.n()).map(|j| u64::from(plan.width(j))).sum();
+            assert_eq!(total, u64::from(p));
+        }
+        // Lengths: 2^k and 3·2^k, shortest first; Goldilocks only 2^k.
+        let lens = Arith::M61M31.lengths();
+        assert!(lens.windows(2).all(|w| w[0].n() < w[1].n()) && lens.iter().any(|l| l.odd == 3));
+        assert!(Arith::Goldilocks.lengths().iter().all(|l| l.odd == 1));
+        assert!(Plan::with_length(100_003, Arith::Goldilocks, Length { odd: 3, log2: 12 }).is_err());
+        assert!(Plan::with_length(100_003, Arith::M61M31, Length { odd: 5, log2: 12 }).is_err());
+        assert!(Plan::with_length(100_003, Arith::M61M31, Length { odd: 3, log2: 0 }).is_err());
+        assert!(Plan::for_arith(11, Arith::M61M31).is_err());
+        // Goldilocks through for_arith is Plan::new.
+        assert_eq!(Plan::for_arith(1_257_787, Arith::Goldilocks).unwrap().n(), Plan::new(1_257_787).unwrap().n());
+        // Starts of a 3·2^k layout: ⌈pj/n⌉ by division.
+        let plan = Plan::with_length(1001, Arith::M61M31, Length { odd: 3, log2: 3 }).unwrap();
+        assert!((0..=24).all(|j| plan.start(j) == (1001 * j as u64).div_ceil(24)));
     }
 
     #[test]

@@ -57,23 +57,54 @@ pub fn inverse_stages(plan: &Plan, x: &mut [Gl], m_lo: usize, m_hi: usize) {
     }
 }
 
+/// A convolution output as the carry takes it: i64 (Goldilocks, |c| ≤ (P−1)/2) or i128
+/// (M61·M31, |c| ≤ (M61·M31 − 1)/2 < 2^91); the carries have the same type.
+pub trait Conv:
+    Copy
+    + Default
+    + Send
+    + Sync
+    + From<i64>
+    + std::ops::Add<Output = Self>
+    + std::ops::AddAssign
+    + std::ops::Sub<Output = Self>
+    + std::ops::BitAnd<Output = Self>
+    + std::ops::Shl<u32, Output = Self>
+    + std::ops::Shr<u32, Output = Self>
+{
+    /// The low 64 bits as i64: exact for the balanced digits the carry produces.
+    fn low(self) -> i64;
+}
+
+impl Conv for i64 {
+    fn low(self) -> i64 {
+        self
+    }
+}
+
+impl Conv for i128 {
+    fn low(self) -> i64 {
+        self as i64
+    }
+}
+
 /// Balanced remainder d of t modulo 2^w, in [−2^(w−1), 2^(w−1)), and the carry (t − d)/2^w,
 /// which is (t + 2^(w−1)) >> w (kernels/carry.cu computes it so, off the remainder's path).
-/// For |t| < 2^62 and 1 ≤ w ≤ 62.
-fn balance(t: i64, w: u32) -> (i64, i64) {
-    let half = 1i64 << (w - 1);
+/// For |t| < 2^62 (i64; 2^126 for i128) and 1 ≤ w ≤ 62.
+fn balance<C: Conv>(t: C, w: u32) -> (i64, C) {
+    let half = C::from(1) << (w - 1);
     let s = t + half;
-    ((s & ((1i64 << w) - 1)) - half, s >> w)
+    ((s & ((C::from(1) << w) - C::from(1))).low() - (1i64 << (w - 1)), s >> w)
 }
 
 /// Carry pass 1: each segment of K digits walks from a zero carry. `inject` adds a term to one
-/// convolution output first (the LL −2·2^s; |c| ≤ (P−1)/2 leaves room for it). Returns the
-/// digits and each segment's carry out.
-pub fn carry_walk(plan: &Plan, c: &[i64], inject: Option<(usize, i64)>) -> (Vec<i64>, Vec<i64>) {
+/// convolution output first (the LL −2·2^s; |c| ≤ (P−1)/2 leaves room for it in an i64).
+/// Returns the digits and each segment's carry out.
+pub fn carry_walk<C: Conv>(plan: &Plan, c: &[C], inject: Option<(usize, i64)>) -> (Vec<i64>, Vec<C>) {
     let k = plan.seg_len();
     let mut c = c.to_vec();
     if let Some((at, v)) = inject {
-        c[at] += v;
+        c[at] += C::from(v);
     }
     let mut digits = vec![0i64; c.len()];
     let carries = c
@@ -81,9 +112,9 @@ pub fn carry_walk(plan: &Plan, c: &[i64], inject: Option<(usize, i64)>) -> (Vec<
         .zip(digits.chunks_exact_mut(k))
         .enumerate()
         .map(|(seg, (cs, ds))| {
-            let mut carry = 0i64;
+            let mut carry = C::default();
             for ((&cj, dj), w) in cs.iter().zip(ds.iter_mut()).zip(plan.widths_from(seg * k)) {
-                let (d, up) = balance((cj & ((1i64 << w) - 1)) + carry, w);
+                let (d, up) = balance((cj & ((C::from(1) << w) - C::from(1))) + carry, w);
                 *dj = d;
                 carry = (cj >> w) + up;
             }
@@ -94,23 +125,23 @@ pub fn carry_walk(plan: &Plan, c: &[i64], inject: Option<(usize, i64)>) -> (Vec<
 }
 
 /// Carry pass 2: segment i takes the carry out of segment i − 1 (the top one wraps to 0),
-/// normalizes its first F digits and adds what is left to digit F.
-pub fn carry_fixup(plan: &Plan, digits: &mut [i64], carries: &[i64]) {
+/// normalizes its first F digits and adds what is left (|·| ≤ slack) to digit F.
+pub fn carry_fixup<C: Conv>(plan: &Plan, digits: &mut [i64], carries: &[C]) {
     let (k, f) = (plan.seg_len(), plan.fixup_depth());
     let segs = carries.len();
     for (seg, ds) in digits.chunks_exact_mut(k).enumerate() {
         let mut carry = carries[(seg + segs - 1) % segs];
         for (dj, w) in ds[..f].iter_mut().zip(plan.widths_from(seg * k)) {
-            let (d, up) = balance(*dj + carry, w);
+            let (d, up) = balance(C::from(*dj) + carry, w);
             *dj = d;
             carry = up;
         }
-        ds[f] += carry;
+        ds[f] += carry.low();
     }
 }
 
 /// Both carry passes.
-pub fn carry(plan: &Plan, c: &[i64], inject: Option<(usize, i64)>) -> Vec<i64> {
+pub fn carry<C: Conv>(plan: &Plan, c: &[C], inject: Option<(usize, i64)>) -> Vec<i64> {
     let (mut digits, carries) = carry_walk(plan, c, inject);
     carry_fixup(plan, &mut digits, &carries);
     digits
@@ -144,17 +175,24 @@ pub fn multiply_digits(plan: &Plan, a: &[i64], b: &[i64]) -> Vec<i64> {
 
 /// `count` iterations of `kind` on digits that stand for x·2^shift: the digits and shift after
 /// them (LL subtracts 2·2^s in the shifted domain, as the GPU does).
-pub fn iterate_digits(
+pub fn iterate_digits(plan: &Plan, kind: TestKind, digits: Vec<i64>, shift: Shift, count: u64) -> (Vec<i64>, Shift) {
+    iterate_with(plan, kind, digits, shift, count, |d, inject| square_digits(plan, d, inject))
+}
+
+/// `count` iterations of `kind` with any arithmetic's squaring of digits (with its injected
+/// term): the shift bookkeeping and the LL term that every twin shares.
+pub fn iterate_with(
     plan: &Plan,
     kind: TestKind,
     mut digits: Vec<i64>,
     mut shift: Shift,
     count: u64,
+    square: impl Fn(&[i64], Option<(usize, i64)>) -> Vec<i64>,
 ) -> (Vec<i64>, Shift) {
     for _ in 0..count {
         let next = shift.squared();
         let inject = (kind == TestKind::Ll).then(|| plan.minus_two_at(next.get()));
-        digits = square_digits(plan, &digits, inject);
+        digits = square(&digits, inject);
         shift = next;
     }
     (digits, shift)

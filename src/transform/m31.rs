@@ -1,0 +1,235 @@
+//! The Mersenne prime field GF(M31), M31 = 2^31 − 1: one element type with `const fn`
+//! arithmetic on 32-bit values (products in 64 bits). 2^31 ≡ 1, so a reduction is
+//! shift-and-add (x mod M31 = (x & M31) + (x >> 31), folded once more if needed) and a product
+//! by 2^k is a rotation of the 31-bit value. M31 ≡ 3 mod 4, so GF(M31²) = GF(M31)[i]
+//! ([`super::gfp2`]). The CUDA kernels are to transcribe exactly these formulas.
+
+/// The exponent q of M_q = 2^q − 1 (also the multiplicative order of 2).
+pub const Q: u32 = 31;
+/// The modulus 2^31 − 1.
+pub const P: u32 = (1 << Q) - 1;
+
+/// A canonical element of GF(M31): the wrapped value is always < P.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct M31(u32);
+
+impl std::fmt::Debug for M31 {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "M31({})", self.0)
+    }
+}
+
+impl M31 {
+    pub const ZERO: M31 = M31(0);
+    pub const ONE: M31 = M31(1);
+
+    /// x < 2P → the canonical x mod P.
+    const fn fold(x: u32) -> M31 {
+        M31(if x >= P { x - P } else { x })
+    }
+
+    /// The element v mod P for any u64: two shift-and-add folds (< 2^33 + 2^31, then
+    /// < 2^31 + 7 < 2P) and the conditional subtraction.
+    pub const fn new(v: u64) -> M31 {
+        let y = (v & P as u64) + (v >> Q);
+        let z = (y & P as u64) + (y >> Q);
+        M31::fold(z as u32)
+    }
+
+    /// The canonical representative in [0, P).
+    pub const fn value(self) -> u32 {
+        self.0
+    }
+
+    /// Sum of two canonical values: < 2P < 2^32, one conditional subtraction.
+    pub const fn add(self, o: M31) -> M31 {
+        M31::fold(self.0 + o.0)
+    }
+
+    pub const fn sub(self, o: M31) -> M31 {
+        M31(if self.0 >= o.0 { self.0 - o.0 } else { self.0 + P - o.0 })
+    }
+
+    pub const fn neg(self) -> M31 {
+        M31(if self.0 == 0 { 0 } else { P - self.0 })
+    }
+
+    /// A product of canonical values is < 2^62: reduced by [`M31::new`]'s folds.
+    pub const fn mul(self, o: M31) -> M31 {
+        M31::new(self.0 as u64 * o.0 as u64)
+    }
+
+    pub const fn square(self) -> M31 {
+        self.mul(self)
+    }
+
+    pub const fn pow(self, mut e: u64) -> M31 {
+        let (mut base, mut acc) = (self, M31::ONE);
+        while e > 0 {
+            if e & 1 == 1 {
+                acc = acc.mul(base);
+            }
+            base = base.square();
+            e >>= 1;
+        }
+        acc
+    }
+
+    /// The multiplicative inverse (Fermat); `None` for zero.
+    pub const fn inverse(self) -> Option<M31> {
+        if self.0 == 0 {
+            None
+        } else {
+            Some(self.pow(P as u64 - 2))
+        }
+    }
+
+    /// self·2^k = self·2^(k mod 31): the 31-bit value rotated left by k mod 31.
+    pub const fn mul_pow2(self, k: u32) -> M31 {
+        let k = k % Q;
+        if k == 0 {
+            self
+        } else {
+            M31(((self.0 << k) & P) | (self.0 >> (Q - k)))
+        }
+    }
+}
+
+impl super::field::Field for M31 {
+    const NAME: &'static str = "m31";
+    const MODULUS: u64 = P as u64;
+    const DEGREE: u32 = 1;
+    /// P − 1 = 2·(2^30 − 1): only ±1.
+    const TWO_ADICITY: u32 = 1;
+    const ZERO: M31 = M31::ZERO;
+    const ONE: M31 = M31::ONE;
+
+    fn from_u64(v: u64) -> M31 {
+        M31::new(v)
+    }
+    fn add(self, o: M31) -> M31 {
+        M31::add(self, o)
+    }
+    fn sub(self, o: M31) -> M31 {
+        M31::sub(self, o)
+    }
+    fn neg(self) -> M31 {
+        M31::neg(self)
+    }
+    fn mul(self, o: M31) -> M31 {
+        M31::mul(self, o)
+    }
+    fn inverse(self) -> Option<M31> {
+        M31::inverse(self)
+    }
+    fn root_of_unity(k: u32) -> Option<M31> {
+        match k {
+            0 => Some(M31::ONE),
+            1 => Some(M31::ONE.neg()),
+            _ => None,
+        }
+    }
+    fn cube_root_of_unity() -> Option<M31> {
+        Some(M31(CUBE_ROOT))
+    }
+    fn mul_pow2(self, k: u32) -> M31 {
+        M31::mul_pow2(self, k)
+    }
+}
+
+/// A primitive cube root of unity: 5^((P − 1)/3) (3 | 2^30 − 1).
+const CUBE_ROOT: u32 = 0x5a35_d667;
+
+impl super::gfp2::Mersenne for M31 {
+    const Q: u32 = Q;
+    const EXT_NAME: &'static str = "gf(m31^2)";
+    /// 2 + i raised to (P² − 1)/2^32 = 2^30 − 1: its 2^29-th power is (1 + i)/√2.
+    const SYLOW_GEN: (u64, u64) = (0x0143_547c, 0x0286_a8f8);
+    fn value(self) -> u64 {
+        self.0 as u64
+    }
+}
+
+/// Words at the edges of the reduction's branches: around 0, P, 2P, 2^32, 2^62 and 2^64, and
+/// values with every bit set in some range (for the tests and the GPU self-test).
+pub fn edge_words() -> Vec<u64> {
+    let p = P as u64;
+    let mut v = vec![0, 1, 2, 3, p / 2, p / 2 + 1, p - 2, p - 1, p, p + 1, 2 * p - 1, 2 * p, 2 * p + 1];
+    v.extend([1 << 31, (1 << 32) - 1, 1 << 32, p * p, (p - 1) * (p - 1), 1 << 62, (1 << 62) - 1, 1 << 63]);
+    v.extend([u64::MAX, u64::MAX - 1, 0x5555_5555_5555_5555, 0xAAAA_AAAA_AAAA_AAAA, 0x7FFF_FFFF_7FFF_FFFF]);
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transform::field::{laws_hold, Field};
+    use quickcheck::quickcheck;
+
+    const PP: u128 = P as u128;
+
+    #[test]
+    fn edge_cases_against_u128() {
+        let vals = edge_words();
+        for &a in &vals {
+            assert_eq!(M31::new(a).value() as u128, a as u128 % PP, "new({a})");
+            for &b in &vals {
+                let (x, y) = (M31::new(a), M31::new(b));
+                let (ac, bc) = (a as u128 % PP, b as u128 % PP);
+                assert_eq!(x.add(y).value() as u128, (ac + bc) % PP, "{a}+{b}");
+                assert_eq!(x.sub(y).value() as u128, (ac + PP - bc) % PP, "{a}-{b}");
+                assert_eq!(x.mul(y).value() as u128, ac * bc % PP, "{a}*{b}");
+                let c = vals[(a ^ b) as usize % vals.len()];
+                assert!(laws_hold(x, y, M31::new(c), (a ^ b) as u32), "{a} {b} {c}");
+            }
+            for k in 0..70u32 {
+                let want = (a as u128 % PP) * (1u128 << (k % Q)) % PP;
+                assert_eq!(M31::new(a).mul_pow2(k).value() as u128, want, "{a}·2^{k}");
+            }
+        }
+    }
+
+    #[test]
+    fn every_product_of_extremes() {
+        // Every product of values within 3 of 0, P/2 and P − 1: the fold's both branches.
+        let near = |c: u32| (c.saturating_sub(3)..=(c + 3).min(P - 1)).collect::<Vec<_>>();
+        let vals: Vec<u32> = [0, P / 2, P - 1].into_iter().flat_map(near).collect();
+        for &a in &vals {
+            for &b in &vals {
+                let want = a as u128 * b as u128 % PP;
+                assert_eq!(M31(a).mul(M31(b)).value() as u128, want, "{a}*{b}");
+            }
+        }
+    }
+
+    #[test]
+    fn constants() {
+        assert_eq!(M31::new(2).pow(Q as u64), M31::ONE);
+        let c = M31::cube_root_of_unity().unwrap();
+        assert!(c != M31::ONE && c.pow(3) == M31::ONE);
+        assert_eq!(P % 4, 3);
+        assert_eq!(M31::ONE.neg().pow((P as u64 - 1) / 2), M31::ONE.neg());
+        assert!(M31::ZERO.inverse().is_none());
+        assert!(M31::root_of_unity(2).is_none());
+    }
+
+    quickcheck! {
+        fn ops_match_u128(a: u64, b: u64, k: u32) -> bool {
+            let (x, y) = (M31::new(a), M31::new(b));
+            let (ac, bc) = (a as u128 % PP, b as u128 % PP);
+            x.add(y).value() as u128 == (ac + bc) % PP
+                && x.sub(y).value() as u128 == (ac + PP - bc) % PP
+                && x.mul(y).value() as u128 == ac * bc % PP
+                && x.mul_pow2(k).value() as u128 == ac * (1u128 << (k % Q)) % PP
+                && x.neg().add(x) == M31::ZERO
+        }
+
+        fn field_laws(a: u64, b: u64, c: u64, k: u32) -> bool {
+            laws_hold(M31::new(a), M31::new(b), M31::new(c), k)
+        }
+
+        fn signed_embedding(v: i64) -> bool {
+            M31::from_i64(v).value() as i128 == (v as i128).rem_euclid(PP as i128)
+        }
+    }
+}
