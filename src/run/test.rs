@@ -6,6 +6,7 @@
 //! signed certificate. What else is published (the result line, proof files) is the caller's.
 
 use crate::cert::{self, Outcome};
+use crate::cpu_ref::GmpEngine;
 use crate::engine::{select, Engine, EngineChoice};
 use crate::exponent::TestKind;
 use crate::fsutil;
@@ -14,10 +15,9 @@ use crate::proof::arith::{CpuArith, ProofArith};
 use crate::proof::session::{self, BuiltProof, ProofSetup};
 use crate::residue::Residue;
 use crate::run::checkpoints::split_points;
+use crate::run::double::Shadow;
 use crate::run::report::{self, TestInfo};
 use crate::run::state::StateStore;
-use crate::cpu_ref::GmpEngine;
-use crate::run::double::Shadow;
 use crate::run::{double, run_checked, run_doubled, RunEnd, RunError, RunOptions, RunRecord, SpotMode};
 use crate::trace;
 use anyhow::{anyhow, Context, Result};
@@ -110,6 +110,8 @@ pub struct Test {
 }
 
 /// How a test's run ended.
+// One per test, moved once: boxing the record buys nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum TestEnd {
     Done(RunRecord),

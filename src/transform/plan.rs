@@ -633,7 +633,13 @@ mod tests {
             let len = Length { odd, log2 };
             assert_eq!(largest_exponent(Arith::M61M31, len), Some(top), "{len}");
             let plan = Plan::with_length(top, Arith::M61M31, len).unwrap();
-            println!("| {len} | {top} | {} | {} | {} | {} |", plan.widths().1, plan.fixup_depth(), plan.slack(), plan.seg_len());
+            println!(
+                "| {len} | {top} | {} | {} | {} | {} |",
+                plan.widths().1,
+                plan.fixup_depth(),
+                plan.slack(),
+                plan.seg_len()
+            );
             // The next odd exponent does not fit; the bound is what refuses it.
             let Err(PlanError::NoPlan { why, .. }) = Plan::with_length(top + 2, Arith::M61M31, len) else {
                 panic!("{len}: {} accepted", top + 2)
