@@ -175,17 +175,21 @@ mod tests {
         }
     }
 
+    /// acc_mul after 10 squarings gives 3·3^(2^10); a full PRP-3 test of a prime M_p ends at 9.
+    fn acc_and_prime_prp(e: &mut TwinEngine, p: u32) {
+        e.acc_reset().unwrap();
+        e.iterate(10).unwrap();
+        e.acc_mul().unwrap(); // 3 · 3^(2^10)
+        let want = Residue::from_integer(p, &Integer::from(Integer::u_pow_u(3, 1025)));
+        assert_eq!(e.acc_read().unwrap(), want);
+        e.iterate(TestKind::Prp.full_iterations(p) - 10).unwrap();
+        assert!(e.read().unwrap().equals_u64(9), "p={p}");
+    }
+
     #[test]
     fn m61m31_acc_and_prp() {
         for p in [4_423u32, 3_217, 9_689] {
-            let mut e = TwinEngine::with_arith(p, Arith::M61M31, TestKind::Prp, 1234).unwrap();
-            e.acc_reset().unwrap();
-            e.iterate(10).unwrap();
-            e.acc_mul().unwrap(); // 3 · 3^(2^10)
-            let want = Residue::from_integer(p, &Integer::from(Integer::u_pow_u(3, 1025)));
-            assert_eq!(e.acc_read().unwrap(), want);
-            e.iterate(TestKind::Prp.full_iterations(p) - 10).unwrap();
-            assert!(e.read().unwrap().equals_u64(9), "p={p}");
+            acc_and_prime_prp(&mut TwinEngine::with_arith(p, Arith::M61M31, TestKind::Prp, 1234).unwrap(), p);
         }
         // A composite M_p is no PRP; a fault shows.
         let mut e = TwinEngine::with_arith(4_441, Arith::M61M31, TestKind::Prp, 5).unwrap();
@@ -208,13 +212,7 @@ mod tests {
     fn engine_acc_and_prp() {
         let p = 4_423;
         let mut e = TwinEngine::new(p, TestKind::Prp, 1234).unwrap();
-        e.acc_reset().unwrap();
-        e.iterate(10).unwrap();
-        e.acc_mul().unwrap(); // 3 · 3^(2^10)
-        let want = Residue::from_integer(p, &Integer::from(Integer::u_pow_u(3, 1025)));
-        assert_eq!(e.acc_read().unwrap(), want);
-        e.iterate(TestKind::Prp.full_iterations(p) - 10).unwrap();
-        assert!(e.read().unwrap().equals_u64(9));
+        acc_and_prime_prp(&mut e, p);
         e.inject_fault(5, 3).unwrap();
         assert!(!e.read().unwrap().equals_u64(9));
     }

@@ -12,6 +12,55 @@
 
 use crate::transform::field::Field;
 
+/// [`Field`] for a Mersenne prime field type `$t` (M61, M31) from its inherent `const fn`s
+/// (`new`, `add`, `sub`, `neg`, `mul`, `inverse`, `mul_pow2`, `ZERO`, `ONE`): one impl for both.
+/// M_q − 1 = 2·(2^(q−1) − 1), so the only 2-power roots of unity are ±1.
+macro_rules! impl_base_field {
+    ($t:ident, name: $name:literal, modulus: $m:expr, cube_root: $c:expr) => {
+        impl $crate::transform::field::Field for $t {
+            const NAME: &'static str = $name;
+            const MODULUS: u64 = $m;
+            const DEGREE: u32 = 1;
+            const TWO_ADICITY: u32 = 1;
+            const ZERO: $t = $t::ZERO;
+            const ONE: $t = $t::ONE;
+
+            fn from_u64(v: u64) -> $t {
+                $t::new(v)
+            }
+            fn add(self, o: $t) -> $t {
+                $t::add(self, o)
+            }
+            fn sub(self, o: $t) -> $t {
+                $t::sub(self, o)
+            }
+            fn neg(self) -> $t {
+                $t::neg(self)
+            }
+            fn mul(self, o: $t) -> $t {
+                $t::mul(self, o)
+            }
+            fn inverse(self) -> Option<$t> {
+                $t::inverse(self)
+            }
+            fn root_of_unity(k: u32) -> Option<$t> {
+                match k {
+                    0 => Some($t::ONE),
+                    1 => Some($t::ONE.neg()),
+                    _ => None,
+                }
+            }
+            fn cube_root_of_unity() -> Option<$t> {
+                Some($c)
+            }
+            fn mul_pow2(self, k: u32) -> $t {
+                $t::mul_pow2(self, k)
+            }
+        }
+    };
+}
+pub(crate) use impl_base_field;
+
 /// A Mersenne prime base field GF(2^q − 1), as GF(p²) needs it.
 pub trait Mersenne: Field {
     /// q: the modulus is 2^q − 1, and 2 has order q.

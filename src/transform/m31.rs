@@ -95,47 +95,7 @@ impl M31 {
     }
 }
 
-impl super::field::Field for M31 {
-    const NAME: &'static str = "m31";
-    const MODULUS: u64 = P as u64;
-    const DEGREE: u32 = 1;
-    /// P − 1 = 2·(2^30 − 1): only ±1.
-    const TWO_ADICITY: u32 = 1;
-    const ZERO: M31 = M31::ZERO;
-    const ONE: M31 = M31::ONE;
-
-    fn from_u64(v: u64) -> M31 {
-        M31::new(v)
-    }
-    fn add(self, o: M31) -> M31 {
-        M31::add(self, o)
-    }
-    fn sub(self, o: M31) -> M31 {
-        M31::sub(self, o)
-    }
-    fn neg(self) -> M31 {
-        M31::neg(self)
-    }
-    fn mul(self, o: M31) -> M31 {
-        M31::mul(self, o)
-    }
-    fn inverse(self) -> Option<M31> {
-        M31::inverse(self)
-    }
-    fn root_of_unity(k: u32) -> Option<M31> {
-        match k {
-            0 => Some(M31::ONE),
-            1 => Some(M31::ONE.neg()),
-            _ => None,
-        }
-    }
-    fn cube_root_of_unity() -> Option<M31> {
-        Some(M31(CUBE_ROOT))
-    }
-    fn mul_pow2(self, k: u32) -> M31 {
-        M31::mul_pow2(self, k)
-    }
-}
+super::gfp2::impl_base_field!(M31, name: "m31", modulus: P as u64, cube_root: M31(CUBE_ROOT));
 
 /// A primitive cube root of unity: 5^((P − 1)/3) (3 | 2^30 − 1).
 const CUBE_ROOT: u32 = 0x5a35_d667;

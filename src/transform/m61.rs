@@ -102,47 +102,7 @@ impl M61 {
     }
 }
 
-impl super::field::Field for M61 {
-    const NAME: &'static str = "m61";
-    const MODULUS: u64 = P;
-    const DEGREE: u32 = 1;
-    /// P − 1 = 2·(2^60 − 1): only ±1.
-    const TWO_ADICITY: u32 = 1;
-    const ZERO: M61 = M61::ZERO;
-    const ONE: M61 = M61::ONE;
-
-    fn from_u64(v: u64) -> M61 {
-        M61::new(v)
-    }
-    fn add(self, o: M61) -> M61 {
-        M61::add(self, o)
-    }
-    fn sub(self, o: M61) -> M61 {
-        M61::sub(self, o)
-    }
-    fn neg(self) -> M61 {
-        M61::neg(self)
-    }
-    fn mul(self, o: M61) -> M61 {
-        M61::mul(self, o)
-    }
-    fn inverse(self) -> Option<M61> {
-        M61::inverse(self)
-    }
-    fn root_of_unity(k: u32) -> Option<M61> {
-        match k {
-            0 => Some(M61::ONE),
-            1 => Some(M61::ONE.neg()),
-            _ => None,
-        }
-    }
-    fn cube_root_of_unity() -> Option<M61> {
-        Some(M61(CUBE_ROOT))
-    }
-    fn mul_pow2(self, k: u32) -> M61 {
-        M61::mul_pow2(self, k)
-    }
-}
+super::gfp2::impl_base_field!(M61, name: "m61", modulus: P, cube_root: M61(CUBE_ROOT));
 
 /// A primitive cube root of unity: 5^((P − 1)/3) (3 | 2^60 − 1).
 const CUBE_ROOT: u64 = 0x172b_8c56_8d95_4adb;
