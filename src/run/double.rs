@@ -73,7 +73,7 @@ impl<'a> Shadow<'a> {
     }
 
     /// A second engine on a thread of its own, replaying segments while the main engine goes on.
-    pub fn background(mut engine: Box<dyn Engine + Send>) -> Self {
+    pub fn background(mut engine: Box<dyn Engine>) -> Self {
         let (tx, jobs) = channel::<(u64, Segment)>();
         let (verdicts, rx) = channel::<Verdict>();
         let handle = std::thread::spawn(move || {

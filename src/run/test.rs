@@ -6,7 +6,6 @@
 //! signed certificate. What else is published (the result line, proof files) is the caller's.
 
 use crate::cert::{self, Outcome};
-use crate::cpu_ref::GmpEngine;
 use crate::engine::{select, Engine, EngineChoice};
 use crate::exponent::TestKind;
 use crate::fsutil;
@@ -243,13 +242,9 @@ impl Test {
         // engine recomputes) would only take a core from them.
         let doubled = self.second.is_some();
         let cpu_pair = doubled && self.second_choice == EngineChoice::Cpu;
-        let shadow = match self.second.as_mut() {
-            Some(_) if cpu_pair => {
-                let shift = double::other_shift(p, self.spec.opts.shift);
-                Some(Shadow::background(Box::new(GmpEngine::new(p, kind, shift))))
-            }
-            Some(e) => Some(Shadow::inline(e.as_mut())),
-            None => None,
+        let shadow = match cpu_pair {
+            true => self.second.take().map(Shadow::background),
+            false => self.second.as_mut().map(|e| Shadow::inline(e.as_mut())),
         };
         let opts = match (opts.spot, cpu_pair) {
             (SpotMode::Sample, true) => RunOptions { spot: SpotMode::Off, ..opts },
