@@ -123,30 +123,14 @@ pub fn edge_words() -> Vec<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transform::field::{laws_hold, Field};
+    use crate::transform::gfp2::base_checks;
     use quickcheck::quickcheck;
 
     const PP: u128 = P as u128;
 
     #[test]
     fn edge_cases_against_u128() {
-        let vals = edge_words();
-        for &a in &vals {
-            assert_eq!(M31::new(a).value() as u128, a as u128 % PP, "new({a})");
-            for &b in &vals {
-                let (x, y) = (M31::new(a), M31::new(b));
-                let (ac, bc) = (a as u128 % PP, b as u128 % PP);
-                assert_eq!(x.add(y).value() as u128, (ac + bc) % PP, "{a}+{b}");
-                assert_eq!(x.sub(y).value() as u128, (ac + PP - bc) % PP, "{a}-{b}");
-                assert_eq!(x.mul(y).value() as u128, ac * bc % PP, "{a}*{b}");
-                let c = vals[(a ^ b) as usize % vals.len()];
-                assert!(laws_hold(x, y, M31::new(c), (a ^ b) as u32), "{a} {b} {c}");
-            }
-            for k in 0..70u32 {
-                let want = (a as u128 % PP) * (1u128 << (k % Q)) % PP;
-                assert_eq!(M31::new(a).mul_pow2(k).value() as u128, want, "{a}·2^{k}");
-            }
-        }
+        base_checks::edge_cases::<M31>(&edge_words());
     }
 
     #[test]
@@ -164,32 +148,16 @@ mod tests {
 
     #[test]
     fn constants() {
-        assert_eq!(M31::new(2).pow(Q as u64), M31::ONE);
-        let c = M31::cube_root_of_unity().unwrap();
-        assert!(c != M31::ONE && c.pow(3) == M31::ONE);
-        assert_eq!(P % 4, 3);
-        assert_eq!(M31::ONE.neg().pow((P as u64 - 1) / 2), M31::ONE.neg());
-        assert!(M31::ZERO.inverse().is_none());
-        assert!(M31::root_of_unity(2).is_none());
+        base_checks::constants::<M31>();
     }
 
     quickcheck! {
-        fn ops_match_u128(a: u64, b: u64, k: u32) -> bool {
-            let (x, y) = (M31::new(a), M31::new(b));
-            let (ac, bc) = (a as u128 % PP, b as u128 % PP);
-            x.add(y).value() as u128 == (ac + bc) % PP
-                && x.sub(y).value() as u128 == (ac + PP - bc) % PP
-                && x.mul(y).value() as u128 == ac * bc % PP
-                && x.mul_pow2(k).value() as u128 == ac * (1u128 << (k % Q)) % PP
-                && x.neg().add(x) == M31::ZERO
-        }
-
-        fn field_laws(a: u64, b: u64, c: u64, k: u32) -> bool {
-            laws_hold(M31::new(a), M31::new(b), M31::new(c), k)
+        fn ops_match_u128(a: u64, b: u64, c: u64, k: u32) -> bool {
+            base_checks::ops_match_u128::<M31>(a, b, c, k)
         }
 
         fn signed_embedding(v: i64) -> bool {
-            M31::from_i64(v).value() as i128 == (v as i128).rem_euclid(PP as i128)
+            base_checks::signed_embedding::<M31>(v)
         }
     }
 }

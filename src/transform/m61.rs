@@ -129,30 +129,14 @@ pub fn edge_words() -> Vec<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transform::field::{laws_hold, Field};
+    use crate::transform::gfp2::base_checks;
     use quickcheck::quickcheck;
 
     const PP: u128 = P as u128;
 
     #[test]
     fn edge_cases_against_u128() {
-        let vals = edge_words();
-        for &a in &vals {
-            assert_eq!(M61::new(a).value() as u128, a as u128 % PP, "new({a})");
-            for &b in &vals {
-                let (x, y) = (M61::new(a), M61::new(b));
-                let (ac, bc) = (a as u128 % PP, b as u128 % PP);
-                assert_eq!(x.add(y).value() as u128, (ac + bc) % PP, "{a}+{b}");
-                assert_eq!(x.sub(y).value() as u128, (ac + PP - bc) % PP, "{a}-{b}");
-                assert_eq!(x.mul(y).value() as u128, ac * bc % PP, "{a}*{b}");
-                let c = vals[(a ^ b) as usize % vals.len()];
-                assert!(laws_hold(x, y, M61::new(c), (a ^ b) as u32), "{a} {b} {c}");
-            }
-            for k in 0..130u32 {
-                let want = (a as u128 % PP) * (1u128 << (k % Q)) % PP;
-                assert_eq!(M61::new(a).mul_pow2(k).value() as u128, want, "{a}·2^{k}");
-            }
-        }
+        base_checks::edge_cases::<M61>(&edge_words());
     }
 
     #[test]
@@ -165,29 +149,12 @@ mod tests {
 
     #[test]
     fn constants() {
-        // 2 has order 61; the cube root is primitive; P ≡ 3 mod 4 (−1 is not a square).
-        assert_eq!(M61::new(2).pow(Q as u64), M61::ONE);
-        let c = M61::cube_root_of_unity().unwrap();
-        assert!(c != M61::ONE && c.pow(3) == M61::ONE);
-        assert_eq!(P % 4, 3);
-        assert_eq!(M61::ONE.neg().pow((P - 1) / 2), M61::ONE.neg());
-        assert!(M61::ZERO.inverse().is_none());
-        assert!(M61::root_of_unity(2).is_none());
+        base_checks::constants::<M61>();
     }
 
     quickcheck! {
-        fn ops_match_u128(a: u64, b: u64, k: u32) -> bool {
-            let (x, y) = (M61::new(a), M61::new(b));
-            let (ac, bc) = (a as u128 % PP, b as u128 % PP);
-            x.add(y).value() as u128 == (ac + bc) % PP
-                && x.sub(y).value() as u128 == (ac + PP - bc) % PP
-                && x.mul(y).value() as u128 == ac * bc % PP
-                && x.mul_pow2(k).value() as u128 == ac * (1u128 << (k % Q)) % PP
-                && x.neg().add(x) == M61::ZERO
-        }
-
-        fn field_laws(a: u64, b: u64, c: u64, k: u32) -> bool {
-            laws_hold(M61::new(a), M61::new(b), M61::new(c), k)
+        fn ops_match_u128(a: u64, b: u64, c: u64, k: u32) -> bool {
+            base_checks::ops_match_u128::<M61>(a, b, c, k)
         }
 
         fn reduce128_matches(x: u128) -> bool {
@@ -195,7 +162,7 @@ mod tests {
         }
 
         fn signed_embedding(v: i64) -> bool {
-            M61::from_i64(v).value() as i128 == (v as i128).rem_euclid(PP as i128)
+            base_checks::signed_embedding::<M61>(v)
         }
     }
 }
