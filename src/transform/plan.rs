@@ -64,11 +64,20 @@ pub enum Arith {
 }
 
 impl Arith {
+    /// Every arithmetic, in the order the names list them.
+    pub const ALL: [Arith; 2] = [Arith::Goldilocks, Arith::M61M31];
+
+    /// The name in `--arith`, result lines and certificates.
     pub fn name(self) -> &'static str {
         match self {
             Arith::Goldilocks => "goldilocks",
             Arith::M61M31 => "m61m31",
         }
+    }
+
+    /// The arithmetic of a name ([`Arith::name`]), None for any other text.
+    pub fn from_name(name: &str) -> Option<Arith> {
+        Arith::ALL.into_iter().find(|a| a.name() == name)
     }
 
     /// The lengths this arithmetic plans, shortest first (n ≤ 2^MAX_LOG2).
