@@ -223,6 +223,7 @@ fn prover_arith(body: &cert::CertBody, engine: EngineChoice, replay: Arith) -> R
 
 fn real_main() -> Result<()> {
     let args: Args = cli::parse_args("verify");
+    arith::check_engine(args.arith.into(), args.engine.into())?;
     if let Some(path) = &args.gimps_proof {
         return verify_gimps_file(path, args.engine.into(), args.arith.into());
     }

@@ -101,11 +101,8 @@ pub struct Decision {
 /// `--engine cpu --arith m61m31` never runs something else than asked); `Auto` asks [`fastest`]
 /// (for GMP it is not asked: Goldilocks, unused).
 pub fn settle(choice: ArithChoice, engine: EngineChoice, p: u32) -> Result<(Arith, Option<String>), EngineError> {
+    check_engine(choice, engine)?;
     match (choice, engine) {
-        (ArithChoice::Fixed(a), EngineChoice::Cpu) => Err(EngineError::Other(format!(
-            "--arith {} needs a transform engine (--engine gpu, twin or auto); the CPU engine (GMP) has no arithmetic to choose",
-            a.name()
-        ))),
         (ArithChoice::Fixed(a), _) => {
             smallest_length(p, a)?;
             Ok((a, None))
@@ -115,6 +112,17 @@ pub fn settle(choice: ArithChoice, engine: EngineChoice, p: u32) -> Result<(Arit
             let pick = fastest(p, &SpeedTable::builtin())?;
             Ok((pick.arith, Some(format!("arith auto: {}", pick.why))))
         }
+    }
+}
+
+/// A forced arithmetic needs an engine with a transform: an error for GMP (`--engine cpu`).
+pub fn check_engine(choice: ArithChoice, engine: EngineChoice) -> Result<(), EngineError> {
+    match (choice, engine) {
+        (ArithChoice::Fixed(a), EngineChoice::Cpu) => Err(EngineError::Other(format!(
+            "--arith {} needs a transform engine (--engine gpu, twin or auto); the CPU engine (GMP) has no arithmetic to choose",
+            a.name()
+        ))),
+        _ => Ok(()),
     }
 }
 
