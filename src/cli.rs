@@ -1,10 +1,12 @@
 //! What the binaries share at their edges: argument errors as one line with exit status 1 (as
 //! the README promises for bad input), and lines on stdout that fail as an error, never a panic,
 //! when stdout cannot be written (a full disk, a closed pipe), and errors as one line that says
-//! each cause once; and the `--engine` values, mapped onto [`EngineChoice`] (the library has no
-//! clap in it).
+//! each cause once; and the `--engine` and `--arith` values, mapped onto [`EngineChoice`] and
+//! [`ArithChoice`] (the library has no clap in it).
 
+use crate::engine::arith::ArithChoice;
 use crate::engine::EngineChoice;
+use crate::transform::plan::Arith;
 use clap::error::ErrorKind;
 use std::io::{self, Write};
 
@@ -17,6 +19,8 @@ pub enum EngineArg {
     Cpu,
     /// The CUDA GPU; an error when none is usable.
     Gpu,
+    /// The CPU twin of the GPU's transform, in any arithmetic (slow: for checks without a GPU).
+    Twin,
 }
 
 impl From<EngineArg> for EngineChoice {
@@ -25,6 +29,28 @@ impl From<EngineArg> for EngineChoice {
             EngineArg::Auto => EngineChoice::Auto,
             EngineArg::Cpu => EngineChoice::Cpu,
             EngineArg::Gpu => EngineChoice::Gpu,
+            EngineArg::Twin => EngineChoice::Twin,
+        }
+    }
+}
+
+/// `--arith`: the exact arithmetic of a transform engine (docs/arithmetic.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ArithArg {
+    /// Per exponent, the arithmetic expected fastest (measured speeds; Goldilocks where the other is unmeasured).
+    Auto,
+    /// GF(2^64 - 2^32 + 1), lengths 2^k.
+    Goldilocks,
+    /// GF(M61^2) x GF(M31^2) with CRT, lengths 2^k and 3*2^k.
+    M61m31,
+}
+
+impl From<ArithArg> for ArithChoice {
+    fn from(a: ArithArg) -> ArithChoice {
+        match a {
+            ArithArg::Auto => ArithChoice::Auto,
+            ArithArg::Goldilocks => ArithChoice::Fixed(Arith::Goldilocks),
+            ArithArg::M61m31 => ArithChoice::Fixed(Arith::M61M31),
         }
     }
 }
@@ -90,6 +116,18 @@ pub fn print_line(line: &str) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn arith_names_are_the_library_names() {
+        use clap::ValueEnum;
+        for a in ArithArg::value_variants() {
+            let name = a.to_possible_value().unwrap().get_name().to_string();
+            match ArithChoice::from(*a) {
+                ArithChoice::Auto => assert_eq!(name, "auto"),
+                ArithChoice::Fixed(arith) => assert_eq!(Arith::from_name(&name), Some(arith)),
+            }
+        }
+    }
 
     #[test]
     fn clap_messages_become_one_line() {

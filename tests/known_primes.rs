@@ -33,6 +33,7 @@ fn test(p: u32, kind: TestKind) -> (Status, Vec<u8>) {
         shift,
         engine: e.describe(),
         fft_length: None,
+        arith: None,
         host: "test".into(),
         started: report::now_rfc3339(),
         finished: report::now_rfc3339(),

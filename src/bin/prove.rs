@@ -6,8 +6,8 @@
 use anyhow::{anyhow, bail, Context, Result};
 use ed25519_dalek::SigningKey;
 use mersenne_cert::cert::{self, Outcome, Status};
-use mersenne_cert::cli::EngineArg;
-use mersenne_cert::engine::select;
+use mersenne_cert::cli::{ArithArg, EngineArg};
+use mersenne_cert::engine::{arith, select};
 use mersenne_cert::exponent::{parse_exponent, TestKind};
 use mersenne_cert::proof::pietrzak::final_span;
 use mersenne_cert::proof::session;
@@ -94,9 +94,14 @@ struct Args {
     #[arg(long)]
     prp: bool,
     /// Which engine squares: the one that finishes first (auto: GMP for small P, where opening
-    /// CUDA would take longer than the test, else the GPU when usable), GMP on the CPU, or the GPU only.
+    /// CUDA would take longer than the test, else the GPU when usable), GMP on the CPU, the GPU
+    /// only, or the GPU's transform on the CPU (twin: slow, for checks).
     #[arg(long, value_enum, default_value_t = EngineArg::Auto)]
     engine: EngineArg,
+    /// The exact arithmetic of the transform (GPU, twin): per exponent the one expected fastest
+    /// (auto), or this one; an exponent beyond its proven bound is refused. GMP (--engine cpu) has none.
+    #[arg(long, value_enum, default_value_t = ArithArg::Auto, conflicts_with = "tune")]
+    arith: ArithArg,
     /// Ed25519 signing key file (default: created on first use in the config directory).
     #[arg(long, value_name = "FILE")]
     key: Option<PathBuf>,
@@ -366,8 +371,12 @@ fn tune(p: u32) -> Result<()> {
 fn proof_from_points(args: &Args, p: u32, dir: &Path) -> Result<()> {
     let out = args.gimps_proof.as_deref().context("--proof-from-points writes the proof to --gimps-proof FILE")?;
     check_output(out, "the proof file")?;
+    let (arith, why) = arith::settle(args.arith.into(), args.engine.into(), p)?;
+    if let Some(why) = why {
+        eprintln!("{why}");
+    }
     let (mut engine, fallback) =
-        select::open_engine_on(args.engine.into(), args.device.unwrap_or(0), p, TestKind::Prp, 0)?;
+        select::open_engine_on(args.engine.into(), arith, args.device.unwrap_or(0), p, TestKind::Prp, 0)?;
     if let Some(why) = fallback {
         eprintln!("no GPU engine ({why}); using the CPU engine");
     }
@@ -471,6 +480,7 @@ fn work_main(args: &Args, dir: &std::path::Path) -> Result<()> {
         device: args.device.unwrap_or(0),
         worker: args.device,
         engine: args.engine.into(),
+        arith: args.arith.into(),
         key,
         user: args.user.clone(),
         computer: args.computer.clone(),
@@ -541,6 +551,8 @@ fn test_spec(args: &Args, p: u32) -> Result<TestSpec> {
         );
     }
     let (jacobi_threads, spot_threads) = check_threads(args)?;
+    // A forced arithmetic: its bound holds p and the engine has a transform, checked now.
+    arith::settle(args.arith.into(), args.engine.into(), p)?;
     Ok(TestSpec {
         p,
         kind,
@@ -556,6 +568,7 @@ fn test_spec(args: &Args, p: u32) -> Result<TestSpec> {
             ..RunOptions::simple(total, layout, shift)
         },
         engine: args.engine.into(),
+        arith: args.arith.into(),
         device: args.device.unwrap_or(0),
         ll_check: ll_check(args.ll_check),
         state_root: args.state_dir.clone().unwrap_or_else(state::default_root),

@@ -5,17 +5,20 @@
 //! host. Below `FULL_REPLAY_BELOW` a proof is not relied on and B is recomputed in full.
 //! `--shard I/N --out PART` replays one slice of the segments for a job array, `--merge PART...`
 //! joins the slices. `verify --gimps-proof FILE` checks a GIMPS proof file. Inputs must be
-//! regular files no larger than the largest valid file.
+//! regular files no larger than the largest valid file. `--arith` picks the arithmetic of the
+//! transform engines that replay (any arithmetic replays any certificate; the prover's is printed).
 
 use anyhow::{bail, Context, Result};
 use mersenne_cert::cert::{self, Status};
-use mersenne_cert::cli::EngineArg;
+use mersenne_cert::cli::{ArithArg, EngineArg};
+use mersenne_cert::engine::arith::{self, ArithChoice};
 use mersenne_cert::engine::EngineChoice;
 use mersenne_cert::exponent::{TestKind, MAX_EXPONENT};
 use mersenne_cert::proof::pietrzak::MAX_POWER;
 use mersenne_cert::proof::Proof;
 use mersenne_cert::residue::{byte_count, Residue};
 use mersenne_cert::run::checkpoints::MAX_FULL_RESIDUES;
+use mersenne_cert::transform::plan::Arith;
 use mersenne_cert::verify::proof::{check_certificate, verify_proof, ProofCheck, FULL_REPLAY_BELOW};
 use mersenne_cert::verify::replay::{replay, ReplayError, ReplayOptions};
 use mersenne_cert::verify::schedule::Devices;
@@ -67,9 +70,14 @@ struct Args {
     #[arg(long, value_name = "PUBKEY_HEX", conflicts_with = "gimps_proof")]
     trust: Option<String>,
     /// Which engine replays and verifies proofs: the one that finishes first (auto: the GPUs when
-    /// usable and worth their start-up, with CPU threads for what remains), GMP on the CPU, or the GPUs only.
+    /// usable and worth their start-up, with CPU threads for what remains), GMP on the CPU, the GPUs
+    /// only, or the GPU's transform on the CPU threads (twin: slow, for checks).
     #[arg(long, value_enum, default_value_t = EngineArg::Auto)]
     engine: EngineArg,
+    /// The arithmetic the transform engines (GPU, twin) replay in: per exponent the one expected
+    /// fastest (auto), or this one. Another than the prover's (or --engine cpu) is the independent check.
+    #[arg(long, value_enum, default_value_t = ArithArg::Auto)]
+    arith: ArithArg,
 }
 
 fn main() {
@@ -122,11 +130,12 @@ fn proof_coverage(c: &ProofCheck) -> String {
 }
 
 /// `verify --gimps-proof FILE`.
-fn verify_gimps_file(path: &Path, engine: EngineChoice) -> Result<()> {
+fn verify_gimps_file(path: &Path, engine: EngineChoice, arith: ArithChoice) -> Result<()> {
     let bytes = read_input(path, max_proof_bytes())?;
     let proof =
         Proof::from_gimps_bytes(&bytes).with_context(|| format!("{} is not a valid GIMPS proof", path.display()))?;
-    let c = verify_proof(&proof, engine).context("proof")?;
+    let arith = replay_arith(engine, arith, proof.p())?;
+    let c = verify_proof(&proof, engine, arith).context("proof")?;
     eprintln!("{}", proof_line(&c));
     let o = &c.report.outcome;
     print(&format!(
@@ -170,14 +179,53 @@ fn load_points(args: &Args, file: &Path, cert_hash: &str, body: &cert::CertBody)
     }
 }
 
-fn replay_options(args: &Args, jobs: usize, points: BTreeMap<u64, Residue>) -> ReplayOptions {
-    ReplayOptions { engine: args.engine.into(), jobs, sample: args.sample, devices: args.devices.clone(), points }
+fn replay_options(args: &Args, arith: Arith, jobs: usize, points: BTreeMap<u64, Residue>) -> ReplayOptions {
+    ReplayOptions {
+        engine: args.engine.into(),
+        arith,
+        jobs,
+        sample: args.sample,
+        devices: args.devices.clone(),
+        points,
+    }
+}
+
+/// The arithmetic the transform engines verify M_p in (`--arith`; under auto the tuner's, said on
+/// stderr).
+fn replay_arith(engine: EngineChoice, choice: ArithChoice, p: u32) -> Result<Arith> {
+    let (arith, why) = arith::settle(choice, engine, p)?;
+    if let Some(why) = why {
+        eprintln!("{why}");
+    }
+    Ok(arith)
+}
+
+/// The prover's arithmetic as the certificate records it, and a note when the replay's transform
+/// engines square in the same one (then only GMP or another arithmetic is an independent check).
+fn prover_arith(body: &cert::CertBody, engine: EngineChoice, replay: Arith) -> Result<()> {
+    let recorded = body.arithmetic().context("structure")?;
+    let said = match (recorded, body.fft_length) {
+        (Some(a), _) => a.name().to_string(),
+        (None, Some(_)) => "goldilocks (not recorded: a certificate from before the arith key)".into(),
+        (None, None) => "none (GMP)".into(),
+    };
+    eprintln!("prover's arithmetic: {said}");
+    if engine != EngineChoice::Cpu && recorded.unwrap_or(Arith::Goldilocks) == replay && body.fft_length.is_some() {
+        let other = Arith::ALL.into_iter().find(|&a| a != replay).unwrap_or(replay);
+        eprintln!(
+            "note: the transform engines replay in the prover's arithmetic ({}); for an independent check replay in another (--arith {}) or with GMP (--engine cpu)",
+            replay.name(),
+            other.name()
+        );
+    }
+    Ok(())
 }
 
 fn real_main() -> Result<()> {
     let args: Args = cli::parse_args("verify");
+    arith::check_engine(args.arith.into(), args.engine.into())?;
     if let Some(path) = &args.gimps_proof {
-        return verify_gimps_file(path, args.engine.into());
+        return verify_gimps_file(path, args.engine.into(), args.arith.into());
     }
     let file = args.file.as_ref().context("no certificate given")?;
     let trust = args.trust.as_deref().map(cert::parse_public_key_hex).transpose()?;
@@ -202,6 +250,8 @@ fn real_main() -> Result<()> {
         "signature: ok (Ed25519 key {key_hex}{})",
         if trust.is_some() { ", trusted" } else { ", not pinned: pass --trust to require it" }
     );
+    let arith = replay_arith(args.engine.into(), args.arith.into(), body.exponent)?;
+    prover_arith(&body, args.engine.into(), arith)?;
     let cert_hash = cert::certificate_hash(&bytes);
     let what = match (body.result.status, body.kind) {
         (Status::Prime, TestKind::Ll) => "prime".to_string(),
@@ -232,7 +282,7 @@ fn real_main() -> Result<()> {
     }
     if let (Some(spec), Some(out)) = (args.shard, &args.out) {
         fsutil::probe_writable(out).with_context(|| format!("cannot write the part to {}", out.display()))?;
-        let opts = replay_options(&args, jobs, load_points(&args, file, &cert_hash, &body)?);
+        let opts = replay_options(&args, arith, jobs, load_points(&args, file, &cert_hash, &body)?);
         let part = shard::replay_shard(&body, &cert_hash, spec, &opts).context("replay")?;
         fsutil::write_atomic(out, part.to_json().as_bytes(), 0o644)
             .with_context(|| format!("cannot write the part to {}", out.display()))?;
@@ -262,7 +312,7 @@ fn real_main() -> Result<()> {
     }
     let proof = match body.proof {
         Some(_) => {
-            let c = check_certificate(&body, args.engine.into()).context("proof")?;
+            let c = check_certificate(&body, args.engine.into(), arith).context("proof")?;
             eprintln!("{}; B matches the final residue and the stated result", proof_line(&c));
             Some(c)
         }
@@ -274,7 +324,7 @@ fn real_main() -> Result<()> {
     }
     if proof.is_none() || args.replay || args.sample.is_some() {
         let start = std::time::Instant::now();
-        let opts = replay_options(&args, jobs, load_points(&args, file, &cert_hash, &body)?);
+        let opts = replay_options(&args, arith, jobs, load_points(&args, file, &cert_hash, &body)?);
         let rep = replay(&body, &opts).context("replay")?;
         let secs = start.elapsed().as_secs_f64();
         let pct = if rep.iterations_total == 0 {

@@ -8,6 +8,7 @@ use super::time::parse_rfc3339_utc;
 use super::{check_canonical, decode_exact, encode, CertError};
 use crate::exponent::{validate_exponent, TestKind};
 use crate::residue::{byte_count, Residue};
+use crate::transform::plan::Arith;
 use serde::{Deserialize, Serialize};
 use serde_bytes::ByteBuf;
 use std::collections::BTreeMap;
@@ -67,6 +68,11 @@ pub struct CertBody {
     pub engine: String,
     /// Transform length (GIMPS "fft-length"); absent for engines without one.
     pub fft_length: Option<u64>,
+    /// The exact arithmetic the transform squared in ([`Arith::name`]: "goldilocks", "m61m31");
+    /// absent for engines without one (GMP) and in version-1 certificates, which predate the key
+    /// (the envelope writes version 2 exactly when it is present). Validated by name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arith: Option<String>,
     /// Host and GPU description.
     pub host: String,
     /// RFC 3339 UTC, e.g. "2026-11-22T02:33:55Z" (see [`super::rfc3339_utc`]).
@@ -169,6 +175,18 @@ impl CertBody {
         Ok(body)
     }
 
+    /// The prover's arithmetic: None where none is recorded (GMP, or a version-1 certificate),
+    /// an error for a name this program does not know.
+    pub fn arithmetic(&self) -> Result<Option<Arith>, CertError> {
+        match &self.arith {
+            None => Ok(None),
+            Some(name) => Arith::from_name(name).map(Some).ok_or_else(|| {
+                let known: Vec<&str> = Arith::ALL.iter().map(|a| a.name()).collect();
+                CertError::invalid("arith", format!("unknown arithmetic {name:?} (known: {})", known.join(", ")))
+            }),
+        }
+    }
+
     /// The structure check: everything about the certificate that can be checked without
     /// squaring. Returns the first failure, naming the field (and checkpoint).
     pub fn validate(&self) -> Result<(), CertError> {
@@ -187,6 +205,7 @@ impl CertBody {
                 format!("{} is not in 1..={full} (a full {} test of M_{p})", self.iterations, self.kind.worktype()),
             ));
         }
+        self.arithmetic()?;
         if self.program.name.is_empty() || self.program.version.is_empty() {
             return Err(E::invalid("program", "name and version must not be empty"));
         }

@@ -1,7 +1,9 @@
-//! The signed envelope around a body: a CBOR map `{format: "mersenne-cert", version: 1, body:
-//! <exact body bytes>, public_key: <32 bytes>, signature: <64 bytes>}`. The Ed25519 signature
-//! covers exactly the `body` byte string, which is verified as stored (never re-encoded) before
-//! the body is decoded. Owns [`seal`], [`open`] and [`certificate_hash`].
+//! The signed envelope around a body: a CBOR map `{format: "mersenne-cert", version: 1 or 2,
+//! body: <exact body bytes>, public_key: <32 bytes>, signature: <64 bytes>}`. The Ed25519
+//! signature covers exactly the `body` byte string, which is verified as stored (never
+//! re-encoded) before the body is decoded. Version 2 adds the body key `arith`; a body without it
+//! is sealed as version 1, byte for byte as before, so that readers of version 1 still read it.
+//! Owns [`seal`], [`open`] and [`certificate_hash`].
 
 use super::{check_canonical, decode_exact, encode, CertBody, CertError};
 use ed25519_dalek::{Signature, Signer, SigningKey, VerifyingKey};
@@ -10,11 +12,20 @@ use serde_bytes::ByteBuf;
 
 /// The envelope's format tag.
 pub const FORMAT: &str = "mersenne-cert";
-/// The envelope version this code writes and reads.
-pub const VERSION: u64 = 1;
+/// The newest envelope version this code writes and reads (it reads 1 as well).
+pub const VERSION: u64 = 2;
+
+/// The version a body is sealed as: 2 when it records an arithmetic, else 1.
+fn version_of(body: &CertBody) -> u64 {
+    if body.arith.is_some() {
+        2
+    } else {
+        1
+    }
+}
 
 /// The on-disk envelope. Unknown keys are not denied at decode time so that a newer version is
-/// reported as such; the canonical-form check rejects them in version 1.
+/// reported as such; the canonical-form check rejects them in versions 1 and 2.
 #[derive(Serialize, Deserialize)]
 struct Envelope {
     format: String,
@@ -26,11 +37,12 @@ struct Envelope {
 
 /// Sign `body` with `key` and return the certificate file's bytes (CBOR of the envelope).
 pub fn seal(body: &CertBody, key: &SigningKey) -> Vec<u8> {
+    let version = version_of(body);
     let body = body.to_cbor();
     let signature = key.sign(&body);
     encode(&Envelope {
         format: FORMAT.into(),
-        version: VERSION,
+        version,
         body: ByteBuf::from(body),
         public_key: ByteBuf::from(key.verifying_key().to_bytes().to_vec()),
         signature: ByteBuf::from(signature.to_bytes().to_vec()),
@@ -46,7 +58,7 @@ pub fn open(bytes: &[u8], trust: Option<&[u8; 32]>) -> Result<(CertBody, Verifyi
     if env.format != FORMAT {
         return Err(CertError::Format(env.format));
     }
-    if env.version != VERSION {
+    if !(1..=VERSION).contains(&env.version) {
         return Err(CertError::Version(env.version));
     }
     check_canonical(&env, bytes, "certificate envelope")?;
@@ -62,6 +74,16 @@ pub fn open(bytes: &[u8], trust: Option<&[u8; 32]>) -> Result<(CertBody, Verifyi
         }
     }
     let body = CertBody::from_cbor(&env.body)?;
+    if version_of(&body) != env.version {
+        return Err(CertError::Invalid {
+            field: "arith".into(),
+            why: format!(
+                "a version-{} certificate {} the key (version 2 exactly when an arithmetic is recorded)",
+                env.version,
+                if body.arith.is_some() { "carries" } else { "lacks" }
+            ),
+        });
+    }
     Ok((body, key))
 }
 
@@ -122,6 +144,7 @@ mod tests {
                 program: Program { name: String::arbitrary(g), version: String::arbitrary(g) },
                 engine: String::arbitrary(g),
                 fft_length: Option::<u64>::arbitrary(g),
+                arith: Option::<String>::arbitrary(g),
                 host: String::arbitrary(g),
                 started: String::arbitrary(g),
                 finished: String::arbitrary(g),
@@ -240,7 +263,7 @@ mod tests {
         let k = key(3);
         let mut env = Envelope {
             format: FORMAT.into(),
-            version: VERSION,
+            version: 1,
             public_key: ByteBuf::from(k.verifying_key().to_bytes().to_vec()),
             signature: ByteBuf::from(k.sign(&body).to_bytes().to_vec()),
             body: ByteBuf::from(body),
@@ -255,7 +278,11 @@ mod tests {
         assert!(
             matches!(open(&envelope(|e| e.format = "mersenne-kert".into()), None), Err(CertError::Format(f)) if f == "mersenne-kert")
         );
-        assert!(matches!(open(&envelope(|e| e.version = 2), None), Err(CertError::Version(2))));
+        assert!(matches!(open(&envelope(|e| e.version = 3), None), Err(CertError::Version(3))));
+        assert!(matches!(open(&envelope(|e| e.version = 0), None), Err(CertError::Version(0))));
+        // Version 2 is the version of a body with `arith`; this one has none.
+        let e = open(&envelope(|e| e.version = 2), None).unwrap_err();
+        assert!(e.to_string().contains("a version-2 certificate lacks the key"), "{e}");
         assert!(matches!(open(&envelope(|e| e.public_key.truncate(31)), None), Err(CertError::KeyLength(31))));
         assert!(matches!(open(&envelope(|e| e.signature.push(0)), None), Err(CertError::SignatureLength(65))));
         assert!(matches!(open(&envelope(|e| e.signature[63] ^= 0x80), None), Err(CertError::BadSignature)));
@@ -359,6 +386,29 @@ mod tests {
             opened.validate().unwrap();
             assert_eq!((opened, vk), (body, k.verifying_key()));
         }
+    }
+
+    #[test]
+    fn the_arithmetic_is_signed_and_versioned() {
+        let k = key(1);
+        let mut body = sample(TestKind::Prp, 127, 127, 32);
+        // Without the key the bytes are version 1's, as before it existed (the golden files).
+        assert_eq!(seal(&body, &k), include_bytes!("../../fixtures/cert/prp-127.cert"));
+        body.arith = Some("m61m31".into());
+        let sealed = seal(&body, &k);
+        let (opened, _) = open(&sealed, None).unwrap();
+        opened.validate().unwrap();
+        assert_eq!(opened.arithmetic().unwrap(), Some(crate::transform::plan::Arith::M61M31));
+        // The field is under the signature: "m61m31" → "goldilocks" in the body is refused.
+        let at = sealed.windows(6).position(|w| w == b"m61m31").unwrap();
+        let mut tampered = sealed.clone();
+        tampered[at..at + 6].copy_from_slice(b"m61m32");
+        assert!(matches!(open(&tampered, None), Err(CertError::BadSignature)));
+        // An unknown name, signed: a clear structure error, never a panic.
+        body.arith = Some("fp64".into());
+        let (opened, _) = open(&seal(&body, &k), None).unwrap();
+        let e = opened.validate().unwrap_err().to_string();
+        assert!(e.contains("arith") && e.contains("unknown arithmetic \"fp64\" (known: goldilocks, m61m31)"), "{e}");
     }
 
     #[test]

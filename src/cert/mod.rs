@@ -44,7 +44,7 @@ pub enum CertError {
     NotCanonical { what: &'static str },
     #[error("not a mersenne-cert certificate (format tag {0:?})")]
     Format(String),
-    #[error("unsupported certificate version {0} (this program reads version {VERSION})")]
+    #[error("unsupported certificate version {0} (this program reads versions 1 to {VERSION})")]
     Version(u64),
     #[error("envelope public key must be 32 bytes, got {0}")]
     KeyLength(usize),

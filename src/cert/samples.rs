@@ -66,6 +66,7 @@ pub(crate) fn sample(kind: TestKind, p: u32, iterations: u64, every: u64) -> Cer
         program: Program { name: "mersenne-cert".into(), version: "0.1.0".into() },
         engine: "cpu-gmp".into(),
         fft_length: None,
+        arith: None,
         host: "test host".into(),
         started: "2026-11-22T02:33:55Z".into(),
         finished: "2026-11-22T02:34:10.25Z".into(),

@@ -73,6 +73,10 @@ impl Engine for GmpEngine {
         None
     }
 
+    fn arith(&self) -> Option<crate::transform::plan::Arith> {
+        None
+    }
+
     fn load(&mut self, r: &Residue) -> Result<(), EngineError> {
         self.check(r)?;
         self.x_shift = self.start_shift;

@@ -12,6 +12,7 @@
 //! its own memory (`stash`/`unstash`), so that a chain of products and powers never crosses to
 //! the host until its result is read.
 
+pub mod arith;
 pub mod cost;
 pub mod select;
 pub mod twin;
@@ -54,6 +55,9 @@ pub enum EngineChoice {
     Cpu,
     /// The CUDA GPU; an error when none is usable.
     Gpu,
+    /// The CPU twin of the GPU transform (slow: for checks without a GPU, e.g. replaying a
+    /// certificate in another arithmetic than the prover's).
+    Twin,
 }
 
 /// One of an engine's two working values.
@@ -69,6 +73,8 @@ pub trait Engine: Send {
     fn describe(&self) -> String;
     /// Transform length (GIMPS "fft-length"); `None` for engines without a transform (GMP).
     fn fft_length(&self) -> Option<usize>;
+    /// The exact arithmetic the transform squares in; `None` for engines without one (GMP).
+    fn arith(&self) -> Option<crate::transform::plan::Arith>;
     /// Replace the state with `r` (unshifted).
     fn load(&mut self, r: &Residue) -> Result<(), EngineError>;
     /// Apply `count` iterations (LL: s ← s²−2, PRP: x ← x²).

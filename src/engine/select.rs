@@ -1,26 +1,32 @@
-//! Engine selection: turns the user's `--engine auto|cpu|gpu` into a concrete engine: under
+//! Engine selection: turns the user's `--engine auto|cpu|gpu|twin` into a concrete engine: under
 //! `auto` the CPU when it finishes first ([`decide`], from [`super::cost`]), else the GPU, falling
-//! back to the CPU when no CUDA GPU is usable.
+//! back to the CPU when no CUDA GPU is usable. A transform engine (GPU, twin) squares in the
+//! arithmetic it is given ([`super::arith`] settles it).
 
 use crate::cpu_ref::GmpEngine;
 use crate::engine::cost::Estimate;
+use crate::engine::twin::TwinEngine;
 use crate::engine::{Engine, EngineChoice, EngineError};
 use crate::exponent::TestKind;
+use crate::transform::plan::{Arith, Plan};
 
-/// Build the engine the user asked for. Under `Auto` a GPU error is not fatal: the CPU engine
-/// is used and the reason is returned alongside, for the caller to report.
+/// Build the engine the user asked for, a transform engine in `arith`. Under `Auto` a GPU error
+/// is not fatal: the CPU engine is used and the reason is returned alongside, for the caller to
+/// report.
 pub fn open_engine(
     choice: EngineChoice,
+    arith: Arith,
     p: u32,
     kind: TestKind,
     shift: u32,
 ) -> Result<(Box<dyn Engine>, Option<String>), EngineError> {
-    open_engine_on(choice, 0, p, kind, shift)
+    open_engine_on(choice, arith, 0, p, kind, shift)
 }
 
 /// [`open_engine`] on GPU `gpu` (CUDA's numbering) when the choice gives a GPU.
 pub fn open_engine_on(
     choice: EngineChoice,
+    arith: Arith,
     gpu: usize,
     p: u32,
     kind: TestKind,
@@ -28,8 +34,9 @@ pub fn open_engine_on(
 ) -> Result<(Box<dyn Engine>, Option<String>), EngineError> {
     match choice {
         EngineChoice::Cpu => Ok((Box::new(GmpEngine::new(p, kind, shift)), None)),
-        EngineChoice::Gpu => Ok((open_gpu(gpu, p, kind, shift)?, None)),
-        EngineChoice::Auto => match open_gpu(gpu, p, kind, shift) {
+        EngineChoice::Twin => Ok((Box::new(TwinEngine::with_arith(p, arith, kind, shift)?), None)),
+        EngineChoice::Gpu => Ok((open_gpu(gpu, arith, p, kind, shift)?, None)),
+        EngineChoice::Auto => match open_gpu(gpu, arith, p, kind, shift) {
             Ok(e) => Ok((e, None)),
             Err(why) => Ok((Box::new(GmpEngine::new(p, kind, shift)), Some(why.to_string()))),
         },
@@ -74,6 +81,12 @@ pub fn resolve(choice: EngineChoice) -> EngineChoice {
     }
 }
 
-fn open_gpu(gpu: usize, p: u32, kind: TestKind, shift: u32) -> Result<Box<dyn Engine>, EngineError> {
-    Ok(Box::new(crate::gpu::GpuEngine::on_gpu(gpu, p, kind, shift)?))
+/// The GPU engine in `arith`: Goldilocks on its tuned plan (`prove --tune`), any other arithmetic
+/// on its shortest plan.
+fn open_gpu(gpu: usize, arith: Arith, p: u32, kind: TestKind, shift: u32) -> Result<Box<dyn Engine>, EngineError> {
+    use crate::gpu::GpuEngine;
+    Ok(Box::new(match arith {
+        Arith::Goldilocks => GpuEngine::on_gpu(gpu, p, kind, shift)?,
+        _ => GpuEngine::on_gpu_with_plan(gpu, Plan::for_arith(p, arith)?, kind, shift)?,
+    }))
 }

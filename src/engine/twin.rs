@@ -76,6 +76,9 @@ impl Engine for TwinEngine {
     fn fft_length(&self) -> Option<usize> {
         Some(self.plan.n())
     }
+    fn arith(&self) -> Option<Arith> {
+        Some(self.plan.arith())
+    }
     fn load(&mut self, r: &Residue) -> Result<(), EngineError> {
         self.check(r)?;
         self.digits = self.plan.residue_to_digits(r, self.shift.get());

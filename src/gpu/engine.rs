@@ -109,7 +109,18 @@ impl GpuEngine {
 
     /// Like [`GpuEngine::new`] on a given plan (e.g. a longer length than the smallest).
     pub fn with_plan(plan: Plan, kind: TestKind, shift: u32) -> Result<GpuEngine, EngineError> {
-        GpuEngine::on_device(Device::open()?, plan, kind, shift)
+        GpuEngine::on_gpu_with_plan(0, plan, kind, shift)
+    }
+
+    /// [`GpuEngine::with_plan`] on GPU `ordinal`.
+    pub fn on_gpu_with_plan(ordinal: usize, plan: Plan, kind: TestKind, shift: u32) -> Result<GpuEngine, EngineError> {
+        if plan.arith() != crate::transform::plan::Arith::Goldilocks {
+            return Err(EngineError::Other(format!(
+                "the GPU has no {} kernels yet (its engine squares in goldilocks; --engine twin runs {0} on the CPU)",
+                plan.arith().name()
+            )));
+        }
+        GpuEngine::on_device(Device::open_ordinal(ordinal)?, plan, kind, shift)
     }
 
     fn on_device(dev: Device, plan: Plan, kind: TestKind, shift: u32) -> Result<GpuEngine, EngineError> {
@@ -359,6 +370,9 @@ impl Engine for GpuEngine {
     }
     fn fft_length(&self) -> Option<usize> {
         Some(self.pipe.plan().n())
+    }
+    fn arith(&self) -> Option<crate::transform::plan::Arith> {
+        Some(self.pipe.plan().arith())
     }
     fn load(&mut self, r: &Residue) -> Result<(), EngineError> {
         let p = self.pipe.plan().exponent();

@@ -6,6 +6,7 @@ use crate::engine::Engine;
 use crate::exponent::TestKind;
 use crate::proof::session::{BuiltProof, FILE_VERSION, HASH_BITS};
 use crate::run::RunRecord;
+use crate::transform::plan::Arith;
 use serde_json::{json, Value};
 
 pub const PROGRAM_NAME: &str = "mersenne-cert";
@@ -19,6 +20,8 @@ pub struct TestInfo {
     pub shift: u32,
     pub engine: String,
     pub fft_length: Option<usize>,
+    /// The transform's arithmetic; None for GMP.
+    pub arith: Option<Arith>,
     pub host: String,
     pub started: String,
     pub finished: String,
@@ -35,6 +38,7 @@ impl TestInfo {
             shift: rec.shift,
             engine: engine.describe(),
             fft_length: engine.fft_length(),
+            arith: engine.arith(),
             host: crate::host::describe(),
             started: rec.started.clone(),
             finished: now_rfc3339(),
@@ -62,6 +66,7 @@ pub fn cert_body(info: &TestInfo, rec: &RunRecord, outcome: &Outcome) -> CertBod
         program: program(),
         engine: info.engine.clone(),
         fft_length: info.fft_length.map(|n| n as u64),
+        arith: info.arith.map(|a| a.name().to_string()),
         host: info.host.clone(),
         started: info.started.clone(),
         finished: info.finished.clone(),
@@ -109,8 +114,9 @@ pub fn gimps_errors(kind: TestKind, checks: &CheckLog) -> (Value, String) {
 
 /// The one-line JSON result in the shape prime95 and PRPLL write and PrimeNet accepts (keys,
 /// order and spellings as theirs; docs/gimps.md), then our own details under `mersenne-cert`
-/// (iterations, engine, start time, every check counter, the certificate's blake3). It carries
-/// no local file path: the line goes to the server verbatim.
+/// (iterations, engine, the transform's arithmetic as `arith` beside `fft-length`'s length, start
+/// time, every check counter, the certificate's blake3). It carries no local file path: the line
+/// goes to the server verbatim.
 pub fn result_line(info: &TestInfo, rec: &RunRecord, outcome: &Outcome, ctx: &LineContext) -> Value {
     let mut v = json!({
         "exponent": info.p,
@@ -157,6 +163,9 @@ pub fn result_line(info: &TestInfo, rec: &RunRecord, outcome: &Outcome, ctx: &Li
         "started": info.started,
         "checks": rec.checks.summary,
     });
+    if let Some(a) = info.arith {
+        ours["arith"] = json!(a.name());
+    }
     if let Some(hash) = ctx.certificate {
         ours["certificate"] = json!({ "blake3": hash });
     }

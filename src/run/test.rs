@@ -6,6 +6,7 @@
 //! signed certificate. What else is published (the result line, proof files) is the caller's.
 
 use crate::cert::{self, Outcome};
+use crate::engine::arith::{self, ArithChoice};
 use crate::engine::{select, Engine, EngineChoice};
 use crate::exponent::TestKind;
 use crate::fsutil;
@@ -19,6 +20,7 @@ use crate::run::report::{self, TestInfo};
 use crate::run::state::StateStore;
 use crate::run::{double, run_checked, run_doubled, RunEnd, RunError, RunOptions, RunRecord, SpotMode};
 use crate::trace;
+use crate::transform::plan::Arith;
 use anyhow::{anyhow, Context, Result};
 use ed25519_dalek::SigningKey;
 use std::path::{Path, PathBuf};
@@ -71,6 +73,8 @@ pub struct TestSpec {
     /// start time and stop flag when it runs.
     pub opts: RunOptions,
     pub engine: EngineChoice,
+    /// The arithmetic of a transform engine (`--arith`).
+    pub arith: ArithChoice,
     /// The GPU (CUDA's numbering) when the engine is one.
     pub device: usize,
     pub ll_check: LlCheck,
@@ -106,6 +110,8 @@ pub struct Test {
     second: Option<Box<dyn Engine>>,
     /// The engine choice a second engine is opened with: the kind the first one got.
     second_choice: EngineChoice,
+    /// The arithmetic the transform engines square in.
+    arith: Arith,
 }
 
 /// How a test's run ended.
@@ -163,17 +169,19 @@ impl Prepared {
         trace::mark("proof setup");
         trace::mark("engine opening");
         let doubled = kind == TestKind::Ll && spec.ll_check.doubles(p);
-        let (choice, why) = select::decide(spec.engine, p, kind, spec.opts.total, doubled);
-        if let Some(why) = why {
+        let decision = arith::decide(spec.engine, spec.arith, p, kind, spec.opts.total, doubled)?;
+        for why in &decision.notes {
             eprintln!("{}{why}", spec.tag);
         }
-        let (engine, fallback) = select::open_engine_on(choice, spec.device, p, kind, spec.opts.shift)?;
+        let (choice, arith) = (decision.engine, decision.arith);
+        let (engine, fallback) = select::open_engine_on(choice, arith, spec.device, p, kind, spec.opts.shift)?;
         trace::mark("engine open");
         if let Some(why) = fallback.as_ref() {
             eprintln!("{}no GPU engine ({why}); using the CPU engine", spec.tag);
         }
         let mut test = Test {
             second_choice: if fallback.is_some() { EngineChoice::Cpu } else { choice },
+            arith,
             spec,
             store,
             proof,
@@ -205,8 +213,8 @@ impl Test {
     /// A second engine for the exact LL check of a run that started with shift `shift`.
     fn open_second(&self, shift: u32) -> Result<Box<dyn Engine>> {
         let (p, kind) = (self.spec.p, self.spec.kind);
-        let (e, _) =
-            select::open_engine_on(self.second_choice, self.spec.device, p, kind, double::other_shift(p, shift))?;
+        let other = double::other_shift(p, shift);
+        let (e, _) = select::open_engine_on(self.second_choice, self.arith, self.spec.device, p, kind, other)?;
         Ok(e)
     }
 
@@ -397,6 +405,7 @@ mod tests {
             kind,
             opts: RunOptions::simple(total, layout, 7),
             engine: EngineChoice::Cpu,
+            arith: ArithChoice::Auto,
             device: 0,
             ll_check,
             state_root: dir.to_path_buf(),

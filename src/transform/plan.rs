@@ -5,25 +5,25 @@
 //! tables and the GPU pass schedule. The M61·M31 arithmetic's tables (its weights are shifts)
 //! are in [`super::m61m31`]; its algorithm and bound in docs/arithmetic.md.
 //!
-//! # The no-overflow bound
+//! # The no-overflow bound (both arithmetics)
 //! Digits are balanced: after a carry pass every digit satisfies |d| ≤ 2^(w−1) + slack, where w is
-//! the digit's width. A squaring's cyclic convolution output then obeys
-//! |c_j| ≤ n·m² with m = 2^(w_max−1) + slack, and the plan is accepted only if n·m² ≤ (P−1)/2,
-//! so the field element (centered in (−P/2, P/2]) *is* the integer c_j. A product of two such
-//! values (acc_mul) obeys the same bound.
-//!
-//! # The M61·M31 bound
-//! Output c_m = Σ_{j+l ≡ m} d_j·d_l·2^ε(j,l) where, with u_j = e_j/n = ⌈pj/n⌉ − pj/n ∈ [0, 1)
-//! (e_j = [`Plan::weight_exp`]), ε = u_j + u_l − u_m ∈ {0, 1} (the digit products' bits
-//! that fall one above digit m's start; e.g. c_0 = d_0² + 2·Σ_{j>0} d_j·d_{n−j}). Digit j is
-//! wide (w_max bits) iff e_j < f = p mod n. So each term is at most the largest of
-//! m_w² (ε = 0), 2·m_w·m_n and 2·m_n² (ε = 1 with a narrow digit), and 2·m_w² only if two wide
-//! digits can have ε = 1: e_j + e_l ≥ n with e_j, e_l ≤ f − 1, i.e. 2(f − 1) ≥ n;
-//! m_w = 2^(w_max−1) + slack, m_n = 2^(w_min−1) + slack; with f = 0 all digits are alike and
-//! ε = 0. The plan is accepted only if n·(that term) ≤ (M61·M31 − 1)/2, so the Garner
-//! recombination ([`super::crt`]) of c mod M61 and c mod M31, centered, *is* c_m. A product of
-//! two carried digit vectors (acc_mul) obeys the same bound. (The Goldilocks bound above takes
-//! every term as m², which the 2·m_w² case can exceed by 2× where 2(f − 1) ≥ n.)
+//! the digit's width. A squaring's cyclic convolution output is
+//! c_m = Σ_{j+l ≡ m} d_j·d_l·2^ε(j,l) where, with u_j = e_j/n = ⌈pj/n⌉ − pj/n ∈ [0, 1)
+//! (e_j = [`Plan::weight_exp`]), ε = u_j + u_l − u_m ∈ {0, 1} (the weights give
+//! a_j·a_l/a_m = 2^ε: the digit products' bits that fall one above digit m's start; e.g.
+//! c_0 = d_0² + 2·Σ_{j>0} d_j·d_{n−j}). Digit j is wide (w_max bits) iff e_j < f = p mod n. So
+//! each term is at most the largest of m_w² (ε = 0), 2·m_w·m_n and 2·m_n² (ε = 1 with a narrow
+//! digit), and 2·m_w² only if two wide digits can have ε = 1: e_j + e_l ≥ n with e_j, e_l ≤ f − 1,
+//! i.e. 2(f − 1) ≥ n; m_w = 2^(w_max−1) + slack, m_n = 2^(w_min−1) + slack; with f = 0 all
+//! digits are alike and ε = 0. So |c_m| ≤ n·T, T the largest admissible term
+//! ([`largest_term`]), and the plan is accepted only if n·T ≤ L: for Goldilocks L = (P−1)/2, so
+//! the field element (centered in (−P/2, P/2]) *is* the integer c_m; for M61·M31
+//! L = (M61·M31 − 1)/2, so the Garner recombination ([`super::crt`]) of c mod M61 and c mod M31,
+//! centered, *is* c_m. A product of two carried digit vectors (acc_mul) obeys the same bound.
+//! (Until 2026-11-26 the Goldilocks bound took every term as m_w², which the 2·m_w² case exceeds
+//! by up to 2× where 2(f − 1) ≥ n: the top of every even-log2 band, e.g. 2^22 from 85,983,232 to
+//! 88,080,383, was not covered; those exponents now take the next length. docs/arithmetic.md
+//! has the table.)
 //!
 //! # The carry scheme and its slack
 //! The n convolution outputs are cut into segments of K = `seg_len` consecutive digits: the runs
@@ -64,11 +64,20 @@ pub enum Arith {
 }
 
 impl Arith {
+    /// Every arithmetic, in the order the names list them.
+    pub const ALL: [Arith; 2] = [Arith::Goldilocks, Arith::M61M31];
+
+    /// The name in `--arith`, result lines and certificates.
     pub fn name(self) -> &'static str {
         match self {
             Arith::Goldilocks => "goldilocks",
             Arith::M61M31 => "m61m31",
         }
+    }
+
+    /// The arithmetic of a name ([`Arith::name`]), None for any other text.
+    pub fn from_name(name: &str) -> Option<Arith> {
+        Arith::ALL.into_iter().find(|a| a.name() == name)
     }
 
     /// The lengths this arithmetic plans, shortest first (n ≤ 2^MAX_LOG2).
@@ -212,12 +221,12 @@ fn no_plan(p: u32, why: String) -> PlanError {
     PlanError::NoPlan { p, why }
 }
 
-/// The largest term |d_j·d_l·2^ε| of a convolution output (module doc): for Goldilocks m²; for
-/// M61·M31 by the digits' widths and ε.
-fn largest_term(arith: Arith, p: u32, n: usize, (w_min, w_max): (u32, u32), slack: u64) -> u128 {
+/// The largest term |d_j·d_l·2^ε| of a convolution output (module doc), by the digits' widths
+/// and ε; the same for both arithmetics.
+fn largest_term(p: u32, n: usize, (w_min, w_max): (u32, u32), slack: u64) -> u128 {
     let (m_w, m_n) = ((1u128 << (w_max - 1)) + slack as u128, (1u128 << (w_min - 1)) + slack as u128);
     let f = p as usize % n;
-    if arith == Arith::Goldilocks || f == 0 {
+    if f == 0 {
         return m_w * m_w;
     }
     // Saturating: widths up to 62 bits would overflow u128, and saturated terms fail the bound.
@@ -238,11 +247,11 @@ fn carry_bounds(arith: Arith, p: u32, n: usize, w_min: u32, w_max: u32) -> Resul
         return Err(format!("n={n}: digits of {w_min}..{w_max} bits cannot fit"));
     }
     for slack in 1u64..=2 {
-        let c_max = (n as u128).saturating_mul(largest_term(arith, p, n, (w_min, w_max), slack));
+        let c_max = (n as u128).saturating_mul(largest_term(p, n, (w_min, w_max), slack));
         if c_max > limit {
             return Err(match arith {
                 Arith::Goldilocks => {
-                    format!("n={n}: n·(2^(w-1)+{slack})^2 = {c_max} exceeds (P-1)/2 with widths up to {w_max} bits")
+                    format!("n={n}: the convolution bound {c_max} exceeds (P-1)/2 with widths up to {w_max} bits")
                 }
                 Arith::M61M31 => {
                     format!("n={n}: the convolution bound {c_max} exceeds (M61·M31-1)/2 with widths up to {w_max} bits")
@@ -283,58 +292,48 @@ pub fn largest_exponent(arith: Arith, len: Length) -> Option<u32> {
             let candidates = [w * n - 1, ((w - 1) * n + n / 2).saturating_sub(1) | 1];
             candidates.into_iter().filter(|&p| p <= u32::MAX as u64 && p >= n).find(|&p| {
                 let p = p as u32;
-                p >= MIN_EXPONENT && Plan::with_length(p, arith, len).is_ok()
+                p >= MIN_EXPONENT && Plan::layout_of(p, arith, len).is_ok()
             })
         })
         .map(|p| p as u32)
 }
 
+/// The smallest length of `arith` whose plan for p satisfies the bound (no tables built);
+/// beyond every length's bound, an error naming the largest exponent `arith` supports.
+pub fn smallest_length(p: u32, arith: Arith) -> Result<Length, PlanError> {
+    if p < MIN_EXPONENT {
+        return Err(no_plan(p, format!("exponents below {MIN_EXPONENT} are too small for the carry scheme")));
+    }
+    let mut last = String::from("no length tried");
+    for len in arith.lengths() {
+        match Plan::layout_of(p, arith, len) {
+            Ok(_) => return Ok(len),
+            Err(PlanError::NoPlan { why, .. }) => last = why,
+            Err(e) => return Err(e),
+        }
+    }
+    let top = arith.largest_exponent();
+    Err(no_plan(p, format!("the largest exponent {} supports is {top} ({last})", arith.name())))
+}
+
 impl Plan {
-    /// The smallest power-of-two length that satisfies the bound.
+    /// The smallest (power-of-two) Goldilocks length that satisfies the bound: [`Plan::for_arith`]
+    /// of Goldilocks.
     pub fn new(p: u32) -> Result<Plan, PlanError> {
-        if p < MIN_EXPONENT {
-            return Err(no_plan(p, format!("exponents below {MIN_EXPONENT} are too small for the carry scheme")));
-        }
-        let mut last = String::from("no length tried");
-        for log2 in 1..=MAX_LOG2 {
-            match Plan::with_log2(p, log2) {
-                Ok(plan) => return Ok(plan),
-                Err(PlanError::NoPlan { why, .. }) => last = why,
-                Err(e) => return Err(e),
-            }
-        }
-        Err(no_plan(p, format!("no length up to 2^{MAX_LOG2} fits ({last})")))
+        Plan::for_arith(p, Arith::Goldilocks)
     }
 
     /// The smallest length of `arith` that satisfies its bound; beyond every length's bound,
     /// an error naming the largest supported exponent.
     pub fn for_arith(p: u32, arith: Arith) -> Result<Plan, PlanError> {
-        if arith == Arith::Goldilocks {
-            return Plan::new(p);
-        }
-        if p < MIN_EXPONENT {
-            return Err(no_plan(p, format!("exponents below {MIN_EXPONENT} are too small for the carry scheme")));
-        }
-        let mut last = String::from("no length tried");
-        for len in arith.lengths() {
-            match Plan::with_length(p, arith, len) {
-                Ok(plan) => return Ok(plan),
-                Err(PlanError::NoPlan { why, .. }) => last = why,
-                Err(e) => return Err(e),
-            }
-        }
-        let top = arith.largest_exponent();
-        Err(no_plan(p, format!("the largest exponent {} supports is {top} ({last})", arith.name())))
+        Plan::with_length(p, arith, smallest_length(p, arith)?)
     }
 
     /// The plan of `arith` with length `len`, if it is safe (Goldilocks: lengths 2^k only).
     pub fn with_length(p: u32, arith: Arith, len: Length) -> Result<Plan, PlanError> {
         match (arith, len.odd) {
             (Arith::Goldilocks, 1) => Plan::with_log2(p, len.log2),
-            (Arith::M61M31, 1 | 3) if len.log2 >= 1 && len.n() <= 1 << MAX_LOG2 => {
-                Plan::layout(p, arith, len)?.with_segments()
-            }
-            _ => Err(no_plan(p, format!("no {} transform of length {len}", arith.name()))),
+            _ => Plan::layout_of(p, arith, len),
         }
     }
 
@@ -364,6 +363,17 @@ impl Plan {
             twiddle: Vec::new(),
             inv_twiddle: Vec::new(),
         })
+    }
+
+    /// The layout and carry segments of a plan of `arith` at `len`, without the Goldilocks
+    /// tables: whether the plan exists, cheaply (for [`smallest_length`] and [`largest_exponent`]).
+    fn layout_of(p: u32, arith: Arith, len: Length) -> Result<Plan, PlanError> {
+        match (arith, len.odd) {
+            (Arith::Goldilocks, 1) | (Arith::M61M31, 1 | 3) if len.log2 >= 1 && len.n() <= 1 << MAX_LOG2 => {
+                Plan::layout(p, arith, len)?.with_segments()
+            }
+            _ => Err(no_plan(p, format!("no {} transform of length {len}", arith.name()))),
+        }
     }
 
     /// The Goldilocks plan with length n = 2^log2, if it is safe.
@@ -653,6 +663,64 @@ mod tests {
         assert!(err.contains(&format!("the largest exponent m61m31 supports is {top}")), "{err}");
     }
 
+    /// The largest odd exponent per Goldilocks length, the 2^ε factor included (module doc; the
+    /// same table is in docs/arithmetic.md). Before that factor was counted the even-log2 bands
+    /// reached higher, e.g. 2^22 to 88,080,383.
+    const GOLDILOCKS_TABLE: [(u32, u32); 25] = [
+        (2, 121),
+        (3, 239),
+        (4, 471),
+        (5, 927),
+        (6, 1_823),
+        (7, 3_583),
+        (8, 7_039),
+        (9, 13_823),
+        (10, 27_135),
+        (11, 53_247),
+        (12, 104_447),
+        (13, 204_799),
+        (14, 401_407),
+        (15, 786_431),
+        (16, 1_540_095),
+        (17, 3_014_655),
+        (18, 5_898_239),
+        (19, 11_534_335),
+        (20, 22_544_383),
+        (21, 44_040_191),
+        (22, 85_983_231),
+        (23, 167_772_159),
+        (24, 327_155_711),
+        (25, 637_534_207),
+        (26, 1_241_513_983),
+    ];
+
+    #[test]
+    fn goldilocks_largest_exponents() {
+        // 2^1 holds no exponent: the carry fix-up needs more digits than its segment has.
+        assert_eq!(largest_exponent(Arith::Goldilocks, Length { odd: 1, log2: 1 }), None);
+        for (log2, top) in GOLDILOCKS_TABLE {
+            let len = Length { odd: 1, log2 };
+            assert_eq!(largest_exponent(Arith::Goldilocks, len), Some(top), "{len}");
+            assert_eq!(Plan::with_log2(top, log2).unwrap().log2(), log2);
+            // The next odd exponent does not fit; the bound is what refuses it.
+            let Err(PlanError::NoPlan { why, .. }) = Plan::with_log2(top + 2, log2) else {
+                panic!("{len}: {} accepted", top + 2)
+            };
+            assert!(why.contains("exceeds (P-1)/2"), "{why}");
+        }
+        // At the top of an even band two wide digits can meet with ε = 1: 2·m_w² is the term.
+        let plan = Plan::new(85_983_231).unwrap();
+        assert_eq!(plan.log2(), 22);
+        assert_eq!(Plan::new(85_983_233).unwrap().log2(), 23);
+        assert_eq!(Plan::new(88_080_383).unwrap().log2(), 23);
+        // What the bound without 2^ε accepted: 2^22 up to 88,080,383.
+        assert!(Plan::with_log2(88_080_383, 22).is_err());
+        let top = Arith::Goldilocks.largest_exponent();
+        assert_eq!(top, 1_241_513_983);
+        let err = Plan::new(top + 2).unwrap_err().to_string();
+        assert!(err.contains(&format!("the largest exponent goldilocks supports is {top}")), "{err}");
+    }
+
     #[test]
     fn m61m31_known_lengths() {
         // The sizes of the issue: 136,279,841 on 2^22, 82,589,933 on 3·2^20, 20,996,011 on 3·2^18.
@@ -682,7 +750,7 @@ mod tests {
 
     #[test]
     fn largest_length_refused_above() {
-        // 2^26 holds digits of at most 20 bits, so ~1.34e9 bits; beyond that no plan exists.
+        // 2^26 holds digits of at most 19 bits (~1.24e9 bits in all); beyond that no plan exists.
         assert!(matches!(Plan::new(2_000_000_011), Err(PlanError::NoPlan { .. })));
     }
 

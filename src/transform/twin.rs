@@ -204,6 +204,7 @@ mod tests {
     use crate::exponent::is_prime;
     use crate::residue::Residue;
     use crate::rng::SeededRng;
+    use crate::transform::plan::{largest_exponent, Arith, Length};
     use quickcheck::{quickcheck, TestResult};
     use rug::integer::Order;
     use rug::Integer;
@@ -324,6 +325,61 @@ mod tests {
             c2[inj.0] += inj.1;
             TestResult::from_bool(bounded && plan.digits_to_residue(&d, 0).unwrap() == plan.digits_to_residue(&c2, 0).unwrap())
         }
+    }
+
+    /// The square of digit vector `d` (no carry) through `plan`, against rug: Σ c_j·2^start_j
+    /// must be (Σ d_j·2^start_j)² mod M_p; a convolution output beyond (P − 1)/2 wraps and fails.
+    fn square_matches_rug(plan: &Plan, d: &[i64]) -> bool {
+        let p = plan.exponent();
+        let c = inverse(plan, forward(plan, d).into_iter().map(Gl::square).collect());
+        let x = plan.digits_to_residue(d, 0).unwrap().to_integer();
+        plan.digits_to_residue(&c, 0).unwrap() == Residue::from_integer(p, &Integer::from(&x * &x))
+    }
+
+    /// Digits at ±`scale`·(2^(w−1) + slack): all one sign, alternating, in runs of 3.
+    fn extreme_digits(plan: &Plan, mode: u32, scale: i64) -> Vec<i64> {
+        let top = |j: usize| scale * ((1i64 << (plan.width(j) - 1)) + plan.slack() as i64);
+        (0..plan.n())
+            .map(|j| match mode {
+                0 => -top(j),
+                1 => top(j),
+                2 if j % 2 == 0 => top(j),
+                2 => -top(j),
+                _ if (j / 3) % 2 == 0 => -top(j),
+                _ => top(j),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn worst_case_digits_at_every_bound() {
+        // The largest odd exponent of each length 2^2..2^14 (the top of each band, where two wide
+        // digits meet with ε = 1 on even log2), every digit at the largest magnitude the proof
+        // allows: the outputs come close to (P − 1)/2 and must come back exact.
+        for log2 in 2..=14 {
+            let len = Length { odd: 1, log2 };
+            let p = largest_exponent(Arith::Goldilocks, len).unwrap();
+            let plan = Plan::with_log2(p, log2).unwrap();
+            for mode in 0..4 {
+                assert!(square_matches_rug(&plan, &extreme_digits(&plan, mode, 1)), "p={p} n={} mode={mode}", plan.n());
+            }
+            if log2 >= 6 {
+                // c_0 of the all-equal digits is at least a quarter of the bound.
+                let d = extreme_digits(&plan, 0, 1);
+                let c0 = inverse(&plan, forward(&plan, &d).into_iter().map(Gl::square).collect())[0].unsigned_abs();
+                assert!(c0 > (crate::transform::goldilocks::P - 1) / 8, "p={p} n={} c0={c0}", plan.n());
+            }
+        }
+    }
+
+    #[test]
+    fn digits_beyond_the_bound_come_back_wrong() {
+        // The rug comparison has teeth: digits 4 times larger than the proof allows overflow
+        // (P − 1)/2 and the square is wrong.
+        let p = largest_exponent(Arith::Goldilocks, Length { odd: 1, log2: 12 }).unwrap();
+        let plan = Plan::with_log2(p, 12).unwrap();
+        assert!(square_matches_rug(&plan, &extreme_digits(&plan, 0, 1)));
+        assert!(!square_matches_rug(&plan, &extreme_digits(&plan, 0, 4)));
     }
 
     #[test]

@@ -22,6 +22,7 @@ use crate::proof::arith::{CpuArith, ProofArith};
 use crate::proof::engine_arith::{runs_on_engine, with_arith};
 use crate::proof::{Proof, ProofError, ProofReport};
 use crate::residue::Residue;
+use crate::transform::plan::Arith;
 use std::time::Instant;
 use thiserror::Error;
 
@@ -72,10 +73,10 @@ pub struct ProofCheck {
 /// Verify a proof (start value 3) on the engine `choice` allows; a B that is a disguised
 /// positive is refused. Below [`FULL_REPLAY_BELOW`], B must also equal 3^(2^p) mod M_p
 /// recomputed in full.
-pub fn verify_proof(proof: &Proof, choice: EngineChoice) -> Result<ProofCheck, ProofCheckError> {
+pub fn verify_proof(proof: &Proof, choice: EngineChoice, arith: Arith) -> Result<ProofCheck, ProofCheckError> {
     let p = proof.p();
     let start = Instant::now();
-    let (mut engine, _) = open_engine(resolve(choice), p, TestKind::Prp, (random_u64() % p as u64) as u32)?;
+    let (mut engine, _) = open_engine(resolve(choice), arith, p, TestKind::Prp, (random_u64() % p as u64) as u32)?;
     let arith = match runs_on_engine(engine.as_ref()) {
         true => engine.describe(),
         false => format!("cpu: GMP (rug), {} threads", rayon::current_num_threads()),
@@ -108,7 +109,7 @@ fn same(field: &'static str, stated: &str, derived: &str) -> Result<(), ProofChe
 /// proof's exponent, its final residue x_p must be B, its result must be what B gives in the
 /// residue type it names (type 1: B/9, P iff 1; type 3: B, P iff 9), and the proof must verify.
 /// The cheap checks come first. Assumes the body passed [`CertBody::validate`] and has a proof.
-pub fn check_certificate(body: &CertBody, choice: EngineChoice) -> Result<ProofCheck, ProofCheckError> {
+pub fn check_certificate(body: &CertBody, choice: EngineChoice, arith: Arith) -> Result<ProofCheck, ProofCheckError> {
     let p = body.exponent;
     let full = body.kind.full_iterations(p);
     if body.kind != TestKind::Prp || body.iterations != full {
@@ -136,7 +137,7 @@ pub fn check_certificate(body: &CertBody, choice: EngineChoice) -> Result<ProofC
     same("status", r.status.as_str(), expected.status.as_str())?;
     same("res64", &r.res64, &expected.res64)?;
     same("res2048", &r.res2048, &expected.res2048)?;
-    verify_proof(&proof, choice)
+    verify_proof(&proof, choice, arith)
 }
 
 #[cfg(test)]
@@ -167,7 +168,7 @@ mod tests {
     #[test]
     fn honest_proof_passes_and_every_mismatch_is_named() {
         let (body, proof) = body_with_proof(607, 3);
-        let ok = check_certificate(&body, EngineChoice::Cpu).unwrap();
+        let ok = check_certificate(&body, EngineChoice::Cpu, Arith::Goldilocks).unwrap();
         assert_eq!((ok.report.power, ok.report.squarings), (3, 76));
         assert!(ok.report.outcome.probable_prime);
         assert!(ok.replayed, "607 < FULL_REPLAY_BELOW: B is recomputed");
@@ -178,43 +179,49 @@ mod tests {
         t3.result.res64 = "0000000000000009".into();
         t3.result.res2048 = format!("{:0>512}", "9");
         t3.validate().unwrap();
-        check_certificate(&t3, EngineChoice::Cpu).unwrap();
+        check_certificate(&t3, EngineChoice::Cpu, Arith::Goldilocks).unwrap();
         let mut b = t3.clone();
         b.result.res64 = "0000000000000001".into();
         assert!(matches!(
-            check_certificate(&b, EngineChoice::Cpu),
+            check_certificate(&b, EngineChoice::Cpu, Arith::Goldilocks),
             Err(ProofCheckError::Result { field: "res64", .. })
         ));
 
         let mut b = body.clone();
         b.result.res64 = "0000000000000002".into();
         assert!(matches!(
-            check_certificate(&b, EngineChoice::Cpu),
+            check_certificate(&b, EngineChoice::Cpu, Arith::Goldilocks),
             Err(ProofCheckError::Result { field: "res64", .. })
         ));
         let mut b = body.clone();
         b.result.status = Status::Composite;
         assert!(matches!(
-            check_certificate(&b, EngineChoice::Cpu),
+            check_certificate(&b, EngineChoice::Cpu, Arith::Goldilocks),
             Err(ProofCheckError::Result { field: "status", .. })
         ));
         let mut b = body.clone();
         b.iterations -= 1;
-        assert!(matches!(check_certificate(&b, EngineChoice::Cpu), Err(ProofCheckError::NotFullPrp { .. })));
+        assert!(matches!(
+            check_certificate(&b, EngineChoice::Cpu, Arith::Goldilocks),
+            Err(ProofCheckError::NotFullPrp { .. })
+        ));
         let mut b = body.clone();
         b.proof = Some(ByteBuf::from(b"PRP PROOF\nVERSION=9\n".to_vec()));
-        assert!(matches!(check_certificate(&b, EngineChoice::Cpu), Err(ProofCheckError::Decode(_))));
+        assert!(matches!(check_certificate(&b, EngineChoice::Cpu, Arith::Goldilocks), Err(ProofCheckError::Decode(_))));
         // Another B: the final residue no longer matches.
         let other = Proof::new(Residue::from_u64(607, 10), proof.middles().to_vec()).unwrap();
         let mut b = body.clone();
         b.proof = Some(ByteBuf::from(other.to_gimps_bytes()));
-        assert!(matches!(check_certificate(&b, EngineChoice::Cpu), Err(ProofCheckError::FinalResidue { .. })));
+        assert!(matches!(
+            check_certificate(&b, EngineChoice::Cpu, Arith::Goldilocks),
+            Err(ProofCheckError::FinalResidue { .. })
+        ));
         // Another exponent.
         let (other, _) = body_with_proof(521, 2);
         let mut b = body.clone();
         b.proof = other.proof;
         assert!(matches!(
-            check_certificate(&b, EngineChoice::Cpu),
+            check_certificate(&b, EngineChoice::Cpu, Arith::Goldilocks),
             Err(ProofCheckError::WrongExponent { proof: 521, cert: 607 })
         ));
     }
@@ -230,7 +237,7 @@ mod tests {
                 t[pos] ^= mask;
                 let mut b = body.clone();
                 b.proof = Some(ByteBuf::from(t));
-                let e = check_certificate(&b, EngineChoice::Cpu).unwrap_err();
+                let e = check_certificate(&b, EngineChoice::Cpu, Arith::Goldilocks).unwrap_err();
                 assert!(matches!(e, ProofCheckError::Verify(_) | ProofCheckError::Decode(_)), "pos {pos}: {e}");
             }
         }

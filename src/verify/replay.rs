@@ -10,6 +10,7 @@ use crate::cert::CertBody;
 use crate::cert::Outcome;
 use crate::engine::{Engine, EngineChoice, EngineError};
 use crate::residue::{Residue, ResidueError};
+use crate::transform::plan::Arith;
 use std::collections::BTreeMap;
 use thiserror::Error;
 
@@ -140,6 +141,9 @@ pub fn check_result(body: &CertBody) -> Result<(), ReplayError> {
 #[derive(Debug, Clone)]
 pub struct ReplayOptions {
     pub engine: EngineChoice,
+    /// The arithmetic of the transform engines (GPU, twin); any arithmetic replays any
+    /// certificate (the prover's one is recorded in it).
+    pub arith: Arith,
     /// CPU threads (those driving GPUs included).
     pub jobs: usize,
     /// Replay only this many segments (a spot check): the last one, which ends at the final
@@ -154,7 +158,14 @@ pub struct ReplayOptions {
 impl ReplayOptions {
     /// All segments, no sidecar, every GPU: the plain replay on `engine` with `jobs` threads.
     pub fn new(engine: EngineChoice, jobs: usize) -> Self {
-        ReplayOptions { engine, jobs, sample: None, devices: Devices::All, points: BTreeMap::new() }
+        ReplayOptions {
+            engine,
+            arith: Arith::Goldilocks,
+            jobs,
+            sample: None,
+            devices: Devices::All,
+            points: BTreeMap::new(),
+        }
     }
 }
 
@@ -212,7 +223,7 @@ pub fn replay(body: &CertBody, opts: &ReplayOptions) -> Result<ReplayReport, Rep
         None => all.iter().collect(),
     };
     let (p, kind) = (body.exponent, body.kind);
-    let workers = Workers::choose(opts.engine, &opts.devices, opts.jobs, p, kind, &chosen)?;
+    let workers = Workers::choose(opts.engine, opts.arith, &opts.devices, opts.jobs, p, kind, &chosen)?;
     if let Some(note) = &workers.note {
         eprintln!("{note}");
     }

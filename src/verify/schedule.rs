@@ -11,6 +11,7 @@ use crate::engine::select::open_engine_on;
 use crate::engine::{Engine, EngineChoice, EngineError};
 use crate::exponent::TestKind;
 use crate::progress::Progress;
+use crate::transform::plan::Arith;
 use std::collections::VecDeque;
 use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -68,8 +69,12 @@ impl Devices {
 pub struct Workers {
     /// One worker per GPU (CUDA ordinals).
     pub gpus: Vec<usize>,
-    /// CPU threads running GMP.
+    /// CPU threads running GMP, or the twin (`--engine twin`).
     pub cpu_threads: usize,
+    /// The CPU threads' engine: `Cpu` (GMP) or `Twin`.
+    pub cpu: EngineChoice,
+    /// The arithmetic the GPUs and twin threads square in.
+    pub arith: Arith,
     /// Why `auto` chose these (for stderr).
     pub note: Option<String>,
 }
@@ -80,16 +85,21 @@ impl Workers {
     /// alone, or the GPUs with the CPU threads not needed to drive them.
     pub fn choose(
         choice: EngineChoice,
+        arith: Arith,
         devices: &Devices,
         jobs: usize,
         p: u32,
         kind: TestKind,
         segs: &[&Segment],
     ) -> Result<Workers, ReplayError> {
-        let cpu = |note: Option<String>| Workers { gpus: Vec::new(), cpu_threads: jobs, note };
+        let cpu =
+            |note: Option<String>| Workers { gpus: Vec::new(), cpu_threads: jobs, cpu: EngineChoice::Cpu, arith, note };
         match choice {
             EngineChoice::Cpu => Ok(cpu(None)),
-            EngineChoice::Gpu => Ok(Workers { gpus: devices.resolve()?, cpu_threads: 0, note: None }),
+            EngineChoice::Twin => Ok(Workers { cpu: EngineChoice::Twin, ..cpu(None) }),
+            EngineChoice::Gpu => {
+                Ok(Workers { gpus: devices.resolve()?, cpu_threads: 0, cpu: EngineChoice::Cpu, arith, note: None })
+            }
             EngineChoice::Auto => {
                 let total: u64 = segs.iter().map(|s| s.iterations()).sum();
                 let longest = segs.iter().map(|s| s.iterations()).max().unwrap_or(0);
@@ -122,6 +132,8 @@ impl Workers {
                     )),
                     gpus,
                     cpu_threads,
+                    cpu: EngineChoice::Cpu,
+                    arith,
                 })
             }
         }
@@ -212,7 +224,7 @@ pub fn run(segs: &[&Segment], p: u32, kind: TestKind, workers: &Workers, stop_on
             };
             if engine.is_none() {
                 let shift = (random_u64() % u64::from(p)) as u32;
-                match open_engine_on(EngineChoice::Gpu, gpu, p, kind, shift) {
+                match open_engine_on(EngineChoice::Gpu, workers.arith, gpu, p, kind, shift) {
                     Ok((e, _)) => {
                         engines
                             .lock()
@@ -259,7 +271,7 @@ pub fn run(segs: &[&Segment], p: u32, kind: TestKind, workers: &Workers, stop_on
             return;
         };
         let shift = (random_u64() % u64::from(p)) as u32;
-        match open_engine_on(EngineChoice::Cpu, 0, p, kind, shift) {
+        match open_engine_on(workers.cpu, workers.arith, 0, p, kind, shift) {
             Ok((mut e, _)) => replay_on(i, e.as_mut(), "cpu"),
             Err(e) => record(i, SegmentRun { verdict: Err(e.into()), seconds: 0.0, worker: "cpu".into() }),
         }
@@ -276,7 +288,11 @@ pub fn run(segs: &[&Segment], p: u32, kind: TestKind, workers: &Workers, stop_on
     progress.into_inner().expect("workers are done").finish();
     let mut engines = engines.into_inner().expect("workers are done");
     if workers.cpu_threads > 0 {
-        engines.push(format!("{} CPU threads: GMP (rug)", workers.cpu_threads.min(segs.len())));
+        let what = match workers.cpu {
+            EngineChoice::Twin => format!("the CPU twin in {}", workers.arith.name()),
+            _ => "GMP (rug)".to_string(),
+        };
+        engines.push(format!("{} CPU threads: {what}", workers.cpu_threads.min(segs.len())));
     }
     Scheduled { runs: runs.into_inner().expect("workers are done"), engines: engines.join("; ") }
 }
@@ -313,7 +329,13 @@ mod tests {
         let segs = chain(&[3, 40, 41, 90, 125]);
         let refs: Vec<&Segment> = segs.iter().collect();
         for threads in [1, 3, 8] {
-            let w = Workers { gpus: vec![], cpu_threads: threads, note: None };
+            let w = Workers {
+                gpus: vec![],
+                cpu_threads: threads,
+                cpu: EngineChoice::Cpu,
+                arith: Arith::Goldilocks,
+                note: None,
+            };
             let s = run(&refs, 127, TestKind::Ll, &w, true);
             for (i, r) in s.runs.iter().enumerate() {
                 let r = r.as_ref().unwrap_or_else(|| panic!("segment {i} not run with {threads} threads"));
@@ -327,7 +349,7 @@ mod tests {
         let mut segs = chain(&[10, 20, 30, 40, 50, 60]);
         segs[2].checks[0].1[0] ^= 1;
         let refs: Vec<&Segment> = segs.iter().collect();
-        let w = Workers { gpus: vec![], cpu_threads: 1, note: None };
+        let w = Workers { gpus: vec![], cpu_threads: 1, cpu: EngineChoice::Cpu, arith: Arith::Goldilocks, note: None };
         // Without stopping every segment runs, and only the bad one fails.
         let all = run(&refs, 127, TestKind::Ll, &w, false);
         let failed: Vec<usize> =
@@ -343,10 +365,20 @@ mod tests {
     fn cpu_only_choices_need_no_gpu() {
         let segs = chain(&[60, 125]);
         let refs: Vec<&Segment> = segs.iter().collect();
-        let w = Workers::choose(EngineChoice::Cpu, &Devices::All, 4, 127, TestKind::Ll, &refs).unwrap();
+        let w =
+            Workers::choose(EngineChoice::Cpu, Arith::Goldilocks, &Devices::All, 4, 127, TestKind::Ll, &refs).unwrap();
         assert_eq!((w.gpus.len(), w.cpu_threads), (0, 4));
         // M_127 is done on the CPU long before a GPU could start: auto never looks for one.
-        let w = Workers::choose(EngineChoice::Auto, &Devices::List(vec![7]), 2, 127, TestKind::Ll, &refs).unwrap();
+        let w = Workers::choose(
+            EngineChoice::Auto,
+            Arith::Goldilocks,
+            &Devices::List(vec![7]),
+            2,
+            127,
+            TestKind::Ll,
+            &refs,
+        )
+        .unwrap();
         assert_eq!((w.gpus.len(), w.cpu_threads), (0, 2));
         assert!(w.note.unwrap().contains("before a GPU could start"));
     }

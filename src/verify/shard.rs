@@ -137,7 +137,7 @@ pub fn replay_shard(
     let all = segments_from(body, &opts.points)?;
     let mine: Vec<&Segment> = slices(&all, spec.count)[spec.index].iter().map(|&i| &all[i]).collect();
     let (p, kind) = (body.exponent, body.kind);
-    let workers = Workers::choose(opts.engine, &opts.devices, opts.jobs, p, kind, &mine)?;
+    let workers = Workers::choose(opts.engine, opts.arith, &opts.devices, opts.jobs, p, kind, &mine)?;
     if let Some(note) = &workers.note {
         eprintln!("{note}");
     }

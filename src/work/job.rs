@@ -49,6 +49,7 @@ fn test_spec(cfg: &WorkConfig, paths: &Paths, a: &Assignment, store: &StateStore
             ..RunOptions::simple(full, layout, random_shift(p)?)
         },
         engine: cfg.engine,
+        arith: cfg.arith,
         device: cfg.device,
         ll_check: cfg.ll_check,
         state_root: store.dir().parent().unwrap_or(store.dir()).to_path_buf(),

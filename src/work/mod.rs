@@ -22,6 +22,7 @@ pub mod results;
 pub mod workers;
 pub mod worktodo;
 
+use crate::engine::arith::ArithChoice;
 use crate::engine::EngineChoice;
 use crate::progress::ProgressLog;
 use crate::run::state::{StateLock, StateStore};
@@ -61,6 +62,8 @@ pub struct WorkConfig {
     /// This is worker N: its own `worktodo-N.txt` comes before the shared `worktodo.txt`.
     pub worker: Option<usize>,
     pub engine: EngineChoice,
+    /// `--arith`: every assignment's arithmetic (under auto the tuner's for its exponent).
+    pub arith: ArithChoice,
     pub key: SigningKey,
     pub user: Option<String>,
     pub computer: Option<String>,

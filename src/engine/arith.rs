@@ -1,0 +1,231 @@
+//! The exact arithmetic a transform engine squares in (`--arith auto|goldilocks|m61m31`): the
+//! user's choice, and under `auto` the tuner's. The tuner ([`fastest`]) takes, per exponent, each
+//! arithmetic at its shortest length ([`smallest_length`]) and picks the one a table of measured
+//! µs per iteration says is faster; where one of the two has no measurement it keeps Goldilocks
+//! (the measured path: nothing gets slower), and where only one arithmetic's bound holds p it
+//! takes that one. [`decide`] joins this with the engine choice of [`super::select::decide`].
+
+use crate::engine::{select, EngineChoice, EngineError};
+use crate::exponent::TestKind;
+use crate::transform::plan::{smallest_length, Arith, Length};
+
+/// `--arith`: what the user asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArithChoice {
+    /// The tuner's choice per exponent ([`fastest`]).
+    Auto,
+    /// This arithmetic (an error where its bound does not hold p).
+    Fixed(Arith),
+}
+
+/// Measured µs per LL iteration (bare loop) per (arithmetic, length), on one GPU.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpeedTable {
+    /// Where the figures come from, for the stderr line.
+    pub source: &'static str,
+    pub rows: Vec<(Arith, Length, f64)>,
+}
+
+impl SpeedTable {
+    /// bench/RESULTS.md, "Latest speed, H200": `gpu-selftest bench --iters 3000`, binaries
+    /// 4e23656, 2026-11-26 08:30. The M61·M31 kernels are not measured yet: no rows.
+    pub fn builtin() -> SpeedTable {
+        let gl = |log2: u32, us: f64| (Arith::Goldilocks, Length { odd: 1, log2 }, us);
+        SpeedTable {
+            source: "H200, bench/RESULTS.md 2026-11-26",
+            rows: vec![gl(16, 14.6), gl(18, 20.2), gl(20, 58.6), gl(22, 208.2), gl(23, 429.7)],
+        }
+    }
+
+    /// The measured µs per iteration of `arith` at `len`, if any.
+    pub fn us_per_iter(&self, arith: Arith, len: Length) -> Option<f64> {
+        self.rows.iter().find(|&&(a, l, _)| a == arith && l == len).map(|&(_, _, us)| us)
+    }
+}
+
+/// What the tuner picked for an exponent, and why (one line for stderr).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArithPick {
+    pub arith: Arith,
+    pub length: Length,
+    pub why: String,
+}
+
+/// The arithmetic (at its shortest length) expected fastest for M_p by `table`; an error naming
+/// the largest exponent any arithmetic supports when none holds p.
+pub fn fastest(p: u32, table: &SpeedTable) -> Result<ArithPick, EngineError> {
+    let pick = |arith: Arith, length: Length, why: String| Ok(ArithPick { arith, length, why });
+    let (gl, mm) = (Arith::Goldilocks, Arith::M61M31);
+    let at = |a: Arith, len: Length| match table.us_per_iter(a, len) {
+        Some(us) => format!("{} n={len} {us} µs/iter", a.name()),
+        None => format!("{} n={len} not measured", a.name()),
+    };
+    match (smallest_length(p, gl), smallest_length(p, mm)) {
+        (Err(_), Err(e)) => {
+            let top = Arith::ALL.into_iter().map(Arith::largest_exponent).max().unwrap_or(0);
+            Err(EngineError::NoPlan {
+                p,
+                why: format!("beyond every arithmetic's proven bound: the largest supported exponent is {top} ({e})"),
+            })
+        }
+        (Ok(g), Err(_)) => pick(gl, g, format!("{}: the only arithmetic whose bound holds M{p}", at(gl, g))),
+        (Err(_), Ok(m)) => pick(mm, m, format!("{}: the only arithmetic whose bound holds M{p}", at(mm, m))),
+        (Ok(g), Ok(m)) => match (table.us_per_iter(gl, g), table.us_per_iter(mm, m)) {
+            (Some(tg), Some(tm)) if tm < tg => {
+                pick(mm, m, format!("{}, faster than {} ({})", at(mm, m), at(gl, g), table.source))
+            }
+            (Some(_), Some(_)) => {
+                pick(gl, g, format!("{}, not slower than {} ({})", at(gl, g), at(mm, m), table.source))
+            }
+            _ => pick(
+                gl,
+                g,
+                format!("{} ({}); {}: goldilocks unless both are measured", at(gl, g), table.source, at(mm, m)),
+            ),
+        },
+    }
+}
+
+/// An engine choice settled for one test, with its arithmetic.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decision {
+    pub engine: EngineChoice,
+    /// The arithmetic of a transform engine (GPU, twin); for GMP it does not matter.
+    pub arith: Arith,
+    /// What was chosen under `auto` and why, one line each, for stderr.
+    pub notes: Vec<String>,
+}
+
+/// The arithmetic `choice` gives for M_p on `engine`: a forced one must hold p (else an error
+/// naming its largest exponent) and needs a transform engine (GMP has none: an error, so that
+/// `--engine cpu --arith m61m31` never runs something else than asked); `Auto` asks [`fastest`]
+/// (for GMP it is not asked: Goldilocks, unused).
+pub fn settle(choice: ArithChoice, engine: EngineChoice, p: u32) -> Result<(Arith, Option<String>), EngineError> {
+    check_engine(choice, engine)?;
+    match (choice, engine) {
+        (ArithChoice::Fixed(a), _) => {
+            smallest_length(p, a)?;
+            Ok((a, None))
+        }
+        (ArithChoice::Auto, EngineChoice::Cpu) => Ok((Arith::Goldilocks, None)),
+        (ArithChoice::Auto, _) => {
+            let pick = fastest(p, &SpeedTable::builtin())?;
+            Ok((pick.arith, Some(format!("arith auto: {}", pick.why))))
+        }
+    }
+}
+
+/// A forced arithmetic needs an engine with a transform: an error for GMP (`--engine cpu`).
+pub fn check_engine(choice: ArithChoice, engine: EngineChoice) -> Result<(), EngineError> {
+    match (choice, engine) {
+        (ArithChoice::Fixed(a), EngineChoice::Cpu) => Err(EngineError::Other(format!(
+            "--arith {} needs a transform engine (--engine gpu, twin or auto); the CPU engine (GMP) has no arithmetic to choose",
+            a.name()
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// Settle `--engine` and `--arith` for a test of `iterations` iterations of p (see
+/// [`select::decide`]). A forced arithmetic under `--engine auto` asks for a transform engine:
+/// the cost model's "GMP finishes first" is not taken (the GPU is still left for GMP when none
+/// is usable).
+pub fn decide(
+    engine: EngineChoice,
+    arith: ArithChoice,
+    p: u32,
+    kind: TestKind,
+    iterations: u64,
+    doubled: bool,
+) -> Result<Decision, EngineError> {
+    let (engine, why) = match arith {
+        ArithChoice::Fixed(a) if engine == EngineChoice::Auto => {
+            (engine, Some(format!("engine auto: the GPU, as --arith {} asks for a transform engine", a.name())))
+        }
+        _ => select::decide(engine, p, kind, iterations, doubled),
+    };
+    let (arith, note) = settle(arith, engine, p)?;
+    Ok(Decision { engine, arith, notes: why.into_iter().chain(note).collect() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(rows: Vec<(Arith, Length, f64)>) -> SpeedTable {
+        SpeedTable { source: "test", rows }
+    }
+    const fn len(odd: u32, log2: u32) -> Length {
+        Length { odd, log2 }
+    }
+
+    #[test]
+    fn the_tuner_keeps_goldilocks_without_m61m31_figures() {
+        // The built-in table has no M61·M31 row: every exponent that Goldilocks holds stays there.
+        for p in [9_689u32, 1_257_787, 20_996_011, 82_589_933, 136_279_841, 999_999_937] {
+            let pick = fastest(p, &SpeedTable::builtin()).unwrap();
+            assert_eq!(pick.arith, Arith::Goldilocks, "p={p}: {}", pick.why);
+            assert_eq!(pick.length, smallest_length(p, Arith::Goldilocks).unwrap());
+        }
+        let pick = fastest(136_279_841, &SpeedTable::builtin()).unwrap();
+        assert!(
+            pick.why.contains("goldilocks n=2^23 429.7 µs/iter") && pick.why.contains("m61m31 n=2^22 not measured")
+        );
+    }
+
+    #[test]
+    fn the_tuner_takes_the_faster_measured_arithmetic() {
+        // 136,279,841: Goldilocks 2^23, M61·M31 2^22; 82,589,933: 2^22 against 3·2^20.
+        let t = table(vec![
+            (Arith::Goldilocks, len(1, 23), 429.7),
+            (Arith::M61M31, len(1, 22), 300.0),
+            (Arith::Goldilocks, len(1, 22), 208.2),
+            (Arith::M61M31, len(3, 20), 250.0),
+        ]);
+        let pick = fastest(136_279_841, &t).unwrap();
+        assert_eq!((pick.arith, pick.length), (Arith::M61M31, len(1, 22)), "{}", pick.why);
+        assert!(pick.why.contains("faster than goldilocks n=2^23"), "{}", pick.why);
+        let pick = fastest(82_589_933, &t).unwrap();
+        assert_eq!((pick.arith, pick.length), (Arith::Goldilocks, len(1, 22)), "{}", pick.why);
+        // Equal is not faster; a measurement of M61·M31 alone is not compared.
+        let t = table(vec![(Arith::Goldilocks, len(1, 23), 300.0), (Arith::M61M31, len(1, 22), 300.0)]);
+        assert_eq!(fastest(136_279_841, &t).unwrap().arith, Arith::Goldilocks);
+        let t = table(vec![(Arith::M61M31, len(1, 22), 1.0)]);
+        assert_eq!(fastest(136_279_841, &t).unwrap().arith, Arith::Goldilocks);
+    }
+
+    #[test]
+    fn beyond_a_bound_the_other_arithmetic_or_a_clear_error() {
+        let (gl_top, mm_top) = (Arith::Goldilocks.largest_exponent(), Arith::M61M31.largest_exponent());
+        assert!(gl_top < mm_top);
+        let pick = fastest(gl_top + 2, &SpeedTable::builtin()).unwrap();
+        assert_eq!(pick.arith, Arith::M61M31, "{}", pick.why);
+        assert!(pick.why.contains("the only arithmetic"), "{}", pick.why);
+        let e = fastest(mm_top + 2, &SpeedTable::builtin()).unwrap_err().to_string();
+        assert!(e.contains(&format!("the largest supported exponent is {mm_top}")), "{e}");
+        // A forced arithmetic names its own largest exponent.
+        let e = settle(ArithChoice::Fixed(Arith::Goldilocks), EngineChoice::Gpu, gl_top + 2).unwrap_err().to_string();
+        assert!(e.contains(&format!("the largest exponent goldilocks supports is {gl_top}")), "{e}");
+        let e = settle(ArithChoice::Fixed(Arith::M61M31), EngineChoice::Twin, mm_top + 2).unwrap_err().to_string();
+        assert!(e.contains(&format!("the largest exponent m61m31 supports is {mm_top}")), "{e}");
+    }
+
+    #[test]
+    fn a_forced_arithmetic_needs_a_transform_engine() {
+        let e = settle(ArithChoice::Fixed(Arith::M61M31), EngineChoice::Cpu, 9_689).unwrap_err().to_string();
+        assert!(e.contains("--arith m61m31 needs a transform engine"), "{e}");
+        assert_eq!(settle(ArithChoice::Auto, EngineChoice::Cpu, 9_689).unwrap(), (Arith::Goldilocks, None));
+        assert_eq!(
+            settle(ArithChoice::Fixed(Arith::M61M31), EngineChoice::Twin, 9_689).unwrap(),
+            (Arith::M61M31, None)
+        );
+        // Under --engine auto a forced arithmetic keeps the transform engine where GMP would win.
+        let d = decide(EngineChoice::Auto, ArithChoice::Fixed(Arith::M61M31), 127, TestKind::Ll, 125, false).unwrap();
+        assert_eq!((d.engine, d.arith), (EngineChoice::Auto, Arith::M61M31));
+        let d = decide(EngineChoice::Auto, ArithChoice::Auto, 127, TestKind::Ll, 125, false).unwrap();
+        assert_eq!(d.engine, EngineChoice::Cpu);
+        let d = decide(EngineChoice::Twin, ArithChoice::Auto, 127, TestKind::Ll, 125, false).unwrap();
+        assert_eq!((d.engine, d.arith), (EngineChoice::Twin, Arith::Goldilocks));
+        assert!(d.notes.iter().any(|n| n.starts_with("arith auto: goldilocks n=2^")), "{:?}", d.notes);
+    }
+}
