@@ -17,7 +17,8 @@ LIMIT=${LIMIT:-0.1}
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 export XDG_CONFIG_HOME="$WORK/config" XDG_DATA_HOME="$WORK/data"
-echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)  date: $(date -u +%FT%TZ)  cores: $(nproc)  load: $(cut -d' ' -f1-3 /proc/loadavg)"
+commit=$("$BIN/prove" --version 2>/dev/null | sed -n 's/.*(commit \(.*\))$/\1/p')
+echo "commit: ${commit:-unknown} (the binaries')  date: $(date -u +%FT%TZ)  cores: $(nproc)  load: $(cut -d' ' -f1-3 /proc/loadavg)"
 "$BIN/prove" "$P" --cert "$WORK/warm.cbor" > /dev/null 2> "$WORK/first" || { cat "$WORK/first"; exit 1; } # creates the key
 grep '^engine auto' "$WORK/first" || echo "engine: (no auto line)"
 status=0
