@@ -17,9 +17,21 @@ LIMIT=${LIMIT:-0.1}
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 export XDG_CONFIG_HOME="$WORK/config" XDG_DATA_HOME="$WORK/data"
-echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)  date: $(date -u +%FT%TZ)  cores: $(nproc)  load: $(cut -d' ' -f1-3 /proc/loadavg)"
+commit=$("$BIN/prove" --version 2>/dev/null | sed -n 's/.*(commit \(.*\))$/\1/p')
+echo "commit: ${commit:-unknown} (the binaries')  date: $(date -u +%FT%TZ)  cores: $(nproc)  load: $(cut -d' ' -f1-3 /proc/loadavg)"
 "$BIN/prove" "$P" --cert "$WORK/warm.cbor" > /dev/null 2> "$WORK/first" || { cat "$WORK/first"; exit 1; } # creates the key
 grep '^engine auto' "$WORK/first" || echo "engine: (no auto line)"
+# Does auto touch CUDA for this exponent? (the dynamic loader names every library it looks for)
+cuda=$(LD_DEBUG=libs "$BIN/prove" "$P" 2>&1 >/dev/null | grep -c 'find library=libcuda')
+echo "CUDA looked for: $([ "$cuda" -gt 0 ] && echo "yes ($cuda times)" || echo no)"
+# Where one run's wall time goes (MERSENNE_CERT_TRACE marks, ms since the start).
+MERSENNE_CERT_TRACE=1 "$BIN/prove" "$P" --cert "$WORK/t.cbor" 2>&1 >/dev/null | awk '
+  /^trace:/ { ms = $2 + 0; name = $0; sub(/^trace: *[0-9.]+ ms +/, "", name); at[name] = ms; last = ms }
+  END {
+    split("args parsed|engine opening|engine open|run: spot threads started|run: last iteration done|run finished|certificate signed|certificate written|state cleared|exit", m, "|")
+    printf "breakdown (ms): start %.1f, choice+engine %.1f, loop %.1f, final checks %.1f, certificate %.1f (signed %.1f, written with fsyncs %.1f), clean-up %.1f, total %.1f\n",
+      at[m[1]], at[m[3]] - at[m[2]], at[m[5]] - at[m[4]], at[m[6]] - at[m[5]], at[m[8]] - at[m[6]],
+      at[m[7]] - at[m[6]], at[m[8]] - at[m[7]], at[m[10]] - at[m[8]], last }'
 status=0
 for mode in bare cert; do
   extra=()

@@ -216,7 +216,7 @@ ok=ok
 [ "$(field status "$prp")" = P ] && [ "$(field res64 "$prp")" = 0000000000000001 ] || ok=FAIL
 [ "$(field faults_injected "$ll")" = 1 ] && [ "$(field faults_injected "$prp")" = 1 ] || ok=FAIL
 [ "$(field double_iterations "$ll")" -ge 86241 ] 2>/dev/null || ok=FAIL # every iteration, and the redone ones
-record 9 "work faults" $ok "M86243 LL $(field res64 "$ll") (double_checks $(field double_checks "$ll"), rollbacks $(field rollbacks "$ll")), PRP-3 $(field res64 "$prp") (gerbicz_failures $(field gerbicz_failures "$prp")), a fault in each ($(secs "$t" "$(now)") s)"
+record 9 "work faults" $ok "M86243 LL $(field res64 "$ll") (double_checks $(field double_checks "$ll"), rollbacks $(field rollbacks "$ll")), PRP-3 $(field res64 "$prp") (errors.gerbicz $(field gerbicz "$prp"), spot_failures $(field spot_failures "$prp" | grep . || echo 0), rollbacks $(field rollbacks "$prp")), a fault in each ($(secs "$t" "$(now)") s)"
 printf 'Test=1257787,60,1\n' >"$wd/worktodo.txt"
 t=$(now)
 "$BIN/prove" --work-dir "$wd" --engine gpu >/dev/null 2>"$WORK/work2.err"; rc=$?

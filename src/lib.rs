@@ -9,6 +9,10 @@
 //! replays a certificate without importing [`run`]. [`work`] runs a GIMPS work directory
 //! (worktodo.txt in, results.json.txt and proof files out) on top of [`run`].
 
+/// What `--version` prints: the package version and the commit the binary was built from
+/// (build.rs; "+dirty" when the tree differed from it).
+pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("MERSENNE_CERT_COMMIT"), ")");
+
 pub mod cert;
 pub mod cli;
 pub mod cpu_ref;

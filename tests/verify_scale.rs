@@ -157,3 +157,49 @@ fn auto_runs_small_work_on_the_cpu() {
     assert!(stderr(&o).contains("engine auto: the CPU (GMP), it finishes first"), "{}", stderr(&o));
     assert!(!stderr(&o).contains("no GPU engine"), "CUDA was looked for: {}", stderr(&o));
 }
+
+/// `prove 4423` as [`certificate`] does, into `env`'s state directory, with `replay` replay points
+/// and any `extra` arguments.
+fn prove_points(env: &Env, replay: &str, extra: &[&str]) -> Output {
+    let cert = env.path("r.cert");
+    let mut args = vec!["4423", "--cert", cert.to_str().unwrap(), "--checkpoint-every", "100"];
+    args.extend(["--residue-budget", "1700", "--replay-points", replay]);
+    args.extend(extra);
+    env.prove(&args)
+}
+
+#[test]
+fn replay_points_live_outside_the_saved_state_and_survive_a_kill() {
+    // Stopped at 2500: the state's size does not depend on the replay points it has made.
+    let (with, without) = (Env::new(), Env::new());
+    let o = prove_points(&with, "16", &["--stop-after", "2500"]);
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    assert_eq!(prove_points(&without, "0", &["--stop-after", "2500"]).status.code(), Some(130));
+    let test_dir = |env: &Env| env.path("state").join("M4423-LL");
+    let size = |env: &Env| std::fs::metadata(test_dir(env).join("state.cbor")).unwrap().len();
+    let replay = test_dir(&with).join("replay");
+    let made = std::fs::read_dir(&replay).unwrap().count();
+    // Points every 3rd checkpoint (300, 600, ...) but 1500, which the certificate holds.
+    assert_eq!(made, 7, "points up to 2400");
+    assert!(size(&with) < size(&without) + 553, "{} vs {}: one residue is 553 bytes", size(&with), size(&without));
+
+    // One point damaged on disk, and a stale file at a point the run has not reached yet (as a
+    // run killed after writing it and before its next save leaves one).
+    let p600 = replay.join("600.res");
+    let mut bytes = std::fs::read(&p600).unwrap();
+    bytes[40] ^= 4;
+    std::fs::write(&p600, bytes).unwrap();
+    std::fs::copy(replay.join("2400.res"), replay.join("2700.res")).unwrap();
+    let o = prove_points(&with, "16", &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains("resumed from a saved state at iteration 2500"), "{e}");
+    assert!(e.contains("replay point at iteration 600 left out of the sidecar"), "{e}");
+    assert!(e.contains("replay points: 11 residues"), "{e}");
+    assert!(!test_dir(&with).exists(), "the state directory goes with the finished test");
+    let left: Vec<_> = std::fs::read_dir(with.path("state")).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(left.is_empty(), "the lock file goes too: {left:?}");
+    let v = run(verify(&with.path("r.cert"), &[]));
+    assert!(v.status.success(), "{}", stderr(&v));
+    assert!(segments_replayed(&v) >= 11, "{}", stderr(&v));
+}

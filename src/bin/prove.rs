@@ -53,7 +53,7 @@ enum LlCheck {
 #[derive(clap::Parser, Debug)]
 #[command(
     name = "prove",
-    version,
+    version = mersenne_cert::VERSION,
     about = "Test 2^P-1 for primality (Lucas-Lehmer, or base-3 PRP) and write a signed certificate"
 )]
 struct Args {
@@ -759,10 +759,13 @@ fn real_main() -> Result<()> {
     let spec = test_spec(&args, p)?;
     let kind = spec.kind;
     let key = check_outputs(&args)?;
-    let (mut test, _lock) = open_test(&args, spec)?;
+    let (mut test, lock) = open_test(&args, spec)?;
     let rec = run_test(&mut test, p, kind)?;
     let (outcome, info) = conclude(&mut test, &rec, p, kind)?;
     publish(&args, &test, key.as_ref(), rec, &outcome, &info)?;
+    // The test is finished and its state cleared: its lock file goes too (interrupted or failed
+    // runs keep theirs beside the state they leave).
+    lock.release().with_context(|| format!("cannot remove the lock file {}", test.store().lock_path().display()))?;
     // Everything is written and the process ends next: the driver releases the GPU with it.
     test.leak_engines();
     Ok(())

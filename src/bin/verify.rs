@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 #[derive(clap::Parser, Debug)]
 #[command(
     name = "verify",
-    version,
+    version = mersenne_cert::VERSION,
     about = "Verify a mersenne-cert certificate (signature, structure, proof or independent replay) or a GIMPS PRP proof file"
 )]
 struct Args {

@@ -95,6 +95,12 @@ impl CheckpointLayout {
         k == total || (k.is_multiple_of(self.every) && (k / self.every).is_multiple_of(self.full_every))
     }
 
+    /// Is the checkpoint at iteration k a replay point the certificate does not carry (its
+    /// residue goes to the sidecar)?
+    pub fn is_replay_point(&self, k: u64, total: u64) -> bool {
+        self.is_point(k) && !self.in_certificate(k, total)
+    }
+
     /// Is the checkpoint at iteration k a replay point?
     fn is_point(&self, k: u64) -> bool {
         self.point_every != 0 && k.is_multiple_of(self.every) && (k / self.every).is_multiple_of(self.point_every)
@@ -102,12 +108,25 @@ impl CheckpointLayout {
 }
 
 /// Split a finished chain: residues the certificate does not carry are taken out of it and
-/// returned as (iteration, residue bytes), in order, for the sidecar.
-pub fn split_points(chain: &mut [Checkpoint], layout: &CheckpointLayout, total: u64) -> Vec<(u64, ByteBuf)> {
+/// returned as (iteration, residue bytes), in order, for the sidecar. A replay point whose residue
+/// the chain does not hold (the run kept it on disk) is asked of `load`, which answers None when
+/// it has no good copy: that point is then left out.
+pub fn split_points(
+    chain: &mut [Checkpoint],
+    layout: &CheckpointLayout,
+    total: u64,
+    mut load: impl FnMut(&Checkpoint) -> Option<Residue>,
+) -> Vec<(u64, ByteBuf)> {
     chain
         .iter_mut()
-        .filter(|c| c.residue.is_some() && !layout.in_certificate(c.iteration, total))
-        .map(|c| (c.iteration, c.residue.take().expect("filtered on Some")))
+        .filter(|c| !layout.in_certificate(c.iteration, total))
+        .filter_map(|c| match c.residue.take() {
+            Some(r) => Some((c.iteration, r)),
+            None if layout.is_replay_point(c.iteration, total) => {
+                load(c).map(|x| (c.iteration, ByteBuf::from(x.to_bytes())))
+            }
+            None => None,
+        })
         .collect()
 }
 
@@ -175,7 +194,7 @@ mod tests {
             .map(|k| checkpoint(k, &x, l.is_full(k, total)))
             .collect();
         let kept = chain.iter().filter(|c| c.residue.is_some()).count();
-        let points = split_points(&mut chain, &l, total);
+        let points = split_points(&mut chain, &l, total, |_| panic!("all in memory"));
         let in_cert: Vec<u64> = chain.iter().filter(|c| c.residue.is_some()).map(|c| c.iteration).collect();
         assert_eq!(in_cert.len() + points.len(), kept);
         assert!(in_cert.len() <= 4 && in_cert.contains(&total), "{in_cert:?}");
@@ -188,6 +207,19 @@ mod tests {
             .filter(|&k| l0.is_checkpoint(k, total))
             .map(|k| checkpoint(k, &x, l0.is_full(k, total)))
             .collect();
-        assert!(split_points(&mut chain, &l0, total).is_empty());
+        assert!(split_points(&mut chain, &l0, total, |_| panic!("no points")).is_empty());
+        // Points kept on disk are loaded; one without a good copy is left out.
+        let mut chain: Vec<Checkpoint> = (1..=total)
+            .filter(|&k| l.is_checkpoint(k, total))
+            .map(|k| checkpoint(k, &x, l.in_certificate(k, total)))
+            .collect();
+        let mut asked = Vec::new();
+        let loaded = split_points(&mut chain, &l, total, |c| {
+            asked.push(c.iteration);
+            (asked.len() != 2).then(|| x.clone())
+        });
+        assert_eq!(asked, points.iter().map(|(k, _)| *k).collect::<Vec<_>>());
+        assert_eq!(loaded.len(), points.len() - 1);
+        assert!(!loaded.iter().any(|(k, _)| *k == asked[1]));
     }
 }

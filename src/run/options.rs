@@ -4,6 +4,7 @@
 
 use crate::proof::points::ProofStore;
 use crate::run::checkpoints::CheckpointLayout;
+use crate::run::replay_store::ReplayStore;
 use crate::run::state::StateStore;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -50,6 +51,9 @@ pub struct RunOptions {
     pub stop_at: Option<u64>,
     /// PRP: save the residue at each proof point here (only once a Gerbicz check covers it).
     pub proof: Option<ProofStore>,
+    /// Write the replay points here as they are made, the chain keeping only their hashes
+    /// (None: the chain holds them).
+    pub replay: Option<ReplayStore>,
 }
 
 impl RunOptions {
@@ -71,6 +75,7 @@ impl RunOptions {
             stop: None,
             stop_at: None,
             proof: None,
+            replay: None,
         }
     }
 }

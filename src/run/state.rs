@@ -32,9 +32,37 @@ pub enum StateError {
     Locked { path: PathBuf, holder: String },
 }
 
-/// The exclusive lock on a test's state; released when dropped (or when the process ends).
+/// The exclusive lock on a test's state; released when dropped (or when the process ends),
+/// its file left in place; [`StateLock::release`] removes the file too.
 #[derive(Debug)]
-pub struct StateLock(#[allow(dead_code)] std::fs::File);
+pub struct StateLock {
+    file: std::fs::File,
+    path: PathBuf,
+}
+
+impl StateLock {
+    /// Release the lock and remove its file (the test is finished): the file goes while the lock
+    /// is still held, so no other process holds it then; one that opened it before and takes it
+    /// after finds it no longer at its path and takes the lock anew ([`StateStore::lock`]). Not
+    /// made durable (no fsync of the directory): a lock file that a crash brings back is only
+    /// an empty file, which the next run takes.
+    pub fn release(self) -> std::io::Result<()> {
+        match std::fs::remove_file(&self.path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+        drop(self.file);
+        Ok(())
+    }
+}
+
+/// Is `f` (open) the file at `path` now? Not when the path was removed or replaced since it was
+/// opened.
+fn still_at(f: &std::fs::File, path: &Path) -> std::io::Result<bool> {
+    use std::os::unix::fs::MetadataExt;
+    let (open, named) = (f.metadata()?, std::fs::metadata(path));
+    Ok(named.is_ok_and(|n| (n.dev(), n.ino()) == (open.dev(), open.ino())))
+}
 
 /// Everything needed to resume a test exactly where it was saved.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -105,20 +133,32 @@ impl StateStore {
         use std::io::Write;
         let path = self.lock_path();
         let io = |source| StateError::Io { path: path.clone(), source };
-        let mut f =
-            std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(false).open(&path).map_err(io)?;
-        match f.try_lock() {
-            Ok(()) => {}
-            Err(std::fs::TryLockError::WouldBlock) => {
-                let holder = std::fs::read_to_string(&path).unwrap_or_default().trim().to_string();
-                let holder = if holder.is_empty() { "holder unknown".into() } else { holder };
-                return Err(StateError::Locked { path, holder });
+        // A holder that finished removes the file while holding it: a lock taken on a file that
+        // is no longer at the path is let go and taken again on the new one.
+        loop {
+            let mut f = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(&path)
+                .map_err(io)?;
+            match f.try_lock() {
+                Ok(()) => {}
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    let holder = std::fs::read_to_string(&path).unwrap_or_default().trim().to_string();
+                    let holder = if holder.is_empty() { "holder unknown".into() } else { holder };
+                    return Err(StateError::Locked { path, holder });
+                }
+                Err(std::fs::TryLockError::Error(e)) => return Err(io(e)),
             }
-            Err(std::fs::TryLockError::Error(e)) => return Err(io(e)),
+            if !still_at(&f, &path).map_err(io)? {
+                continue;
+            }
+            f.set_len(0).map_err(io)?;
+            write!(f, "pid {}", std::process::id()).and_then(|_| f.flush()).map_err(io)?;
+            return Ok(StateLock { file: f, path });
         }
-        f.set_len(0).map_err(io)?;
-        write!(f, "pid {}", std::process::id()).and_then(|_| f.flush()).map_err(io)?;
-        Ok(StateLock(f))
     }
 
     /// Save: the current file becomes the previous one, then the new one is put in place.
@@ -267,6 +307,23 @@ mod tests {
         assert!(st.lock().is_err());
         drop(held);
         st.lock().unwrap();
+    }
+
+    #[test]
+    fn release_removes_the_lock_file_and_a_stale_handle_takes_the_new_one() {
+        let root = tempfile::tempdir().unwrap();
+        let st = StateStore::open(root.path(), 89, TestKind::Ll).unwrap();
+        let held = st.lock().unwrap();
+        // Another process opened the file before the holder released it, and locks it after.
+        let early = std::fs::File::open(st.lock_path()).unwrap();
+        held.release().unwrap();
+        assert!(!st.lock_path().exists());
+        early.try_lock().unwrap();
+        assert!(!still_at(&early, &st.lock_path()).unwrap());
+        // The next lock is on a new file at the path, and exclusive again.
+        let next = st.lock().unwrap();
+        assert!(st.lock().is_err());
+        next.release().unwrap();
     }
 
     #[test]

@@ -16,6 +16,7 @@ use crate::proof::session::{self, BuiltProof, ProofSetup};
 use crate::residue::Residue;
 use crate::run::checkpoints::split_points;
 use crate::run::double::Shadow;
+use crate::run::replay_store::ReplayStore;
 use crate::run::report::{self, TestInfo};
 use crate::run::state::StateStore;
 use crate::run::{double, run_checked, run_doubled, RunEnd, RunError, RunOptions, RunRecord, SpotMode};
@@ -240,9 +241,10 @@ impl Test {
             store: Some(self.store.clone()),
             stop: Some(stop),
             proof: self.proof.as_ref().map(|s| s.store.clone()),
+            replay: Some(self.replay_store()),
             ..self.spec.opts.clone()
         };
-        let confirm_opts = RunOptions { store: None, faults: Vec::new(), stop_at: None, ..opts.clone() };
+        let confirm_opts = RunOptions { store: None, replay: None, faults: Vec::new(), stop_at: None, ..opts.clone() };
         let mut progress = self.progress(kind.worktype())?;
         trace::mark("run started");
         // Two GMP engines check each other on two cores: the second runs beside the first, on a
@@ -294,6 +296,11 @@ impl Test {
             rec.checks.bump("confirmation_reruns", 1);
         }
         Ok(TestEnd::Done(rec))
+    }
+
+    /// Where the run keeps its replay points: the test's state directory.
+    fn replay_store(&self) -> ReplayStore {
+        ReplayStore::new(self.store.dir(), self.spec.p)
     }
 
     /// A consistent error names the saved states it leaves and how to start again.
@@ -348,7 +355,16 @@ impl Test {
         rec: &mut RunRecord,
         outcome: &Outcome,
     ) -> Result<String> {
-        let sidecar = split_points(&mut rec.checkpoints, &self.spec.opts.layout, self.spec.opts.total);
+        let replay = self.replay_store();
+        let sidecar = split_points(&mut rec.checkpoints, &self.spec.opts.layout, self.spec.opts.total, |c| {
+            replay
+                .load(c.iteration, &c.hash)
+                .inspect_err(|why| {
+                    eprintln!("warning: replay point at iteration {} left out of the sidecar: {why}", c.iteration)
+                })
+                .ok()
+        });
+        trace::mark("replay points read back");
         let body = report::cert_body(info, rec, outcome);
         trace::mark("certificate body built");
         let bytes = cert::seal(&body, key);

@@ -8,7 +8,7 @@
 use super::schedule::{self, Devices, Workers};
 use crate::cert::CertBody;
 use crate::cert::Outcome;
-use crate::engine::{Engine, EngineChoice, EngineError};
+use crate::engine::{Engine, EngineChoice, EngineError, Value};
 use crate::residue::{Residue, ResidueError};
 use crate::transform::plan::Arith;
 use std::collections::BTreeMap;
@@ -89,18 +89,31 @@ pub fn replay_segment(seg: &Segment, engine: &mut dyn Engine) -> Result<(), Repl
 }
 
 /// [`replay_segment`], telling `advanced` the iterations done at each checkpoint (for progress).
+/// The iterations to the next checkpoint are queued behind each read ([`Engine::read_then_queue`]),
+/// so a GPU goes on while the host converts and hashes the residue it read, instead of idling
+/// through every read (and through whatever slows the host's side: other GPUs' feeder threads,
+/// CPU replay threads).
 pub fn replay_segment_with(
     seg: &Segment,
     engine: &mut dyn Engine,
     advanced: &mut dyn FnMut(u64),
 ) -> Result<(), ReplayError> {
     engine.load(&seg.start)?;
-    let mut at = seg.from;
-    for &(iteration, hash) in &seg.checks {
-        engine.iterate(iteration - at)?;
+    let (mut at, mut queued) = (seg.from, seg.from);
+    for (j, &(iteration, hash)) in seg.checks.iter().enumerate() {
+        if queued < iteration {
+            engine.iterate_queued(iteration - queued)?;
+        }
+        let x = match seg.checks.get(j + 1) {
+            Some(&(next, _)) => {
+                queued = next;
+                engine.read_then_queue(Value::State, next - iteration)?
+            }
+            None => engine.read()?,
+        };
         advanced(iteration - at);
         at = iteration;
-        if engine.read()?.hash() != hash {
+        if x.hash() != hash {
             return Err(ReplayError::HashMismatch { iteration });
         }
     }
@@ -228,6 +241,9 @@ pub fn replay(body: &CertBody, opts: &ReplayOptions) -> Result<ReplayReport, Rep
         eprintln!("{note}");
     }
     let done = schedule::run(&chosen, p, kind, &workers, true);
+    for line in done.busy(&chosen) {
+        eprintln!("replay: {line}");
+    }
     let mut hashes = 0;
     let mut left = None;
     for (seg, run) in chosen.iter().zip(done.runs) {

@@ -52,10 +52,8 @@ pub fn try_claim(store: &StateStore) -> Result<Option<StateLock>, crate::run::st
 /// Give up the claim of a line whose result is written: the lock file is removed while still
 /// held, under the directory lock (every claim is taken under it, so no other worker holds the
 /// file open), then released.
-pub fn release_finished(_dir: &DirLock, store: &StateStore, lock: StateLock) -> io::Result<()> {
-    fsutil::remove_durably(&store.lock_path())?;
-    drop(lock);
-    Ok(())
+pub fn release_finished(_dir: &DirLock, lock: StateLock) -> io::Result<()> {
+    lock.release()
 }
 
 /// The record of the claims of a work directory.
@@ -157,7 +155,7 @@ mod tests {
             let g = DirLock::take(d).unwrap();
             claims.release(&g, "worktodo.txt", "Test=9689").unwrap();
             claims.release(&g, "worktodo.txt", "Test=9689").unwrap();
-            release_finished(&g, &store, lock).unwrap();
+            release_finished(&g, lock).unwrap();
         }
         assert_eq!(claims.list().unwrap(), [("worktodo.txt".into(), "Test=4423".into(), "worker 1".into())]);
         assert!(!store.lock_path().exists());

@@ -236,7 +236,7 @@ fn lock_dir(paths: &Paths) -> Result<DirLock> {
 /// (a kill in between leaves the line, which the next scan finds done and removes).
 fn remove_claimed(g: &DirLock, claims: &Claims, c: Claimed) -> Result<()> {
     let file = &c.source.worktodo;
-    claim::release_finished(g, &c.store, c.lock).context("cannot remove a finished test's lock")?;
+    claim::release_finished(g, c.lock).context("cannot remove a finished test's lock")?;
     claims.release(g, &c.source.name(), &c.a.line).context("cannot update the claims record")?;
     worktodo::remove_line(file, &c.a.line).with_context(|| format!("cannot update {}", file.display()))?;
     Ok(())

@@ -1,0 +1,31 @@
+//! Records the commit the binaries are built from, for `--version` and the scripts' headers:
+//! `MERSENNE_CERT_COMMIT` when set at build time, else `git describe` of the source tree
+//! (`+dirty` when files differ from that commit, as in a copy of a tree whose .git is stale),
+//! else "unknown" (a tree without git).
+
+use std::process::Command;
+
+fn git(args: &[&str]) -> Option<String> {
+    let out = Command::new("git").args(args).output().ok()?;
+    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+fn main() {
+    println!("cargo:rerun-if-env-changed=MERSENNE_CERT_COMMIT");
+    // A commit moves HEAD (or the branch it names); an edit changes the tree.
+    if let Some(p) = git(&["rev-parse", "--git-path", "HEAD"]) {
+        println!("cargo:rerun-if-changed={p}");
+    }
+    if let Some(head) = git(&["symbolic-ref", "-q", "HEAD"]).and_then(|r| git(&["rev-parse", "--git-path", &r])) {
+        println!("cargo:rerun-if-changed={head}");
+    }
+    for path in ["src", "kernels", "Cargo.toml", "Cargo.lock", "build.rs"] {
+        println!("cargo:rerun-if-changed={path}");
+    }
+    let commit = std::env::var("MERSENNE_CERT_COMMIT")
+        .ok()
+        .filter(|c| !c.is_empty())
+        .or_else(|| git(&["describe", "--always", "--dirty=+dirty", "--abbrev=12", "--exclude=*"]))
+        .unwrap_or_else(|| "unknown".into());
+    println!("cargo:rustc-env=MERSENNE_CERT_COMMIT={commit}");
+}
