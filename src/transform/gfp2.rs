@@ -79,7 +79,7 @@ pub trait Mersenne: Field {
 #[cfg(test)]
 pub(crate) mod base_checks {
     use super::Mersenne;
-    use crate::transform::field::{laws_hold, Field};
+    use crate::transform::field::laws_hold;
 
     /// Reduction, add, sub, mul, neg and the shift of a and b against u128, and the field laws
     /// on a, b and c.
