@@ -14,8 +14,8 @@
 //                holding 2^R values in registers;
 //   mm_block     the stages of half-size < 2^(log_c) on chunks of 2^log_c values in shared memory;
 //   mm_pair      the right-angle pair step and the pointwise square or product;
-//   mm_carry     unweight (rotations, and 1/3), CRT to i128 and the carry walk of each segment
-//                (one thread per segment), the LL term -2·2^s on the way.
+//   mm_carry     unweight (rotations, and 1/3), CRT to i128 (a thread per digit) and the carry
+//                walk of each segment (a thread per segment), the LL term -2·2^s on the way.
 // Every kernel but mm_weigh and mm_carry runs both fields at once: blockIdx.y = 0 is GF(M61^2),
 // 1 is GF(M31^2). Launched with programmatic dependent launch, each waits for the previous kernel
 // (griddepcontrol.wait) before touching memory.
@@ -90,8 +90,20 @@ __device__ __forceinline__ u32 mm_from_i64(F31, i64 d) {
 
 // ---- the digit layout (src/transform/plan.rs) ----
 
+// x mod n and x / n for n = odd·2^(log_m + 1), odd in {1, 3}: a mask and a shift, and a
+// division by the constant 3 (no 64-bit division by a run-time value).
+__device__ __forceinline__ u64 mm_mod_n(const MmLayout& L, u64 x) {
+    const u32 l = L.log_m + 1;
+    const u64 lo = x & ((1ull << l) - 1);
+    return L.odd == 1 ? lo : (((x >> l) % 3) << l) | lo;
+}
+__device__ __forceinline__ u64 mm_div_n(const MmLayout& L, u64 x) {
+    const u64 hi = x >> (L.log_m + 1);
+    return L.odd == 1 ? hi : hi / 3;
+}
+
 // Lowest bit of digit j: ceil(p j / n).
-__device__ __forceinline__ u64 mm_start(const MmLayout& L, u64 j) { return ((u64)L.p * j + L.n - 1) / L.n; }
+__device__ __forceinline__ u64 mm_start(const MmLayout& L, u64 j) { return mm_div_n(L, (u64)L.p * j + L.n - 1); }
 
 // e_j = ceil(pj/n)·n - pj = (n - pj mod n) mod n, and the widths of digits j, j + 1, ... by the
 // recurrence of Plan::widths_from: digit j is q + 1 bits wide iff e_j < f (p = q n + f).
@@ -99,9 +111,10 @@ struct MmWidths {
     u32 e, q, f, n;
     __device__ __forceinline__ MmWidths(const MmLayout& L, u64 j) {
         n = L.n;
-        q = L.p / n;
-        f = L.p % n;
-        e = (u32)((n - ((u64)L.p * j) % n) % n);
+        q = (u32)mm_div_n(L, L.p);
+        f = (u32)mm_mod_n(L, L.p);
+        const u32 r = (u32)mm_mod_n(L, (u64)L.p * j);
+        e = r == 0 ? 0 : n - r;
     }
     __device__ __forceinline__ u32 next() {
         const bool wide = e < f;
@@ -177,12 +190,12 @@ __device__ __forceinline__ void mm_radix3_one(Cx<F>* z, const MmLayout& L, u32 i
     if (!inverse) {
         const Cx<F> u0 = z[i], u1 = z[i + m], u2 = z[i + 2 * m];
         z[i] = cx_add(cx_add(u0, u1), u2);
-        z[i + m] = cx_mul4(cx_add(cx_add(u0, mm_scale(u1, w3)), mm_scale(u2, iw3)), root[i]);
-        z[i + 2 * m] = cx_mul4(cx_add(cx_add(u0, mm_scale(u1, iw3)), mm_scale(u2, w3)), root[2 * i]);
+        z[i + m] = cx_mul3(cx_add(cx_add(u0, mm_scale(u1, w3)), mm_scale(u2, iw3)), root[i]);
+        z[i + 2 * m] = cx_mul3(cx_add(cx_add(u0, mm_scale(u1, iw3)), mm_scale(u2, w3)), root[2 * i]);
     } else {
         const Cx<F> v0 = z[i];
-        const Cx<F> v1 = cx_mul4(z[i + m], root[(N - i) % N]);
-        const Cx<F> v2 = cx_mul4(z[i + 2 * m], root[(N - 2 * i) % N]);
+        const Cx<F> v1 = cx_mul3(z[i + m], root[(N - i) % N]);
+        const Cx<F> v2 = cx_mul3(z[i + 2 * m], root[(N - 2 * i) % N]);
         z[i] = cx_add(cx_add(v0, v1), v2);
         z[i + m] = cx_add(cx_add(v0, mm_scale(v1, iw3)), mm_scale(v2, w3));
         z[i + 2 * m] = cx_add(cx_add(v0, mm_scale(v1, w3)), mm_scale(v2, iw3));
@@ -223,7 +236,7 @@ __device__ __forceinline__ void mm_pass_one(Cx<F>* z, const MmLayout& L, u32 t, 
                 const u32 i = c + ((u32)(k & ((1 << r) - 1)) << s_lo);
                 const Cx<F> u = v[k], w = v[k + (1 << r)];
                 v[k] = cx_add(u, w);
-                v[k + (1 << r)] = cx_mul4(cx_sub(u, w), tw[h + i]);
+                v[k + (1 << r)] = cx_mul3(cx_sub(u, w), tw[h + i]);
             }
         }
     } else {
@@ -234,7 +247,7 @@ __device__ __forceinline__ void mm_pass_one(Cx<F>* z, const MmLayout& L, u32 t, 
             for (int k = 0; k < (1 << R); k++) {
                 if (k & (1 << r)) continue;
                 const u32 i = c + ((u32)(k & ((1 << r) - 1)) << s_lo);
-                const Cx<F> u = v[k], w = cx_mul4(v[k + (1 << r)], tw[h + i]);
+                const Cx<F> u = v[k], w = cx_mul3(v[k + (1 << r)], tw[h + i]);
                 v[k] = cx_add(u, w);
                 v[k + (1 << r)] = cx_sub(u, w);
             }
@@ -262,33 +275,83 @@ MM_PASS_KERNEL(4)
 
 // ---- 2b, 4. the stages of half-size < 2^log_c in shared memory ----
 
-// One block per chunk of 2^log_c values, 2^(log_c - 1) threads, one butterfly each per stage.
+// One radix-2 stage of half-size h = 2^lh on sh, butterflies t, t + threads, ...
+template <class F>
+__device__ __forceinline__ void mm_block_r2(Cx<F>* sh, const Cx<F>* tw, u32 log_c, u32 lh, bool inverse, u32 t,
+                                            u32 threads) {
+    for (u32 b = t; b < (1u << (log_c - 1)); b += threads) {
+        const u32 h = 1u << lh, i = b & (h - 1), k = ((b >> lh) << (lh + 1)) | i;
+        const Cx<F> u = sh[k], w = sh[k + h];
+        if (!inverse) {
+            sh[k] = cx_add(u, w);
+            sh[k + h] = cx_mul3(cx_sub(u, w), tw[h + i]);
+        } else {
+            const Cx<F> x = cx_mul3(w, tw[h + i]);
+            sh[k] = cx_add(u, x);
+            sh[k + h] = cx_sub(u, x);
+        }
+    }
+}
+
+// Two radix-2 stages of half-sizes h1 = 2 h0 and h0 = 2^l0 on the four values k + {0, 1, 2, 3} h0
+// of thread t (forward: h1 then h0; inverse: h0 then h1).
+template <class F>
+__device__ __forceinline__ void mm_block_r4(Cx<F>* sh, const Cx<F>* tw, u32 l0, bool inverse, u32 t) {
+    const u32 h0 = 1u << l0, h1 = 2 * h0, i = t & (h0 - 1), k = ((t >> l0) << (l0 + 2)) | i;
+    Cx<F> a0 = sh[k], a1 = sh[k + h0], a2 = sh[k + 2 * h0], a3 = sh[k + 3 * h0];
+    if (!inverse) {
+        const Cx<F> b0 = cx_add(a0, a2), b2 = cx_mul3(cx_sub(a0, a2), tw[h1 + i]);
+        const Cx<F> b1 = cx_add(a1, a3), b3 = cx_mul3(cx_sub(a1, a3), tw[h1 + h0 + i]);
+        const Cx<F> w = tw[h0 + i];
+        a0 = cx_add(b0, b1);
+        a1 = cx_mul3(cx_sub(b0, b1), w);
+        a2 = cx_add(b2, b3);
+        a3 = cx_mul3(cx_sub(b2, b3), w);
+    } else {
+        const Cx<F> w = tw[h0 + i];
+        const Cx<F> v1 = cx_mul3(a1, w), v3 = cx_mul3(a3, w);
+        const Cx<F> b0 = cx_add(a0, v1), b1 = cx_sub(a0, v1), b2 = cx_add(a2, v3), b3 = cx_sub(a2, v3);
+        const Cx<F> v2 = cx_mul3(b2, tw[h1 + i]), v3b = cx_mul3(b3, tw[h1 + h0 + i]);
+        a0 = cx_add(b0, v2);
+        a2 = cx_sub(b0, v2);
+        a1 = cx_add(b1, v3b);
+        a3 = cx_sub(b1, v3b);
+    }
+    sh[k] = a0;
+    sh[k + h0] = a1;
+    sh[k + 2 * h0] = a2;
+    sh[k + 3 * h0] = a3;
+}
+
+// One block per chunk of 2^log_c values in shared memory, max(2^(log_c - 2), 1) threads: the
+// stages two at a time (radix 4), one alone (the last forward, the first inverse) when log_c is
+// odd.
 template <class F>
 __device__ __forceinline__ void mm_block_one(Cx<F>* z, const MmLayout& L, u32 log_c, bool inverse) {
     extern __shared__ u64 mm_shared[];
     Cx<F>* sh = (Cx<F>*)mm_shared;
     const MmTab& T = mm_tab<F>(L);
     const Cx<F>* tw = (const Cx<F>*)(inverse ? T.itw : T.tw);
-    const u32 half = 1u << (log_c - 1), t = threadIdx.x;
+    const u32 C = 1u << log_c, t = threadIdx.x, threads = blockDim.x;
     Cx<F>* chunk = z + ((u64)blockIdx.x << log_c);
-    sh[t] = chunk[t];
-    sh[t + half] = chunk[t + half];
+    for (u32 k = t; k < C; k += threads) sh[k] = chunk[k];
     __syncthreads();
-    for (u32 lh = inverse ? 0 : log_c - 1; lh < log_c; lh = inverse ? lh + 1 : lh - 1) {
-        const u32 h = 1u << lh, i = t & (h - 1), k = ((t >> lh) << (lh + 1)) | i;
-        const Cx<F> u = sh[k], w = sh[k + h];
-        if (!inverse) {
-            sh[k] = cx_add(u, w);
-            sh[k + h] = cx_mul4(cx_sub(u, w), tw[h + i]);
-        } else {
-            const Cx<F> x = cx_mul4(w, tw[h + i]);
-            sh[k] = cx_add(u, x);
-            sh[k + h] = cx_sub(u, x);
-        }
+    const bool single = log_c & 1;
+    if (inverse && single) {
+        mm_block_r2(sh, tw, log_c, 0, true, t, threads);
         __syncthreads();
     }
-    chunk[t] = sh[t];
-    chunk[t + half] = sh[t + half];
+    for (u32 q = 0; q < log_c / 2; q++) {
+        // Forward from the top pair of stages down; inverse from the bottom up.
+        const u32 l0 = inverse ? (single ? 1 : 0) + 2 * q : log_c - 2 - 2 * q;
+        mm_block_r4(sh, tw, l0, inverse, t);
+        __syncthreads();
+    }
+    if (!inverse && single) {
+        mm_block_r2(sh, tw, log_c, 0, false, t, threads);
+        __syncthreads();
+    }
+    for (u32 k = t; k < C; k += threads) chunk[k] = sh[k];
 }
 
 extern "C" __global__ void mm_block(u64 z61, u64 z31, MmLayout L, u32 log_c, u32 inverse) {
@@ -313,18 +376,14 @@ __device__ __forceinline__ void mm_even_odd(Cx<F> zf, Cx<F> zg, Cx<F>& a, Cx<F>&
 // A A' + w B B' + i (A B' + B A').
 template <class F>
 __device__ __forceinline__ Cx<F> mm_pair_product(Cx<F> a, Cx<F> b, Cx<F> a2, Cx<F> b2, Cx<F> w) {
-    return cx_add(cx_add(cx_mul4(a, a2), cx_mul4(w, cx_mul4(b, b2))), mm_mul_i(cx_add(cx_mul4(a, b2), cx_mul4(b, a2))));
+    return cx_add(cx_add(cx_mul3(a, a2), cx_mul3(w, cx_mul3(b, b2))), mm_mul_i(cx_add(cx_mul3(a, b2), cx_mul3(b, a2))));
 }
 
-// Position pos and its partner (the position of frequency sigma(f) = M_q f mod N), done by the
-// thread of the smaller position; y = x for a squaring.
+// Position pos (frequency f) and its partner pg (frequency g = sigma(f)) together; y = x for a
+// squaring. pg = pos for the fixed points.
 template <class F>
-__device__ __forceinline__ void mm_pair_one(Cx<F>* x, const Cx<F>* y, const MmLayout& L, u32 pos) {
-    const u32 m = L.m, odd = L.odd, N = odd * m;
-    const u32 f = pos / m + odd * mm_bitrev(pos % m, L.log_m);
-    const u32 g = (u32)(((u64)((F::Q == 61 ? M61_P : (u64)M31_P) % N) * f) % N);
-    const u32 pg = (g % odd) * m + mm_bitrev(g / odd, L.log_m);
-    if (pg < pos) return;
+__device__ __forceinline__ void mm_pair_at(Cx<F>* x, const Cx<F>* y, const MmLayout& L, u32 pos, u32 f, u32 pg,
+                                           u32 g) {
     const Cx<F>* root = (const Cx<F>*)mm_tab<F>(L).root;
     Cx<F> a, b, a2, b2;
     mm_even_odd(x[pos], x[pg], a, b);
@@ -335,14 +394,41 @@ __device__ __forceinline__ void mm_pair_one(Cx<F>* x, const Cx<F>* y, const MmLa
     x[pos] = zf;
 }
 
+// Thread t's pair. N = 2^k: sigma(f) = -f mod N (M_q = -1 mod 2^k), and in bit-reversed storage
+// the partner of position pos in [2^h, 2^(h+1)) is 3·2^h - 1 - pos: thread t >= 1 takes
+// pos = t + 2^h' and pg = 5·2^h' - 1 - t (2^h' the highest power of 2 in t), so that every thread
+// has a pair and both reads are contiguous across a warp; thread 0 takes the fixed points 0 and 1.
+// N = 3m: the thread of position t, if it is the smaller of its pair (sigma(f) = M_q f mod N).
+template <class F>
+__device__ __forceinline__ void mm_pair_one(Cx<F>* x, const Cx<F>* y, const MmLayout& L, u32 t) {
+    const u32 m = L.m, odd = L.odd, N = odd * m;
+    if (odd == 1) {
+        if (t == 0) {
+            mm_pair_at(x, y, L, 0, 0, 0, 0);
+            if (N > 1) mm_pair_at(x, y, L, 1, N / 2, 1, N / 2);
+            return;
+        }
+        const u32 top = 1u << (31 - __clz(t)), pos = t + top, pg = 5 * top - 1 - t;
+        const u32 f = mm_bitrev(pos, L.log_m);
+        mm_pair_at(x, y, L, pos, f, pg, (N - f) & (N - 1));
+        return;
+    }
+    const u32 pos = t, f = pos / m + odd * mm_bitrev(pos % m, L.log_m);
+    const u32 g = (u32)(((u64)((F::Q == 61 ? M61_P : (u64)M31_P) % N) * f) % N);
+    const u32 pg = (g % odd) * m + mm_bitrev(g / odd, L.log_m);
+    if (pg >= pos) mm_pair_at(x, y, L, pos, f, pg, g);
+}
+
+// Threads: N/2 for N = 2^k (N = 1: one), N for N = 3m.
 extern "C" __global__ void mm_pair(u64 z61, u64 z31, u64 y61, u64 y31, MmLayout L) {
     mm_wait();
-    const u32 pos = blockIdx.x * blockDim.x + threadIdx.x;
-    if (pos >= L.odd * L.m) return;
+    const u32 t = blockIdx.x * blockDim.x + threadIdx.x;
+    const u32 N = L.odd * L.m;
+    if (t >= (L.odd == 1 ? (N + 1) / 2 : N)) return;
     if (blockIdx.y == 0) {
-        mm_pair_one<F61>(mm_z<F61>(z61, z31), mm_z<F61>(y61, y31), L, pos);
+        mm_pair_one<F61>(mm_z<F61>(z61, z31), mm_z<F61>(y61, y31), L, t);
     } else {
-        mm_pair_one<F31>(mm_z<F31>(z61, z31), mm_z<F31>(y61, y31), L, pos);
+        mm_pair_one<F31>(mm_z<F31>(z61, z31), mm_z<F31>(y61, y31), L, t);
     }
 }
 
@@ -357,35 +443,50 @@ __device__ __forceinline__ typename F::W mm_unweigh(const Cx<F>* z, const MmLayo
     return L.odd == 1 ? y : F::mul(y, (typename F::W)mm_tab<F>(L).inv_odd);
 }
 
-// One thread per segment: its digits from a zero carry (twin carry_walk), the carry out to
-// carries[seg]; with MM_LL, 2^(bit - start) is subtracted from the output of the digit holding
-// bit = (s + 1) mod p (s the shift count, already advanced) before the walk.
+// The carry kernel's blocks: MM_CARRY_THREADS threads over L.carry_digits consecutive digits (a
+// whole number of segments, src/gpu/pipeline_m61m31.rs), the convolution outputs staged in shared
+// memory with one pad slot per segment (so the walking threads hit different banks).
+#define MM_CARRY_THREADS 256
+
+__device__ __forceinline__ u32 mm_slot(const MmLayout& L, u32 k) { return k + k / L.seg_len; }
+
+// Three phases per block: each thread unweighs and recombines digits (j = base + tid, + threads,
+// ...) into c_j (i128), subtracting 2^(bit - start) from the output of the digit holding
+// bit = (s + 1) mod p with MM_LL (s the shift count, already advanced); one thread per segment
+// walks its digits from a zero carry (twin carry_walk), its carry out to carries[seg]; all threads
+// store the digits.
 extern "C" __global__ void mm_carry(u64 z61, u64 z31, u64* x, i128* carries, const u32* shift, MmLayout L,
-                                    u32 flags) {
+                                    u32 flags, u32 digits) {
+    extern __shared__ i128 mm_c[];
     mm_wait();
-    const u32 K = L.seg_len, seg = blockIdx.x * blockDim.x + threadIdx.x;
-    if (seg >= L.n / K) return;
-    const u32 j0 = seg * K;
-    u32 at = ~0u, off = 0;
-    if (flags & MM_LL) {
-        const u64 bit = ((u64)shift[0] + 1) % L.p;
-        if (bit >= mm_start(L, j0) && bit < mm_start(L, j0 + K)) {
-            at = j0;
-            while (mm_start(L, at + 1) <= bit) at++;
-            off = (u32)(bit - mm_start(L, at));
-        }
-    }
-    MmWidths ws(L, j0);
-    i128 carry = 0;
-    for (u32 j = j0; j < j0 + K; j++) {
-        const u32 e = ws.e, w = ws.next();
+    const u32 base = blockIdx.x * digits, K = L.seg_len;
+    const u64 bit = (flags & MM_LL) ? ((u64)shift[0] + 1) % L.p : ~0ull;
+    for (u32 k = threadIdx.x; k < digits; k += blockDim.x) {
+        const u32 j = base + k;
+        MmWidths ws(L, j);
         u64 lo, hi;
-        crt(mm_unweigh<F61>((const Cx<F61>*)z61, L, j, e), mm_unweigh<F31>((const Cx<F31>*)z31, L, j, e), lo, hi);
+        crt(mm_unweigh<F61>((const Cx<F61>*)z61, L, j, ws.e), mm_unweigh<F31>((const Cx<F31>*)z31, L, j, ws.e), lo,
+            hi);
         i128 c = (i128)(((unsigned __int128)hi << 64) | lo);
-        if (j == at) c -= (i128)1 << off;
-        i128 up;
-        x[j] = (u64)mm_balance((c & (((i128)1 << w) - 1)) + carry, w, &up);
-        carry = (c >> w) + up;
+        if (bit != ~0ull) {
+            const u64 start = mm_start(L, j);
+            if (bit >= start && bit < start + ws.next()) c -= (i128)1 << (u32)(bit - start);
+        }
+        mm_c[mm_slot(L, k)] = c;
     }
-    carries[seg] = carry;
+    __syncthreads();
+    for (u32 seg = threadIdx.x; seg < digits / K; seg += blockDim.x) {
+        MmWidths ws(L, base + seg * K);
+        i128 carry = 0;
+        for (u32 k = seg * K; k < seg * K + K; k++) {
+            const u32 w = ws.next();
+            const i128 c = mm_c[mm_slot(L, k)];
+            i128 up;
+            mm_c[mm_slot(L, k)] = mm_balance((c & (((i128)1 << w) - 1)) + carry, w, &up);
+            carry = (c >> w) + up;
+        }
+        carries[(base / K) + seg] = carry;
+    }
+    __syncthreads();
+    for (u32 k = threadIdx.x; k < digits; k += blockDim.x) x[base + k] = (u64)(i64)mm_c[mm_slot(L, k)];
 }

@@ -20,10 +20,13 @@ use crate::transform::plan::{Arith, Plan};
 use cudarc::driver::{CudaSlice, DeviceRepr};
 
 /// log2 of the largest chunk of complex values the shared-memory kernel transforms (2^10 values
-/// of GF(M61²): 16 KiB, 512 threads, so up to 128 registers each).
+/// of GF(M61²): 16 KiB, 256 threads of four values).
 const BLOCK_LOG2: u32 = 10;
-/// Threads per block of the element-wise kernels.
+/// Threads per block of the element-wise kernels, and of the carry kernel (MM_CARRY_THREADS in
+/// kernels/m61m31.cu).
 const THREADS: u64 = 256;
+/// The most shared memory the carry kernel may take per block (the default limit).
+const CARRY_SHARED_MAX: u32 = 48 << 10;
 
 /// One field's tables and constants as the kernels see them (MmTab in kernels/m61m31.cu).
 #[repr(C)]
@@ -84,6 +87,8 @@ pub(crate) struct MmPipeline {
     passes: Vec<MmPass>,
     /// log2 of the chunk the shared-memory kernel transforms (0: no stage there).
     log_c: u32,
+    /// Digits per block of the carry kernel: whole segments that tile n.
+    carry_digits: u32,
 }
 
 fn m61_words(v: &[Gfp2<M61>]) -> Vec<u64> {
@@ -107,6 +112,12 @@ fn global_passes(log_m: u32, log_c: u32) -> Vec<MmPass> {
             MmPass { stages: r, s_lo: top }
         })
         .collect()
+}
+
+/// Shared memory of a carry block of `digits` digits in segments of `seg`: an i128 per digit and
+/// a pad slot per segment.
+fn carry_shared_bytes(digits: usize, seg: usize) -> u32 {
+    (16 * (digits + digits / seg)) as u32
 }
 
 /// A grid of `items` threads in blocks of up to THREADS.
@@ -157,7 +168,22 @@ impl MmPipeline {
             let z61 = dev.stream.alloc_zeros::<u64>(2 * big_n).map_err(cuda_err("alloc"))?;
             Ok((z61, dev.stream.alloc_zeros::<u32>(2 * big_n).map_err(cuda_err("alloc"))?))
         };
-        let log_c = log_m.min(BLOCK_LOG2);
+        // MERSENNE_CERT_MM_BLOCK_LOG2 (1 ..= 11) overrides BLOCK_LOG2, for measuring.
+        let block_log2 = std::env::var("MERSENNE_CERT_MM_BLOCK_LOG2")
+            .ok()
+            .and_then(|v| v.parse::<u32>().ok())
+            .map_or(BLOCK_LOG2, |v| v.clamp(1, 11));
+        let log_c = log_m.min(block_log2);
+        let seg = plan.seg_len();
+        // Whole segments that divide n: THREADS digits where that is a multiple of the segment and
+        // divides n, else one segment.
+        let carry_digits = if seg.is_power_of_two() { seg.max((THREADS as usize).min(1 << (log_m + 1))) } else { seg };
+        if carry_shared_bytes(carry_digits, seg) > CARRY_SHARED_MAX {
+            return Err(EngineError::NoPlan {
+                p: plan.exponent(),
+                why: format!("carry segments of {seg} digits are too long for the GPU's carry kernel"),
+            });
+        }
         Ok(MmPipeline {
             layout,
             _t61: t61,
@@ -165,6 +191,7 @@ impl MmPipeline {
             work: [work()?, work()?],
             passes: global_passes(log_m, log_c),
             log_c,
+            carry_digits: carry_digits as u32,
             plan,
         })
     }
@@ -271,8 +298,11 @@ impl MmPipeline {
             return Ok(());
         }
         let (inv, log_c) = (u32::from(inverse), self.log_c);
-        let shape =
-            Shape { blocks: (self.big_n() >> log_c) as u32, threads: 1 << (log_c - 1), shared_bytes: 16 << log_c };
+        let shape = Shape {
+            blocks: (self.big_n() >> log_c) as u32,
+            threads: 1 << log_c.saturating_sub(2),
+            shared_bytes: 16 << log_c,
+        };
         let args: [&dyn Arg; 5] = [&z.z61, &z.z31, &self.layout, &log_c, &inv];
         // SAFETY: mm_block's parameters in order; the addresses are the caller's.
         unsafe { Self::go(dev, &dev.kernels.mm.block, shape, true, &args) }
@@ -284,8 +314,10 @@ impl MmPipeline {
     /// As [`MmPipeline::weigh`].
     pub unsafe fn pair(&self, dev: &Device, z: Zs, y: Zs) -> Launched {
         let args: [&dyn Arg; 5] = [&z.z61, &z.z31, &y.z61, &y.z31, &self.layout];
+        // Threads: half of N at 2^k (every thread a pair), N at 3·2^k (kernels/m61m31.cu).
+        let threads = if self.layout.odd == 1 { self.big_n().div_ceil(2) } else { self.big_n() };
         // SAFETY: mm_pair's parameters in order; the addresses are the caller's.
-        unsafe { Self::go(dev, &dev.kernels.mm.pair, elementwise(self.big_n()), true, &args) }
+        unsafe { Self::go(dev, &dev.kernels.mm.pair, elementwise(threads), true, &args) }
     }
 
     /// z unweighted, recombined and carried into the digits and pending carries of x; LL in
@@ -294,9 +326,15 @@ impl MmPipeline {
     /// # Safety
     /// As [`MmPipeline::weigh`].
     pub unsafe fn carry(&self, dev: &Device, z: Zs, x: Res, shift: u64, flags: u32) -> Launched {
-        let args: [&dyn Arg; 7] = [&z.z61, &z.z31, &x.x, &x.carries, &shift, &self.layout, &flags];
+        let digits = self.carry_digits;
+        let args: [&dyn Arg; 8] = [&z.z61, &z.z31, &x.x, &x.carries, &shift, &self.layout, &flags, &digits];
+        let shape = Shape {
+            blocks: (self.plan.n() as u32) / digits,
+            threads: digits.min(THREADS as u32),
+            shared_bytes: carry_shared_bytes(digits as usize, self.plan.seg_len()),
+        };
         // SAFETY: mm_carry's parameters in order; the addresses are the caller's.
-        unsafe { Self::go(dev, &dev.kernels.mm.carry, elementwise(self.segments() as u64), false, &args) }
+        unsafe { Self::go(dev, &dev.kernels.mm.carry, shape, false, &args) }
     }
 
     /// Steps 1–2: x weighed into z and transformed.
