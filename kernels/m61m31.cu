@@ -271,7 +271,6 @@ __device__ __forceinline__ void mm_pass_one(Cx<F>* z, const MmLayout& L, u32 t, 
 MM_PASS_KERNEL(1)
 MM_PASS_KERNEL(2)
 MM_PASS_KERNEL(3)
-MM_PASS_KERNEL(4)
 
 // ---- 2b, 4. the stages of half-size < 2^log_c in shared memory ----
 
@@ -373,23 +372,31 @@ __device__ __forceinline__ void mm_even_odd(Cx<F> zf, Cx<F> zg, Cx<F>& a, Cx<F>&
     a = cx_add(zf, mm_conj(zg));
     b = mm_cneg(mm_mul_i(cx_sub(zf, mm_conj(zg))));
 }
-// A A' + w B B' + i (A B' + B A').
-template <class F>
-__device__ __forceinline__ Cx<F> mm_pair_product(Cx<F> a, Cx<F> b, Cx<F> a2, Cx<F> b2, Cx<F> w) {
-    return cx_add(cx_add(cx_mul3(a, a2), cx_mul3(w, cx_mul3(b, b2))), mm_mul_i(cx_add(cx_mul3(a, b2), cx_mul3(b, a2))));
-}
 
 // Position pos (frequency f) and its partner pg (frequency g = sigma(f)) together; y = x for a
-// squaring. pg = pos for the fixed points.
+// squaring. pg = pos for the fixed points. With P1 = A A', P2 = B B', P3 = A B' + B A' (2 A B for
+// a square): Z'_f = P1 + w^f P2 + i P3 and, conjugation being a field automorphism,
+// Z'_g = conj P1 + w^g conj P2 + i conj P3 (the twin's pair_product of the conjugates).
 template <class F>
 __device__ __forceinline__ void mm_pair_at(Cx<F>* x, const Cx<F>* y, const MmLayout& L, u32 pos, u32 f, u32 pg,
                                            u32 g) {
     const Cx<F>* root = (const Cx<F>*)mm_tab<F>(L).root;
-    Cx<F> a, b, a2, b2;
+    Cx<F> a, b, p1, p2, p3;
     mm_even_odd(x[pos], x[pg], a, b);
-    mm_even_odd(y[pos], y[pg], a2, b2);
-    const Cx<F> zf = mm_pair_product(a, b, a2, b2, root[f]);
-    const Cx<F> zg = mm_pair_product(mm_conj(a), mm_conj(b), mm_conj(a2), mm_conj(b2), root[g]);
+    if (x == y) {
+        p1 = cx_mul3(a, a);
+        p2 = cx_mul3(b, b);
+        p3 = cx_mul3(a, b);
+        p3 = cx_add(p3, p3);
+    } else {
+        Cx<F> a2, b2;
+        mm_even_odd(y[pos], y[pg], a2, b2);
+        p1 = cx_mul3(a, a2);
+        p2 = cx_mul3(b, b2);
+        p3 = cx_add(cx_mul3(a, b2), cx_mul3(b, a2));
+    }
+    const Cx<F> zf = cx_add(cx_add(p1, cx_mul3(root[f], p2)), mm_mul_i(p3));
+    const Cx<F> zg = cx_add(cx_add(mm_conj(p1), cx_mul3(root[g], mm_conj(p2))), mm_mul_i(mm_conj(p3)));
     x[pg] = zg;
     x[pos] = zf;
 }

@@ -5,7 +5,7 @@ Concatenates kernels/ in module.rs's SOURCES order (and, with --rate, RATE_SOURC
 --arch (default sm_90) with module.rs's options (--gpu-architecture, --std=c++17, --device-int128), prints the
 log and exits non-zero on a compilation error.
 
-    scripts/nvrtc-check.py [--arch sm_90] [--rate] [--only m61m31.cu] [--lib /path/libnvrtc.so.13]
+    scripts/nvrtc-check.py [--arch sm_90] [--rate] [--only m61m31.cu] [--ptxas-v] [--lib /path/libnvrtc.so.13]
 """
 import argparse
 import ctypes
@@ -35,13 +35,15 @@ def load(lib):
     sys.exit("nvrtc-check: libnvrtc not found (tried %s)" % ", ".join([lib] if lib else LIBS))
 
 
-def compile_unit(nv, files, arch):
+def compile_unit(nv, files, arch, verbose=False):
     src = "".join(open(os.path.join(ROOT, "kernels", f)).read() for f in files).encode()
     prog = ctypes.c_void_p()
     rc = nv.nvrtcCreateProgram(ctypes.byref(prog), src, b"kernels.cu", 0, None, None)
     if rc != 0:
         sys.exit("nvrtc-check: nvrtcCreateProgram failed (%d)" % rc)
     opts = [("--gpu-architecture=%s" % arch).encode(), b"--std=c++17", b"--device-int128"]
+    if verbose:
+        opts.append(b"--ptxas-options=-v")
     arr = (ctypes.c_char_p * len(opts))(*opts)
     rc = nv.nvrtcCompileProgram(prog, len(opts), arr)
     size = ctypes.c_size_t()
@@ -57,6 +59,7 @@ def main():
     ap.add_argument("--arch", default="sm_90")
     ap.add_argument("--rate", action="store_true", help="also the field-rate unit (RATE_SOURCES)")
     ap.add_argument("--lib", default=None)
+    ap.add_argument("--ptxas-v", action="store_true", help="print ptxas's register and spill report")
     ap.add_argument("--only", nargs="+", metavar="FILE",
                     help="compile only these files of SOURCES (after goldilocks.cuh and mersenne_fields.cuh): faster")
     args = ap.parse_args()
@@ -67,7 +70,7 @@ def main():
         files = sources(const)
         if args.only and const == "SOURCES":
             files = [f for f in files if f in ["goldilocks.cuh", "mersenne_fields.cuh"] + args.only]
-        rc, log = compile_unit(nv, files, args.arch)
+        rc, log = compile_unit(nv, files, args.arch, args.ptxas_v)
         print("%s (%s): %s" % (const, " ".join(files), "OK" if rc == 0 else "FAILED (%d)" % rc))
         if log.strip():
             print(log)

@@ -95,8 +95,10 @@ pub(crate) struct MmKernels {
     pub carry: CudaFunction,
 }
 
-/// The most stages of one mm_pass_r<R> kernel (kernels/m61m31.cu instantiates 1 ..= this).
-pub(crate) const MM_PASS_MAX_STAGES: u32 = 4;
+/// The most stages of one mm_pass_r<R> kernel (kernels/m61m31.cu instantiates 1 ..= this): at
+/// 2^22 on an H100 a pass of 4 stages took 80 µs (140 registers a thread), one of 3 took 42
+/// (bench/notes/gpu.md, 2026-11-26).
+pub(crate) const MM_PASS_MAX_STAGES: u32 = 3;
 
 /// The column passes and a squaring's row pass (kernels/ntt_block.cu), of one launch trigger.
 pub(crate) struct PassKernels {
