@@ -378,4 +378,13 @@ mod tests {
         assert_eq!(lines, expected);
         assert!(text.contains("#define NTT_KERNEL_AND_LATE(R) NTT_KERNEL(R) NTT_PASS_KERNELS(R, _late, true)"));
     }
+
+    /// kernels/m61m31.cu instantiates mm_pass_r1 ..= mm_pass_r<MM_PASS_MAX_STAGES>, as load_kernels asks.
+    #[test]
+    fn the_m61m31_passes_are_instantiated_up_to_their_max() {
+        let text = SOURCES.iter().find(|(name, _)| *name == "m61m31.cu").map(|(_, t)| *t).unwrap();
+        let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("MM_PASS_KERNEL(")).collect();
+        let expected: Vec<String> = (1..=MM_PASS_MAX_STAGES).map(|r| format!("MM_PASS_KERNEL({r})")).collect();
+        assert_eq!(lines, expected);
+    }
 }

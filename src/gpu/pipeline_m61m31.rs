@@ -114,6 +114,18 @@ fn global_passes(log_m: u32, log_c: u32) -> Vec<MmPass> {
         .collect()
 }
 
+/// Digits per block of the carry kernel: whole segments that tile n, THREADS digits where that
+/// is a multiple of the segment and divides n (n = odd·2^(log_m + 1)), else one segment.
+fn carry_block_digits(plan: &Plan) -> usize {
+    let seg = plan.seg_len();
+    let pow2 = plan.n() / plan.length().odd as usize;
+    if seg.is_power_of_two() {
+        seg.max((THREADS as usize).min(pow2))
+    } else {
+        seg
+    }
+}
+
 /// Shared memory of a carry block of `digits` digits in segments of `seg`: an i128 per digit and
 /// a pad slot per segment.
 fn carry_shared_bytes(digits: usize, seg: usize) -> u32 {
@@ -175,9 +187,7 @@ impl MmPipeline {
             .map_or(BLOCK_LOG2, |v| v.clamp(1, 11));
         let log_c = log_m.min(block_log2);
         let seg = plan.seg_len();
-        // Whole segments that divide n: THREADS digits where that is a multiple of the segment and
-        // divides n, else one segment.
-        let carry_digits = if seg.is_power_of_two() { seg.max((THREADS as usize).min(1 << (log_m + 1))) } else { seg };
+        let carry_digits = carry_block_digits(&plan);
         if carry_shared_bytes(carry_digits, seg) > CARRY_SHARED_MAX {
             return Err(EngineError::NoPlan {
                 p: plan.exponent(),
@@ -453,3 +463,52 @@ impl MmPipeline {
 
 /// What a launch sequence returns.
 type Launched = Result<(), EngineError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transform::plan::{largest_exponent, Length};
+
+    /// The layout the kernels declare: two MmTab of 56 bytes, then eight u32.
+    #[test]
+    fn layout_matches_the_kernels() {
+        assert_eq!(std::mem::size_of::<MmTab>(), 56);
+        assert_eq!(std::mem::size_of::<MmLayout>(), 144);
+    }
+
+    /// The global passes cover the stages from m/2 down to 2^log_c, each once, top first, none
+    /// longer than MM_PASS_MAX_STAGES and as even as that allows.
+    #[test]
+    fn global_passes_cover_every_stage() {
+        for log_m in 0..=24 {
+            for log_c in 0..=log_m.min(11) {
+                let passes = global_passes(log_m, log_c);
+                let mut top = log_m;
+                for p in &passes {
+                    assert!(p.stages >= 1 && p.stages <= MM_PASS_MAX_STAGES, "{log_m} {log_c} {passes:?}");
+                    assert_eq!(p.s_lo + p.stages, top);
+                    top = p.s_lo;
+                }
+                assert_eq!(top, log_c);
+                let (lo, hi) = passes.iter().fold((u32::MAX, 0), |(lo, hi), p| (lo.min(p.stages), hi.max(p.stages)));
+                assert!(passes.is_empty() || hi - lo <= 1);
+            }
+        }
+    }
+
+    /// The carry kernel's blocks take whole segments and tile n, at every M61·M31 length.
+    #[test]
+    fn carry_blocks_tile_the_residue() {
+        for len in Arith::M61M31.lengths() {
+            for p in [largest_exponent(Arith::M61M31, len), Some(len.n() as u32 * 3 + 1)].into_iter().flatten() {
+                let Ok(plan) = Plan::with_length(p, Arith::M61M31, len) else { continue };
+                let d = carry_block_digits(&plan);
+                assert!(plan.n().is_multiple_of(d) && d.is_multiple_of(plan.seg_len()), "{len} p={p} d={d}");
+                assert!(d <= (THREADS as usize).max(plan.seg_len()));
+                assert!(carry_shared_bytes(d, plan.seg_len()) <= CARRY_SHARED_MAX || plan.seg_len() > 2048);
+            }
+        }
+        let plan = Plan::with_length(136_279_841, Arith::M61M31, Length { odd: 1, log2: 22 }).unwrap();
+        assert_eq!((plan.seg_len(), carry_block_digits(&plan)), (16, 256));
+    }
+}
