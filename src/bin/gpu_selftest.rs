@@ -460,9 +460,12 @@ fn m61m31(
     let v = checker.check_m61m31(rng.next_u64(), 1 << 16)?;
     println!("{}: {}", v.kernel, if v.ok { "OK" } else { "MISMATCH" });
     let mut all = v.ok;
-    let top = 3usize << to.saturating_sub(1);
-    let mut lens: Vec<Length> =
-        (from.max(1)..=to).flat_map(|log2| [1, 3].map(|odd| Length { odd, log2 })).filter(|l| l.n() <= top).collect();
+    // 2^from ≤ n ≤ 3·2^(to−1): 2^from … 2^to and 3·2^(from−1) … 3·2^(to−1).
+    let (bottom, top) = (1usize << from, 3usize << to.saturating_sub(1));
+    let mut lens: Vec<Length> = (from.saturating_sub(1).max(1)..=to)
+        .flat_map(|log2| [1, 3].map(|odd| Length { odd, log2 }))
+        .filter(|l| (bottom..=top).contains(&l.n()))
+        .collect();
     lens.sort_by_key(|l| l.n());
     for len in lens {
         let Some(p) = largest_exponent(Arith::M61M31, len) else { continue };
