@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # GPU speed table: µs per LL iteration at the five reference exponents of bench/anchors.csv, from one
-# run on one GPU, next to the peers' figures; then the same exponents through `prove` with the
+# run on one GPU, next to the peers' figures, for both arithmetics (Goldilocks and M61·M31); then the same exponents through `prove` with the
 # error checks on at their defaults, so that their overhead shows separately; then end-to-end
 # wall times of small full tests and of a start alone; then the floor that the field arithmetic
 # sets under a squaring (gpu-selftest field-rate), with the GF(M61^2) x GF(M31^2) gate (issue 24:
@@ -41,6 +41,19 @@ echo "$raw"
 bare() { awk -v p="$1" '$1 == p { print $3 }' <<<"$raw"; }
 small=$("$BIN/gpu-selftest" bench --iters "$ITERS" $SMALL_EXPONENTS) || { echo "$small"; exit 2; }
 echo "$small" | grep -v '^device'
+# The same bare loop on the second arithmetic, GF(M61^2) x GF(M31^2) (issue 24), at each
+# exponent's smallest length of it (2^k or 3·2^k), beside the Goldilocks figures above.
+mm=$("$BIN/gpu-selftest" --arith m61m31 bench --iters "$ITERS" $EXPONENTS) || { echo "$mm"; exit 2; }
+echo "m61m31:"
+echo "$mm" | grep -v '^device'
+bare_mm() { awk -v p="$1" '$1 == p { print $3 }' <<<"$mm"; }
+echo
+echo "| exponent | goldilocks µs/iter | m61m31 length | m61m31 µs/iter | m61m31 / goldilocks |"
+echo "|---:|---:|---:|---:|---:|"
+for p in $EXPONENTS; do
+  g=$(bare "$p"); m=$(bare_mm "$p")
+  echo "| $p | ${g:--} | $(awk -v p="$p" '$1 == p { print $2 }' <<<"$mm") | ${m:--} | $(awk -v a="${m:-0}" -v b="${g:-0}" 'BEGIN { if (a > 0 && b > 0) printf "%.2f", a / b; else print "-" }') |"
+done
 
 # 2. Through prove, checks at their defaults; checkpoints spaced as in a full test (about 2000
 # per test). N: LOOP_SECS at the bare speed, a multiple of the Gerbicz block (so that a PRP run

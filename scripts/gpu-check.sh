@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2046 # $(af "$a"): no arguments for Goldilocks, two for the others
 # GPU correctness check: the one command anyone with an NVIDIA GPU runs (CI has no GPU).
 #
 #   scripts/gpu-check.sh            # binaries from target/release (cargo build --release first)
@@ -6,10 +7,15 @@
 #   FULL=1 scripts/gpu-check.sh     # also every row of ll_res64_10000_more.txt (up to 149M)
 #   STEPS="5 6 7" scripts/gpu-check.sh   # only these steps (default: all; step 3 alone takes
 #                                        # ~6 min on an H200: 8.5 M iterations of full tests)
+#   ARITHS="goldilocks m61m31" scripts/gpu-check.sh   # the arithmetics steps 1-8 run for
+#                                        # (default: both; steps through prove take m61m31 only when
+#                                        # prove has --arith, else they say so and skip it)
 #
 # Steps:
 #   1 kernels    every kernel equals the CPU twin, n = 2^2 .. 2^24 (one-block kernel up to 2^10),
-#                and both arithmetics' field operations against the CPU's (Goldilocks; M61, M31, GF(p^2), CRT)
+#                and both arithmetics' field operations against the CPU's (Goldilocks; M61, M31, GF(p^2), CRT);
+#                m61m31: every kernel against the twin stage by stage at every length 2^1 .. 3·2^23,
+#                random digits and digits at the bound, and 3000 LL iterations of M86243 against the twin
 #   2 squaring   one squaring / multiplication mod M_p equals GMP's, 200 random prime exponents,
 #                then 100 of the small lengths (p = 13 .. 27,648, n <= 2^10: the one-block kernel)
 #   3 known      prove --engine gpu: every known Mersenne prime exponent up to 1,398,269 is prime,
@@ -36,6 +42,17 @@ FULL=${FULL:-0}
 JOBS=${JOBS:-4}
 STEPS=" ${STEPS:-1 2 3 4 5 6 7 8 9} "
 want_step() { [[ "$STEPS" == *" $1 "* ]]; }
+ARITHS=${ARITHS:-goldilocks m61m31}
+# prove's arguments for arithmetic $1 (none for Goldilocks, the default), or failure when prove
+# cannot take it: the steps through prove then skip that arithmetic.
+PROVE_ARITH=0
+"$BIN/prove" --help 2>/dev/null | grep -q -- '--arith' && PROVE_ARITH=1
+af() { [ "$1" = goldilocks ] && return 0; [ $PROVE_ARITH = 1 ] && echo "--arith $1"; }
+prove_can() { # arithmetic; prints why not and fails when prove cannot run it
+  [ "$1" = goldilocks ] || [ $PROVE_ARITH = 1 ] || { echo "== $1: prove has no --arith yet: steps 3 and 5-8 skip it"; return 1; }
+}
+# Record names: the Goldilocks rows as before, the others with the arithmetic in front.
+an() { [ "$1" = goldilocks ] && echo "$2" || echo "$1 $2"; }
 for b in prove verify gpu-selftest; do
   [ -x "$BIN/$b" ] || { echo "gpu-check: $BIN/$b missing (cargo build --release, or set BIN)"; exit 2; }
 done
@@ -59,22 +76,37 @@ fi
 
 # 1, 2: kernels and single squarings.
 if want_step 1; then
+for a in $ARITHS; do
+if [ "$a" = goldilocks ]; then
 t=$(now); out=$("$BIN/gpu-selftest" --seed 11 kernels --from 2 --to 24 2>&1); rc=$?; echo "$out"
 record 1 kernels "$([ $rc -eq 0 ] && echo ok || echo FAIL)" "$(grep -c '^n=.* OK' <<<"$out") lengths OK, $(grep -c '^field.*: OK' <<<"$out") field check OK ($(secs "$t" "$(now)") s)"
+else
+t=$(now); out=$("$BIN/gpu-selftest" --seed 16 m61m31 --from 1 --to 24 --count 0 --ll-iters 3000 --known-max 0 2>&1); rc=$?; echo "$out"
+record 1 "$a kernels" "$([ $rc -eq 0 ] && echo ok || echo FAIL)" "$(grep -c '^m61m31 n=.* OK' <<<"$out") length/digit runs OK, $(grep -c '^m61m31 n=.*MISMATCH' <<<"$out") mismatched; $(grep -c '^m61m31 LL .* ok' <<<"$out") LL run vs twin ok ($(secs "$t" "$(now)") s)"
+fi
+done
 fi
 if want_step 2; then
-t=$(now); out=$("$BIN/gpu-selftest" --seed 12 squaring --count 200 --min 1000 --max 140000000 2>&1); rc=$?; echo "$out"
-record 2 squaring "$([ $rc -eq 0 ] && echo ok || echo FAIL)" "$(grep '^squaring:' <<<"$out") ($(secs "$t" "$(now)") s)"
-t=$(now); out=$("$BIN/gpu-selftest" --seed 13 squaring --count 100 --small 2>&1); rc=$?; echo "$out"
-record 2 "squaring small" "$([ $rc -eq 0 ] && echo ok || echo FAIL)" "$(grep '^squaring:' <<<"$out") ($(secs "$t" "$(now)") s)"
+for a in $ARITHS; do
+t=$(now); out=$("$BIN/gpu-selftest" --seed 12 --arith "$a" squaring --count 200 --min 1000 --max 140000000 2>&1); rc=$?; echo "$out"
+record 2 "$(an "$a" squaring)" "$([ $rc -eq 0 ] && echo ok || echo FAIL)" "$(grep '^squaring:' <<<"$out") ($(secs "$t" "$(now)") s)"
+# Small lengths: Goldilocks' one-block kernel; the M61·M31 lengths up to 2^12 (p <= 200,000).
+if [ "$a" = goldilocks ]; then small=(--small); else small=(--min 13 --max 200000); fi
+t=$(now); out=$("$BIN/gpu-selftest" --seed 13 --arith "$a" squaring --count 100 "${small[@]}" 2>&1); rc=$?; echo "$out"
+record 2 "$(an "$a" "squaring small")" "$([ $rc -eq 0 ] && echo ok || echo FAIL)" "$(grep '^squaring:' <<<"$out") ($(secs "$t" "$(now)") s)"
+done
 fi
 
 # 3: full LL tests of the known primes (the GPU plans start at p = 13) and their neighbours.
 if want_step 3; then
+for a in $ARITHS; do
+prove_can "$a" || continue
+rm -f "$WORK"/ll-*.res
 known=$(grep -v '^#' fixtures/known_mersenne_exponents.txt | tr -s ' \n' '\n' | awk '$1 >= 13 && $1 <= 1398269')
 ll_one() { # p, expected status
   local out
-  out=$("$BIN/prove" "$1" --engine gpu --spot sample --spot-threads 2 --state-dir "$WORK/state" 2>"$WORK/ll-$1.err")
+  # shellcheck disable=SC2046
+  out=$("$BIN/prove" "$1" $(af "$a") --engine gpu --spot sample --spot-threads 2 --state-dir "$WORK/state" 2>"$WORK/ll-$1.err")
   echo "$1 $2 $(field status "$out") $(field res64 "$out")" >"$WORK/ll-$1.res"
 }
 t=$(now)
@@ -94,27 +126,32 @@ n=${#want[@]}
 right=$(cat "$WORK"/ll-*.res | awk '$2 == $3' | wc -l)
 bad=$(cat "$WORK"/ll-*.res | awk '$2 != $3' | sort -n)
 [ -n "$bad" ] && echo "mismatches (p expected got res64):" && echo "$bad"
-record 3 known "$([ "$right" -eq "$n" ] && [ "$n" -gt 0 ] && echo ok || echo FAIL)" \
+record 3 "$(an "$a" known)" "$([ "$right" -eq "$n" ] && [ "$n" -gt 0 ] && echo ok || echo FAIL)" \
   "$right/$n LL tests right ($(grep -c . <<<"$known") primes 13..1398269 and the next prime after each, $(secs "$t" "$(now)") s)"
+done
 fi
 
 # 4: LL residues after 10000 iterations against the external tables.
 if want_step 4; then
+for a in $ARITHS; do
 t=$(now)
-out=$("$BIN/gpu-selftest" --seed 14 residues fixtures/ll_res64_10000.txt 2>&1); rc=$?
+out=$("$BIN/gpu-selftest" --seed 14 --arith "$a" residues fixtures/ll_res64_10000.txt 2>&1); rc=$?
 if [ "$FULL" = 1 ]; then more=(); else more=(--max-exponent 20000000); fi
-out2=$("$BIN/gpu-selftest" --seed 15 residues fixtures/ll_res64_10000_more.txt "${more[@]}" 2>&1); rc2=$?
+out2=$("$BIN/gpu-selftest" --seed 15 --arith "$a" residues fixtures/ll_res64_10000_more.txt "${more[@]}" 2>&1); rc2=$?
 echo "$out"; echo "$out2"
 rows=$(printf '%s\n%s\n' "$out" "$out2" | grep -cE ' (ok|MISMATCH)$'); okrows=$(printf '%s\n%s\n' "$out" "$out2" | grep -cE ' ok$')
-record 4 residues "$([ $rc -eq 0 ] && [ $rc2 -eq 0 ] && echo ok || echo FAIL)" "$okrows/$rows rows ($(secs "$t" "$(now)") s)"
+record 4 "$(an "$a" residues)" "$([ $rc -eq 0 ] && [ $rc2 -eq 0 ] && echo ok || echo FAIL)" "$okrows/$rows rows ($(secs "$t" "$(now)") s)"
+done
 fi
 
 # 5: a GPU certificate replayed by GMP.
 if want_step 5; then
+for a in $ARITHS; do
+prove_can "$a" || continue
 cert_pair() { # name, prove args...
   local name=$1; shift
   local out vout
-  out=$("$BIN/prove" "$@" --engine gpu --cert "$WORK/$name.cbor" --state-dir "$WORK/state" 2>"$WORK/$name.err") || { echo "prove failed: $(tail -1 "$WORK/$name.err")"; return 1; }
+  out=$("$BIN/prove" "$@" $(af "$a") --engine gpu --cert "$WORK/$name.cbor" --state-dir "$WORK/state-$a" 2>"$WORK/$name.err") || { echo "prove failed: $(tail -1 "$WORK/$name.err")"; return 1; }
   vout=$("$BIN/verify" "$WORK/$name.cbor" --engine cpu 2>&1) || { echo "verify failed: $(tail -2 <<<"$vout")"; return 1; }
   echo "$(field status "$out") res64 $(field res64 "$out"); verify: $(tail -1 <<<"$vout")"
 }
@@ -122,26 +159,29 @@ for spec in "ll9689 9689" "prp9689 9689 --prp"; do
   name=${spec%% *}; args=${spec#* }
   # shellcheck disable=SC2086
   d=$(cert_pair "$name" $args); rc=$?
-  record 5 "cert $name" "$([ $rc -eq 0 ] && echo ok || echo FAIL)" "$d"
+  record 5 "$(an "$a" "cert $name")" "$([ $rc -eq 0 ] && echo ok || echo FAIL)" "$d"
+done
 done
 fi
 
 # 6: faults injected in device memory.
 if want_step 6; then
+for a in $ARITHS; do
+prove_can "$a" || continue
 p=100003  # M100003 is composite
-ref=$("$BIN/prove" $p --prp --engine cpu --spot off --state-dir "$WORK/state" 2>/dev/null)
-out=$("$BIN/prove" $p --prp --engine gpu --spot off --gerbicz-block 100 --inject-fault 30000 --inject-fault 70000:5:17 \
-  --cert "$WORK/fprp.cbor" --state-dir "$WORK/state" 2>"$WORK/fprp.err")
+ref=$("$BIN/prove" $p --prp --engine cpu --spot off --state-dir "$WORK/state-$a" 2>/dev/null)
+out=$("$BIN/prove" $p --prp $(af "$a") --engine gpu --spot off --gerbicz-block 100 --inject-fault 30000 --inject-fault 70000:5:17 \
+  --cert "$WORK/fprp.cbor" --state-dir "$WORK/state-$a" 2>"$WORK/fprp.err")
 errs=$(sed -n 's/.*"errors":{\([^}]*\)}.*/\1/p' <<<"$out")
 vout=$("$BIN/verify" "$WORK/fprp.cbor" --engine cpu 2>&1); vrc=$?
 ok=ok
 [ -n "$(field res64 "$ref")" ] && [ "$(field res64 "$out")" = "$(field res64 "$ref")" ] || ok=FAIL
 grep -q '"gerbicz_failures":2' <<<"$out" || ok=FAIL
 [ $vrc -eq 0 ] || ok=FAIL
-record 6 "fault PRP" $ok "M$p res64 gpu $(field res64 "$out") cpu $(field res64 "$ref"); $errs; verify rc $vrc"
+record 6 "$(an "$a" "fault PRP")" $ok "M$p res64 gpu $(field res64 "$out") cpu $(field res64 "$ref"); $errs; verify rc $vrc"
 p=44497
-out=$("$BIN/prove" $p --engine gpu --spot full --ll-check jacobi --inject-fault 20000 --inject-fault 30000:3:40 \
-  --cert "$WORK/fll.cbor" --state-dir "$WORK/state" 2>"$WORK/fll.err")
+out=$("$BIN/prove" $p $(af "$a") --engine gpu --spot full --ll-check jacobi --inject-fault 20000 --inject-fault 30000:3:40 \
+  --cert "$WORK/fll.cbor" --state-dir "$WORK/state-$a" 2>"$WORK/fll.err")
 errs=$(sed -n 's/.*"errors":{\([^}]*\)}.*/\1/p' <<<"$out")
 vout=$("$BIN/verify" "$WORK/fll.cbor" --engine cpu 2>&1); vrc=$?
 ok=ok
@@ -149,23 +189,23 @@ ok=ok
 # Each flip is caught once, by its spot window or (sometimes first) a checkpoint's Jacobi check.
 grep -q '"rollbacks":2' <<<"$out" || ok=FAIL
 [ $vrc -eq 0 ] || ok=FAIL
-record 6 "fault LL" $ok "M$p status $(field status "$out"); $errs; verify rc $vrc"
+record 6 "$(an "$a" "fault LL")" $ok "M$p status $(field status "$out"); $errs; verify rc $vrc"
 # The campaign: references from GMP, then one random flip per GPU run.
 # FAULT_MODES picks the campaigns, FAULT_SPOT the spot checks' mode during them (off: the run's
 # own checks alone are measured; sample: as a user runs).
 p=${FAULT_P:-1257787}; runs=${FAULT_RUNS:-100}; n=${FAULT_ITERS:-10000}; spot=${FAULT_SPOT:-off}
 RANDOM=6
 declare -A fref=()
-fref[jacobi]=$(field res64 "$("$BIN/prove" $p --engine cpu --spot off --ll-check jacobi --iterations $n --state-dir "$WORK/state" 2>/dev/null)")
+fref[jacobi]=$(field res64 "$("$BIN/prove" $p --engine cpu --spot off --ll-check jacobi --iterations $n --state-dir "$WORK/state-$a" 2>/dev/null)")
 fref[double]=${fref[jacobi]}
-fref[prp]=$(field res64 "$("$BIN/prove" $p --prp --engine cpu --spot off --iterations $n --state-dir "$WORK/state" 2>/dev/null)")
+fref[prp]=$(field res64 "$("$BIN/prove" $p --prp --engine cpu --spot off --iterations $n --state-dir "$WORK/state-$a" 2>/dev/null)")
 for mode in ${FAULT_MODES:-double prp jacobi}; do
   t=$(now); right=0; wrong=0; stopped=0; caught=0
   if [ $mode = prp ]; then margs=(--prp); else margs=(--ll-check $mode); fi
   for ((i = 0; i < runs; i++)); do
     f="$((1 + (RANDOM << 15 | RANDOM) % n)):$(((RANDOM << 15 | RANDOM) % (p / 16))):$((RANDOM % 64))"
-    out=$("$BIN/prove" $p --engine gpu --spot "$spot" "${margs[@]}" --iterations $n --inject-fault "$f" \
-      --state-dir "$WORK/state" 2>>"$WORK/fcamp.err")
+    out=$("$BIN/prove" $p $(af "$a") --engine gpu --spot "$spot" "${margs[@]}" --iterations $n --inject-fault "$f" \
+      --state-dir "$WORK/state-$a" 2>>"$WORK/fcamp.err")
     got=$(field res64 "$out")
     grep -qE '"(double|jacobi|gerbicz)_failures"' <<<"$out" && caught=$((caught + 1))
     if [ -z "$got" ]; then stopped=$((stopped + 1))
@@ -176,28 +216,35 @@ for mode in ${FAULT_MODES:-double prp jacobi}; do
   [ -n "${fref[$mode]}" ] || ok=FAIL
   [ $mode = jacobi ] || [ $wrong -eq 0 ] || ok=FAIL
   [ $mode = jacobi ] || [ $stopped -eq 0 ] || ok=FAIL
-  record 6 "faults $mode" $ok "M$p, spot $spot, $runs runs of $n iterations, one flip each: $right right, $wrong wrong, $stopped stopped, $caught caught by a check ($(secs "$t" "$(now)") s)"
+  record 6 "$(an "$a" "faults $mode")" $ok "M$p, spot $spot, $runs runs of $n iterations, one flip each: $right right, $wrong wrong, $stopped stopped, $caught caught by a check ($(secs "$t" "$(now)") s)"
+done
 done
 fi
 
 # 7: interrupt and resume on the GPU.
 if want_step 7; then
+for a in $ARITHS; do
+prove_can "$a" || continue
 p=1257787
-timeout --foreground --preserve-status -s INT 6 "$BIN/prove" $p --engine gpu --save-every 1 --state-dir "$WORK/state" >/dev/null 2>"$WORK/int.err"; irc=$?
-out=$("$BIN/prove" $p --engine gpu --state-dir "$WORK/state" 2>"$WORK/res.err")
+timeout --foreground --preserve-status -s INT 6 "$BIN/prove" $p $(af "$a") --engine gpu --save-every 1 --state-dir "$WORK/state-$a" >/dev/null 2>"$WORK/int.err"; irc=$?
+out=$("$BIN/prove" $p $(af "$a") --engine gpu --state-dir "$WORK/state-$a" 2>"$WORK/res.err")
 ok=ok
 [ $irc -eq 130 ] || ok=FAIL
 grep -q 'resumed from a saved state' "$WORK/res.err" || ok=FAIL
 [ "$(field status "$out")" = P ] || ok=FAIL
-record 7 resume $ok "SIGINT exit $irc; $(grep -o 'resumed from a saved state at iteration [0-9]*' "$WORK/res.err"); status $(field status "$out")"
+record 7 "$(an "$a" resume)" $ok "SIGINT exit $irc; $(grep -o 'resumed from a saved state at iteration [0-9]*' "$WORK/res.err"); status $(field status "$out")"
+done
 fi
 
 # 8: end-to-end wall time with the kernels already in the disk cache (step 3 filled it).
 if want_step 8; then
+for a in $ARITHS; do
+prove_can "$a" || continue
 for p in 9689 86243; do
   t=$(now)
-  out=$("$BIN/prove" $p --engine gpu --cert "$WORK/e2e-$p.cbor" --state-dir "$WORK/state" 2>/dev/null); rc=$?
-  record 8 "e2e $p" "$([ $rc -eq 0 ] && [ "$(field status "$out")" = P ] && echo ok || echo FAIL)" "prove $p --engine gpu --cert: $(secs "$t" "$(now)") s wall"
+  out=$("$BIN/prove" $p $(af "$a") --engine gpu --cert "$WORK/e2e-$p.cbor" --state-dir "$WORK/state-$a" 2>/dev/null); rc=$?
+  record 8 "$(an "$a" "e2e $p")" "$([ $rc -eq 0 ] && [ "$(field status "$out")" = P ] && echo ok || echo FAIL)" "prove $p $(af "$a") --engine gpu --cert: $(secs "$t" "$(now)") s wall"
+done
 done
 fi
 

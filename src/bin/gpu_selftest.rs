@@ -5,6 +5,12 @@
 //!   random shift, PRP squarings, a product);
 //! - `squaring`: one squaring (LL and PRP) and acc_mul mod M_p equal rug's for random prime
 //!   exponents from 1,000 to 140,000,000 (`--small`: from 13 to the largest with a small length);
+//! - `m61m31`: the second arithmetic's kernels stage by stage against the CPU twin at every length
+//!   2^k and 3·2^k up to 3·2^(to−1), each at its largest exponent with random digits and digits at
+//!   the bound; squarings and products against rug; LL iterations against the twin; full LL tests
+//!   of the known Mersenne primes up to --known-max;
+//! - `--arith goldilocks|m61m31` picks the arithmetic of `squaring`, `residues`, `bench` and
+//!   `profile` (default goldilocks);
 //! - `residues FILE`: LL res64 after the file's iteration counts (shift 0 and random shifts);
 //! - `bench`: µs/iteration next to the ANCHORS.md figures of LucasNTT, CUDALucas and PRPLL;
 //! - `start`: open the GPU (context, kernels from the disk cache) and exit: its wall time is the
@@ -32,7 +38,7 @@ use mersenne_cert::exponent::{is_prime, TestKind};
 use mersenne_cert::gpu::{self, GpuEngine, KernelChecker};
 use mersenne_cert::residue::Residue;
 use mersenne_cert::rng::SeededRng;
-use mersenne_cert::transform::plan::Plan;
+use mersenne_cert::transform::plan::{largest_exponent, Arith, Length, Plan};
 use rug::Integer;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -47,6 +53,9 @@ struct Cli {
     /// Seed for the random inputs (default: from the clock; printed so a failure can be replayed).
     #[arg(long, global = true)]
     seed: Option<u64>,
+    /// The arithmetic of squaring, residues, bench and profile: goldilocks or m61m31.
+    #[arg(long, global = true, default_value = "goldilocks", value_parser = parse_arith)]
+    arith: Arith,
     #[command(subcommand)]
     cmd: Cmd,
 }
@@ -107,6 +116,29 @@ enum Cmd {
         /// Exponents (default: the five of ANCHORS.md; small lengths have no floor here).
         exponents: Vec<u32>,
     },
+    /// The M61·M31 arithmetic: kernels against the CPU twin stage by stage, squarings against rug,
+    /// LL iterations against the twin, full LL tests of the known primes.
+    M61m31 {
+        /// Lengths 2^from … 2^to and 3·2^(from−1) … 3·2^(to−1).
+        #[arg(long, default_value_t = 1)]
+        from: u32,
+        #[arg(long, default_value_t = 22)]
+        to: u32,
+        /// Squarings against rug (random prime exponents from 1,000 to --max, and half as many
+        /// from 13 to 200,000).
+        #[arg(long, default_value_t = 60)]
+        count: usize,
+        #[arg(long, default_value_t = 140_000_000)]
+        max: u32,
+        /// LL iterations of M86243 against the twin.
+        #[arg(long, default_value_t = 3000)]
+        ll_iters: u64,
+        /// Full LL tests of the known Mersenne prime exponents (of --known-file) from 13 up to this.
+        #[arg(long, default_value_t = 110_503)]
+        known_max: u32,
+        #[arg(long, default_value = "fixtures/known_mersenne_exponents.txt")]
+        known_file: std::path::PathBuf,
+    },
     /// µs per launch of each kernel of a squaring at exponent p (tuning).
     Profile {
         p: u32,
@@ -144,19 +176,42 @@ fn check_fields(checker: &KernelChecker, rng: &mut SeededRng) -> Result<bool, En
     Ok(verdicts.iter().all(|v| v.ok))
 }
 
+fn parse_arith(s: &str) -> Result<Arith, String> {
+    [Arith::Goldilocks, Arith::M61M31]
+        .into_iter()
+        .find(|a| a.name() == s)
+        .ok_or_else(|| format!("unknown arithmetic {s} (goldilocks or m61m31)"))
+}
+
+/// The plan of `arith` for p: Goldilocks as the engine takes it (tuned), M61·M31 its smallest.
+fn plan_of(p: u32, arith: Arith) -> Result<Plan, EngineError> {
+    match arith {
+        Arith::Goldilocks => gpu::engine_plan(p),
+        Arith::M61M31 => Ok(Plan::for_arith(p, arith)?),
+    }
+}
+
+/// A GPU engine of `arith` for p.
+fn engine_of(p: u32, arith: Arith, kind: TestKind, shift: u32) -> Result<GpuEngine, EngineError> {
+    match arith {
+        Arith::Goldilocks => GpuEngine::new(p, kind, shift),
+        Arith::M61M31 => GpuEngine::with_plan(Plan::for_arith(p, arith)?, kind, shift),
+    }
+}
+
 fn random_prime(rng: &mut SeededRng, min: u32, max: u32) -> u32 {
     let (lo, hi) = ((min as f64).ln(), (max as f64).ln());
     let x = (lo + (hi - lo) * (rng.below(1 << 53) as f64 / (1u64 << 53) as f64)).exp() as u64;
     (x..).find(|&q| is_prime(q)).map(|q| q.min(u32::MAX as u64) as u32).unwrap_or(min)
 }
 
-fn squaring(rng: &mut SeededRng, count: usize, min: u32, max: u32) -> Result<bool, EngineError> {
+fn squaring(rng: &mut SeededRng, count: usize, min: u32, max: u32, arith: Arith) -> Result<bool, EngineError> {
     let mut bad = 0;
     for k in 0..count {
         let p = random_prime(rng, min, max);
         let kind = if k % 4 == 3 { TestKind::Prp } else { TestKind::Ll };
         let s = rng.below(p as u64) as u32;
-        let mut e = GpuEngine::new(p, kind, s)?;
+        let mut e = engine_of(p, arith, kind, s)?;
         let r = rng.residue(p);
         e.load(&r)?;
         e.iterate(1)?;
@@ -187,7 +242,12 @@ fn squaring(rng: &mut SeededRng, count: usize, min: u32, max: u32) -> Result<boo
     Ok(bad == 0)
 }
 
-fn residues(rng: &mut SeededRng, file: &std::path::Path, max_exponent: Option<u32>) -> Result<bool, EngineError> {
+fn residues(
+    rng: &mut SeededRng,
+    file: &std::path::Path,
+    max_exponent: Option<u32>,
+    arith: Arith,
+) -> Result<bool, EngineError> {
     let text = std::fs::read_to_string(file).map_err(|e| EngineError::Other(format!("{}: {e}", file.display())))?;
     println!(
         "{:>10} {:>6} {:>10} {:>16} {:>16} {:>9}  verdict",
@@ -207,7 +267,7 @@ fn residues(rng: &mut SeededRng, file: &std::path::Path, max_exponent: Option<u3
         }
         let shifts = if row % 3 == 0 { vec![0, 1 + rng.below(p as u64 - 1) as u32] } else { vec![0] };
         for s in shifts {
-            let mut e = GpuEngine::new(p, TestKind::Ll, s)?;
+            let mut e = engine_of(p, arith, TestKind::Ll, s)?;
             let t = Instant::now();
             e.iterate(iters)?;
             let us = t.elapsed().as_secs_f64() * 1e6 / iters as f64;
@@ -242,7 +302,7 @@ fn anchors_unless(exponents: Vec<u32>) -> Vec<u32> {
     }
 }
 
-fn bench(iters: u64, line_stages: Option<u32>, exponents: Vec<u32>) -> Result<bool, EngineError> {
+fn bench(iters: u64, line_stages: Option<u32>, exponents: Vec<u32>, arith: Arith) -> Result<bool, EngineError> {
     println!("device: {}", gpu::probe()?);
     println!(
         "{:>11} {:>6} {:>9} | {:>8} {:>6} | {:>9} {:>7}",
@@ -251,15 +311,15 @@ fn bench(iters: u64, line_stages: Option<u32>, exponents: Vec<u32>) -> Result<bo
     for p in anchors_unless(exponents) {
         let plan = match line_stages {
             Some(k) => Plan::new(p)?.with_line_stages(k)?,
-            None => gpu::engine_plan(p)?,
+            None => plan_of(p, arith)?,
         };
-        let n = plan.log2();
+        let n = plan.length();
         let us = gpu::bench_plan(plan, iters)?;
         let a = ANCHORS.iter().find(|a| a.0 == p);
         let f = |v: Option<f64>| v.filter(|x| x.is_finite()).map_or("-".to_string(), |x| format!("{x:.1}"));
         println!(
             "{p:>11} {:>6} {us:>9.1} | {:>8} {:>6} | {:>9} {:>7}",
-            format!("2^{n}"),
+            n.to_string(),
             f(a.map(|a| a.1)),
             a.map_or("-".to_string(), |a| format!("{:.2}", us / a.1)),
             f(a.map(|a| a.2)),
@@ -374,10 +434,10 @@ fn print_mersenne_rates(rate: &gpu::FieldRate) {
     println!("memory: copy {:.0} GB/s (read + write)", rate.bandwidth * 1e-9);
 }
 
-fn profile(p: u32, line_stages: Option<u32>) -> Result<bool, EngineError> {
+fn profile(p: u32, line_stages: Option<u32>, arith: Arith) -> Result<bool, EngineError> {
     let plan = match line_stages {
         Some(k) => Plan::new(p)?.with_line_stages(k)?,
-        None => gpu::engine_plan(p)?,
+        None => plan_of(p, arith)?,
     };
     let mut e = GpuEngine::with_plan(plan, TestKind::Ll, 0)?;
     e.iterate(10)?;
@@ -385,6 +445,112 @@ fn profile(p: u32, line_stages: Option<u32>) -> Result<bool, EngineError> {
         println!("{us:>9.2} us  {name}");
     }
     Ok(true)
+}
+
+/// The M61·M31 arithmetic on the GPU (the `m61m31` subcommand).
+fn m61m31(
+    rng: &mut SeededRng,
+    (from, to): (u32, u32),
+    (count, max): (usize, u32),
+    ll_iters: u64,
+    known: (u32, &std::path::Path),
+) -> Result<bool, EngineError> {
+    let checker = KernelChecker::new()?;
+    println!("device: {}", checker.device());
+    let v = checker.check_m61m31(rng.next_u64(), 1 << 16)?;
+    println!("{}: {}", v.kernel, if v.ok { "OK" } else { "MISMATCH" });
+    let mut all = v.ok;
+    // 2^from ≤ n ≤ 3·2^(to−1): 2^from … 2^to and 3·2^(from−1) … 3·2^(to−1).
+    let (bottom, top) = (1usize << from, 3usize << to.saturating_sub(1));
+    let mut lens: Vec<Length> = (from.saturating_sub(1).max(1)..=to)
+        .flat_map(|log2| [1, 3].map(|odd| Length { odd, log2 }))
+        .filter(|l| (bottom..=top).contains(&l.n()))
+        .collect();
+    lens.sort_by_key(|l| l.n());
+    for len in lens {
+        let Some(p) = largest_exponent(Arith::M61M31, len) else { continue };
+        let plan = Plan::with_length(p, Arith::M61M31, len)?;
+        for extreme in [false, true] {
+            let t = Instant::now();
+            let verdicts = checker.check_m61m31_plan(&plan, rng.next_u64(), extreme)?;
+            let bad: Vec<&str> = verdicts.iter().filter(|v| !v.ok).map(|v| v.kernel.as_str()).collect();
+            all &= bad.is_empty();
+            println!(
+                "m61m31 n={len:<7} p={p:<11} {} digits: {} kernels {} ({:.1} s){}",
+                if extreme { "bound " } else { "random" },
+                verdicts.len(),
+                if bad.is_empty() { "OK" } else { "MISMATCH" },
+                t.elapsed().as_secs_f64(),
+                if bad.is_empty() { String::new() } else { format!(": {}", bad.join(", ")) }
+            );
+        }
+    }
+    drop(checker);
+    all &= squaring(rng, count, 1_000, max, Arith::M61M31)?;
+    all &= squaring(rng, count / 2, 13, 200_000, Arith::M61M31)?;
+    all &= m61m31_ll_vs_twin(rng, 86_243, ll_iters)?;
+    all &= m61m31_known(known.0, known.1)?;
+    Ok(all)
+}
+
+/// `iters` LL iterations of M_p from 4 at a random shift on the GPU and on the CPU twin.
+fn m61m31_ll_vs_twin(rng: &mut SeededRng, p: u32, iters: u64) -> Result<bool, EngineError> {
+    use mersenne_cert::residue::Shift;
+    use mersenne_cert::transform::m61m31::{iterate_digits, M61M31Tables};
+    let plan = Plan::for_arith(p, Arith::M61M31)?;
+    let s = rng.below(u64::from(p)) as u32;
+    let mut e = GpuEngine::with_plan(plan.clone(), TestKind::Ll, s)?;
+    let t = Instant::now();
+    e.iterate(iters)?;
+    let got = e.read()?;
+    let gpu_s = t.elapsed().as_secs_f64();
+    let tables = M61M31Tables::new(&plan)?;
+    let start = plan.residue_to_digits(&Residue::from_u64(p, 4), s);
+    let (d, shift) = iterate_digits(&plan, &tables, TestKind::Ll, start, Shift::new(p, s), iters);
+    let want = plan.digits_to_residue(&d, shift.get())?;
+    let ok = got == want;
+    println!(
+        "m61m31 LL M{p} shift {s}: {iters} iterations GPU {} twin {} {} (GPU {:.1} us/iter)",
+        got.res64_hex(),
+        want.res64_hex(),
+        if ok { "ok" } else { "MISMATCH" },
+        gpu_s * 1e6 / iters as f64
+    );
+    Ok(ok)
+}
+
+/// Full LL tests on the GPU of every known Mersenne prime exponent of `file` from 13 to `max`
+/// (residue 0) and of the next prime after each that is not one (residue not 0).
+fn m61m31_known(max: u32, file: &std::path::Path) -> Result<bool, EngineError> {
+    let text = std::fs::read_to_string(file).map_err(|e| EngineError::Other(format!("{}: {e}", file.display())))?;
+    let known: Vec<u32> = text
+        .lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .flat_map(|l| l.split_whitespace().filter_map(|w| w.parse().ok()))
+        .filter(|&p| p >= 13)
+        .collect();
+    let mut all = true;
+    let t = Instant::now();
+    let mut tested = 0;
+    for &p in known.iter().filter(|&&p| p <= max) {
+        let next = (p + 1..).find(|&q| is_prime(u64::from(q)) && !known.contains(&q)).unwrap_or(p);
+        for (q, prime) in [(p, true), (next, false)] {
+            let mut e = GpuEngine::with_plan(Plan::for_arith(q, Arith::M61M31)?, TestKind::Ll, q / 3)?;
+            e.iterate(u64::from(q) - 2)?;
+            let zero = e.read()?.is_zero();
+            tested += 1;
+            if zero != prime {
+                all = false;
+                println!("m61m31 known: M{q} {} but LL says {}", if prime { "prime" } else { "composite" }, zero);
+            }
+        }
+    }
+    println!(
+        "m61m31 known: {tested} full LL tests (primes up to {max} and the next prime after each) {} ({:.1} s)",
+        if all { "right" } else { "WRONG" },
+        t.elapsed().as_secs_f64()
+    );
+    Ok(all)
 }
 
 fn proof_build(rng: &mut SeededRng, p: u32, power: u32) -> Result<bool, EngineError> {
@@ -441,17 +607,20 @@ fn main() -> ExitCode {
         Cmd::Squaring { count, min, max, small } => {
             let (min, max) =
                 if small { (13, mersenne_cert::transform::plan::largest_small_exponent()) } else { (min, max) };
-            squaring(&mut rng, count, min, max)
+            squaring(&mut rng, count, min, max, cli.arith)
         }
-        Cmd::Residues { file, max_exponent } => residues(&mut rng, &file, max_exponent),
-        Cmd::Bench { iters, line_stages, exponents } => bench(iters, line_stages, exponents),
+        Cmd::Residues { file, max_exponent } => residues(&mut rng, &file, max_exponent, cli.arith),
+        Cmd::Bench { iters, line_stages, exponents } => bench(iters, line_stages, exponents, cli.arith),
+        Cmd::M61m31 { from, to, count, max, ll_iters, known_max, known_file } => {
+            m61m31(&mut rng, (from, to), (count, max), ll_iters, (known_max, &known_file))
+        }
         Cmd::ProofBuild { p, power } => proof_build(&mut rng, p, power),
         Cmd::Start => gpu::probe().map(|d| {
             println!("device: {d}");
             true
         }),
         Cmd::FieldRate { iters, exponents } => field_rate(&mut rng, iters, exponents),
-        Cmd::Profile { p, line_stages } => profile(p, line_stages),
+        Cmd::Profile { p, line_stages } => profile(p, line_stages, cli.arith),
     };
     match outcome {
         Ok(true) => ExitCode::SUCCESS,

@@ -7,11 +7,12 @@
 
 use super::module::{cuda_err, Device};
 use super::pipeline::{addr, capture, flip_bit, Pipeline, Res};
+use super::pipeline_m61m31::MmPipeline;
 use super::small::SmallPipeline;
 use crate::engine::{Engine, EngineError, Shift, Slots, Value};
 use crate::exponent::TestKind;
 use crate::residue::Residue;
-use crate::transform::plan::Plan;
+use crate::transform::plan::{Arith, Plan};
 use cudarc::driver::{CudaEvent, CudaGraph, CudaSlice, PinnedHostSlice};
 
 /// The CUDA graphs hold 2^0 … 2^GRAPH_LOG2_MAX iterations.
@@ -43,10 +44,12 @@ struct Staging {
     sent: Option<CudaEvent>,
 }
 
-/// How the engine squares: the multi-pass pipeline, or one block at small lengths.
+/// How the engine squares: the multi-pass pipeline, or one block at small lengths (Goldilocks), or
+/// the M61·M31 pipeline.
 enum Route {
     Passes(Pipeline),
     Small(SmallPipeline),
+    M61M31(Box<MmPipeline>),
 }
 
 impl Route {
@@ -54,12 +57,15 @@ impl Route {
         match self {
             Route::Passes(p) => &p.plan,
             Route::Small(s) => &s.plan,
+            Route::M61M31(m) => &m.plan,
         }
     }
-    fn segments(&self) -> usize {
+    /// 64-bit words of a residue's pending carries (an i64 each, or an i128 for M61·M31).
+    fn carry_words(&self) -> usize {
         match self {
             Route::Passes(p) => p.segments(),
             Route::Small(s) => s.segments(),
+            Route::M61M31(m) => m.carry_words(),
         }
     }
 }
@@ -107,7 +113,8 @@ impl GpuEngine {
         GpuEngine::on_device(dev, plan, kind, shift)
     }
 
-    /// Like [`GpuEngine::new`] on a given plan (e.g. a longer length than the smallest).
+    /// Like [`GpuEngine::new`] on a given plan (e.g. a longer length than the smallest, or the
+    /// M61·M31 arithmetic's).
     pub fn with_plan(plan: Plan, kind: TestKind, shift: u32) -> Result<GpuEngine, EngineError> {
         GpuEngine::on_gpu_with_plan(0, plan, kind, shift)
     }
@@ -123,17 +130,22 @@ impl GpuEngine {
         GpuEngine::on_device(Device::open_ordinal(ordinal)?, plan, kind, shift)
     }
 
+    /// Like [`GpuEngine::with_plan`] on GPU `ordinal`.
+    pub fn on_gpu_with_plan(ordinal: usize, plan: Plan, kind: TestKind, shift: u32) -> Result<GpuEngine, EngineError> {
+        GpuEngine::on_device(Device::open_ordinal(ordinal)?, plan, kind, shift)
+    }
+
     fn on_device(dev: Device, plan: Plan, kind: TestKind, shift: u32) -> Result<GpuEngine, EngineError> {
         let p = plan.exponent();
         let n = plan.n();
-        let pipe = if plan.is_small() {
-            Route::Small(SmallPipeline::new(&dev, plan)?)
-        } else {
-            Route::Passes(Pipeline::new(&dev, plan)?)
+        let pipe = match plan.arith() {
+            Arith::M61M31 => Route::M61M31(Box::new(MmPipeline::new(&dev, plan)?)),
+            Arith::Goldilocks if plan.is_small() => Route::Small(SmallPipeline::new(&dev, plan)?),
+            Arith::Goldilocks => Route::Passes(Pipeline::new(&dev, plan)?),
         };
         crate::trace::mark("gpu: tables uploaded, pipeline built");
         let alloc = |len: usize| dev.stream.alloc_zeros::<u64>(len).map_err(cuda_err("alloc"));
-        let carries = || dev.stream.alloc_zeros::<i64>(pipe.segments()).map_err(cuda_err("alloc"));
+        let carries = || dev.stream.alloc_zeros::<i64>(pipe.carry_words()).map_err(cuda_err("alloc"));
         let buf = Buffers {
             x: alloc(n)?,
             x_carries: carries()?,
@@ -177,7 +189,7 @@ impl GpuEngine {
 
     /// Queue a copy of one value (digits and pending carries) over another.
     fn copy_value(&self, to: Res, from: Res) -> Result<(), EngineError> {
-        let bytes = [(to.x, from.x, self.pipe.plan().n() * 8), (to.carries, from.carries, self.pipe.segments() * 8)];
+        let bytes = [(to.x, from.x, self.pipe.plan().n() * 8), (to.carries, from.carries, self.pipe.carry_words() * 8)];
         for (to, from, len) in bytes {
             // SAFETY: each pair is two live buffers of that many bytes on this device.
             unsafe { cudarc::driver::result::memcpy_dtod_async(to, from, len, self.dev.stream.cu_stream()) }
@@ -223,7 +235,7 @@ impl GpuEngine {
     /// iterations of the state are queued after the copies, so that they run while the host
     /// waits for the copies (not for them) and converts.
     fn download(&mut self, which: Which, then: u64) -> Result<(Vec<i64>, u32), EngineError> {
-        let (n, segs) = (self.pipe.plan().n(), self.pipe.segments());
+        let (n, segs) = (self.pipe.plan().n(), self.pipe.carry_words());
         if self.host.is_none() {
             let ctx = &self.dev.ctx;
             // SAFETY: page-locked host buffers (flags 0: cached, readable by the host), fully
@@ -255,11 +267,17 @@ impl GpuEngine {
         let h = self.host.as_ref().expect("allocated above");
         let words = h.x.as_slice().map_err(cuda_err("download"))?;
         let mut digits: Vec<i64> = words.iter().map(|&w| w as i64).collect();
-        crate::transform::twin::carry_fixup(
-            self.pipe.plan(),
-            &mut digits,
-            h.carries.as_slice().map_err(cuda_err("download"))?,
-        );
+        let carries = h.carries.as_slice().map_err(cuda_err("download"))?;
+        let plan = self.pipe.plan();
+        match plan.arith() {
+            Arith::Goldilocks => crate::transform::twin::carry_fixup(plan, &mut digits, carries),
+            Arith::M61M31 => {
+                // Each carry is an i128 in two words, low first (kernels/m61m31.cu).
+                let wide: Vec<i128> =
+                    carries.chunks_exact(2).map(|c| (i128::from(c[1]) << 64) | i128::from(c[0] as u64)).collect();
+                crate::transform::twin::carry_fixup(plan, &mut digits, &wide)
+            }
+        }
         Ok((digits, h.shift.as_slice().map_err(cuda_err("download"))?[0]))
     }
 
@@ -297,7 +315,14 @@ impl GpuEngine {
                 // SAFETY: the engine's own buffers, allocated for this plan on this device.
                 unsafe { small.square(&self.dev, x, s, ll, count) }?
             }
-            Route::Passes(pipe) => queue_passes(&mut self.graphs, &self.dev, pipe, x, s, ll, count)?,
+            // SAFETY: the engine's own buffers, allocated for this plan on this device.
+            Route::Passes(pipe) => {
+                queue_graphs(&mut self.graphs, &self.dev, count, || unsafe { pipe.square(&self.dev, x, s, ll) })?
+            }
+            // SAFETY: the engine's own buffers, allocated for this plan on this device.
+            Route::M61M31(pipe) => {
+                queue_graphs(&mut self.graphs, &self.dev, count, || unsafe { pipe.square(&self.dev, x, s, ll) })?
+            }
         }
         for _ in 0..count {
             self.shift = self.shift.squared();
@@ -321,6 +346,10 @@ impl GpuEngine {
                 // SAFETY: the engine's own buffers, allocated for this plan on this device.
                 unsafe { small.profile(&self.dev, x, s, reps) }?
             }
+            Route::M61M31(pipe) => {
+                // SAFETY: the engine's own buffers, allocated for this plan on this device.
+                unsafe { pipe.profile(&self.dev, x, s, reps) }?
+            }
         };
         self.synchronize()?;
         Ok(out)
@@ -331,25 +360,21 @@ impl GpuEngine {
     }
 }
 
-/// Queue `count` squarings on the multi-pass pipeline as replays of CUDA graphs of 2^k
-/// iterations (count in binary, at most 2^GRAPH_LOG2_MAX per replay), each captured on first
-/// use: one launch per replay instead of one per kernel.
-fn queue_passes(
+/// Queue `count` squarings (each queued by `square`) on a multi-pass pipeline as replays of CUDA
+/// graphs of 2^k iterations (count in binary, at most 2^GRAPH_LOG2_MAX per replay), each captured
+/// on first use: one launch per replay instead of one per kernel.
+fn queue_graphs(
     graphs: &mut [Option<Graph>; GRAPH_LOG2_MAX + 1],
     dev: &Device,
-    pipe: &Pipeline,
-    x: Res,
-    s: u64,
-    ll: bool,
     count: u64,
+    square: impl Fn() -> Result<(), EngineError>,
 ) -> Result<(), EngineError> {
     let mut left = count;
     while left > 0 {
         let k = (63 - left.leading_zeros() as usize).min(GRAPH_LOG2_MAX);
         let graph = &mut graphs[k];
         if graph.is_none() {
-            // SAFETY: the engine's own buffers, allocated for this plan on this device.
-            *graph = Some(Graph(capture(dev, 1 << k, || unsafe { pipe.square(dev, x, s, ll) })?));
+            *graph = Some(Graph(capture(dev, 1 << k, &square)?));
         }
         graph.as_ref().expect("captured above").0.launch().map_err(cuda_err("graph launch"))?;
         left -= 1 << k;
@@ -365,8 +390,12 @@ enum Which {
 
 impl Engine for GpuEngine {
     fn describe(&self) -> String {
-        let (lo, hi) = self.pipe.plan().widths();
-        format!("gpu {} NTT n=2^{} widths {lo}-{hi} bits", self.dev.name, self.pipe.plan().log2())
+        let plan = self.pipe.plan();
+        let (lo, hi) = plan.widths();
+        match plan.arith() {
+            Arith::Goldilocks => format!("gpu {} NTT n=2^{} widths {lo}-{hi} bits", self.dev.name, plan.log2()),
+            Arith::M61M31 => format!("gpu {} m61m31 n={} widths {lo}-{hi} bits", self.dev.name, plan.length()),
+        }
     }
     fn fft_length(&self) -> Option<usize> {
         Some(self.pipe.plan().n())
@@ -414,6 +443,14 @@ impl Engine for GpuEngine {
                 // SAFETY: the engine's own buffers, allocated for this plan on this device.
                 unsafe { small.multiply(d, acc, x, tmp, addr(d, &self.buf.shift)) }?
             }
+            Route::M61M31(pipe) => {
+                if self.mul_graph.is_none() {
+                    self.mul_graph =
+                        // SAFETY: the engine's own buffers, allocated for this plan on this device.
+                        Some(Graph(capture(d, 1, || unsafe { pipe.multiply(d, acc, x, addr(d, &self.buf.shift)) })?));
+                }
+                self.mul_graph.as_ref().expect("captured above").0.launch().map_err(cuda_err("graph launch"))?;
+            }
         }
         self.acc_shift = self.acc_shift.plus(self.shift);
         Ok(())
@@ -438,7 +475,7 @@ impl Engine for GpuEngine {
             Value::State => (self.res(Which::State), self.shift),
             Value::Acc => (self.res(Which::Acc), self.acc_shift),
         };
-        let (n, segs, stream) = (self.pipe.plan().n(), self.pipe.segments(), &self.dev.stream);
+        let (n, segs, stream) = (self.pipe.plan().n(), self.pipe.carry_words(), &self.dev.stream);
         let e = self.slots.entry(slot, shift, || {
             let x = stream.alloc_zeros::<u64>(n).map_err(cuda_err("alloc"))?;
             Ok((x, stream.alloc_zeros::<i64>(segs).map_err(cuda_err("alloc"))?))

@@ -1,9 +1,10 @@
-//! The GPU engine: an exact IBDWT squaring over the Goldilocks prime, entirely on an NVIDIA GPU
+//! The GPU engine: an exact IBDWT squaring over the Goldilocks prime or GF(M61²) × GF(M31²), entirely on an NVIDIA GPU
 //! (CUDA driver API through cudarc, kernels compiled at start-up by NVRTC). The only module of
 //! the crate with `unsafe` and raw CUDA handles.
 //!
 //! - [`module`]: library checks, context, NVRTC build and disk cache of the kernels;
 //! - [`pipeline`]: the plan on the device and the launch sequence of one iteration;
+//! - [`pipeline_m61m31`]: the same for the second arithmetic, GF(M61²) × GF(M31²);
 //! - [`small`]: at small lengths, one block and one launch for a whole batch of iterations;
 //! - [`engine`]: [`GpuEngine`], the [`crate::engine::Engine`] implementation;
 //! - [`selftest`]: `check`, kernel-by-kernel comparison with the CPU twin, for `gpu-selftest`;
@@ -14,6 +15,7 @@
 mod engine;
 mod module;
 mod pipeline;
+mod pipeline_m61m31;
 mod selftest;
 mod small;
 mod tune;

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 /// Kernel sources (file name in kernels/, text), in the order they are concatenated into one
 /// compilation unit.
-const SOURCES: [(&str, &str); 9] = [
+const SOURCES: [(&str, &str); 10] = [
     ("goldilocks.cuh", include_str!("../../kernels/goldilocks.cuh")),
     ("mersenne_fields.cuh", include_str!("../../kernels/mersenne_fields.cuh")),
     ("carry.cu", include_str!("../../kernels/carry.cu")),
@@ -24,6 +24,7 @@ const SOURCES: [(&str, &str); 9] = [
     ("fault_inject.cu", include_str!("../../kernels/fault_inject.cu")),
     ("weights.cu", include_str!("../../kernels/weights.cu")),
     ("field_check.cu", include_str!("../../kernels/field_check.cu")),
+    ("m61m31.cu", include_str!("../../kernels/m61m31.cu")),
 ];
 
 /// The field-rate kernels' compilation unit (`gpu-selftest field-rate`), a module of its own so
@@ -79,7 +80,25 @@ pub(crate) struct Kernels {
     pub expand_weights: CudaFunction,
     pub field_ops: CudaFunction,
     pub field_ops_m61m31: CudaFunction,
+    /// The M61·M31 arithmetic's kernels (kernels/m61m31.cu).
+    pub mm: MmKernels,
 }
+
+/// The M61·M31 kernels (kernels/m61m31.cu), launched by src/gpu/pipeline_m61m31.rs.
+pub(crate) struct MmKernels {
+    pub weigh: CudaFunction,
+    pub radix3: CudaFunction,
+    /// passes[R − 1]: mm_pass_r<R>, R radix-2 stages over global memory.
+    pub passes: Vec<CudaFunction>,
+    pub block: CudaFunction,
+    pub pair: CudaFunction,
+    pub carry: CudaFunction,
+}
+
+/// The most stages of one mm_pass_r<R> kernel (kernels/m61m31.cu instantiates 1 ..= this): at
+/// 2^22 on an H100 a pass of 4 stages took 80 µs (140 registers a thread), one of 3 took 42
+/// (bench/notes/gpu.md, 2026-11-26).
+pub(crate) const MM_PASS_MAX_STAGES: u32 = 3;
 
 /// The column passes and a squaring's row pass (kernels/ntt_block.cu), of one launch trigger.
 pub(crate) struct PassKernels {
@@ -166,7 +185,8 @@ fn compile(source: &str, arch: &str) -> Result<Vec<u8>, EngineError> {
     let prog = result::create_program(&src, None).map_err(|e| err("create", e))?;
     // MERSENNE_CERT_PTXAS_LOG=1 prints ptxas's register/spill report of a fresh compilation.
     let report = std::env::var_os("MERSENNE_CERT_PTXAS_LOG").is_some();
-    let mut options = vec![format!("--gpu-architecture={arch}"), "--std=c++17".into()];
+    // --device-int128: the M61·M31 carry walk (kernels/m61m31.cu) takes i128 convolution outputs.
+    let mut options = vec![format!("--gpu-architecture={arch}"), "--std=c++17".into(), "--device-int128".into()];
     if report {
         options.push("--ptxas-options=-v".into());
     }
@@ -248,6 +268,14 @@ fn load_kernels(module: &Arc<CudaModule>) -> Result<Kernels, EngineError> {
         expand_weights: f("expand_weights")?,
         field_ops: f("field_ops")?,
         field_ops_m61m31: f("field_ops_m61m31")?,
+        mm: MmKernels {
+            weigh: f("mm_weigh")?,
+            radix3: f("mm_radix3")?,
+            passes: all("mm_pass_r", "", MM_PASS_MAX_STAGES)?,
+            block: f("mm_block")?,
+            pair: f("mm_pair")?,
+            carry: f("mm_carry")?,
+        },
     })
 }
 
@@ -349,5 +377,14 @@ mod tests {
             .collect();
         assert_eq!(lines, expected);
         assert!(text.contains("#define NTT_KERNEL_AND_LATE(R) NTT_KERNEL(R) NTT_PASS_KERNELS(R, _late, true)"));
+    }
+
+    /// kernels/m61m31.cu instantiates mm_pass_r1 ..= mm_pass_r<MM_PASS_MAX_STAGES>, as load_kernels asks.
+    #[test]
+    fn the_m61m31_passes_are_instantiated_up_to_their_max() {
+        let text = SOURCES.iter().find(|(name, _)| *name == "m61m31.cu").map(|(_, t)| *t).unwrap();
+        let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("MM_PASS_KERNEL(")).collect();
+        let expected: Vec<String> = (1..=MM_PASS_MAX_STAGES).map(|r| format!("MM_PASS_KERNEL({r})")).collect();
+        assert_eq!(lines, expected);
     }
 }

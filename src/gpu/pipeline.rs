@@ -289,6 +289,21 @@ impl Pipeline {
         shape: Shape,
         args: &[&dyn Arg],
     ) -> Result<(), EngineError> {
+        // SAFETY: the caller's, under this function's contract.
+        unsafe { Self::launch_grid(dev, f, shape, 1, args) }
+    }
+
+    /// [`Pipeline::launch`] on a grid of `shape.blocks` × `grid_y` blocks.
+    ///
+    /// # Safety
+    /// As [`Pipeline::launch`], for every block of the grid.
+    pub(crate) unsafe fn launch_grid(
+        dev: &Device,
+        f: &CudaFunction,
+        shape: Shape,
+        grid_y: u32,
+        args: &[&dyn Arg],
+    ) -> Result<(), EngineError> {
         let mut params: Vec<*mut c_void> = args.iter().map(|a| a.param()).collect();
         // SAFETY: a zeroed attribute is valid plain data; its id and value are set next.
         let mut attr: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
@@ -296,7 +311,7 @@ impl Pipeline {
         attr.value.programmaticStreamSerializationAllowed = 1;
         let config = sys::CUlaunchConfig {
             gridDimX: shape.blocks,
-            gridDimY: 1,
+            gridDimY: grid_y,
             gridDimZ: 1,
             blockDimX: shape.threads,
             blockDimY: 1,

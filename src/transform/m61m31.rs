@@ -43,22 +43,22 @@ use crate::transform::PlanError;
 #[derive(Debug, Clone)]
 pub struct Tables<B: Mersenne> {
     /// N = odd·m: odd ∈ {1, 3}, m = 2^(log2 n − 1) the radix-2 block length.
-    odd: usize,
-    m: usize,
+    pub(crate) odd: usize,
+    pub(crate) m: usize,
     /// n^(−1) mod q: the weight of digit j is 2^(e_j·inv_n mod q).
-    inv_n: u64,
+    pub(crate) inv_n: u64,
     /// log2 n + 1: the unweight divides by 2n = odd·2^unscale.
-    unscale: u32,
+    pub(crate) unscale: u32,
     /// 1/odd (1 or 3^(−1)).
-    inv_odd: B,
+    pub(crate) inv_odd: B,
     /// tw[h + i] = ω_{2h}^i, itw[h + i] = ω_{2h}^(−i), for each stage half-size h < m.
-    tw: Vec<Gfp2<B>>,
-    itw: Vec<Gfp2<B>>,
+    pub(crate) tw: Vec<Gfp2<B>>,
+    pub(crate) itw: Vec<Gfp2<B>>,
     /// ω_3 = ω_N^m and its inverse (base field elements), for odd = 3.
-    w3: B,
-    iw3: B,
+    pub(crate) w3: B,
+    pub(crate) iw3: B,
     /// root[f] = ω_N^f for f < N: the radix-3 twiddles ω_N^(ir) and the pair step's ω_N^f.
-    root: Vec<Gfp2<B>>,
+    pub(crate) root: Vec<Gfp2<B>>,
 }
 
 impl<B: Mersenne> Tables<B> {

@@ -130,6 +130,8 @@ pub const SMALL_MAX_LOG2: u32 = 10;
 /// most 2^SMALL_SEGMENTS_LOG2 of them (one per thread of a block of 1024).
 const SMALL_SEG_MIN_LOG2: u32 = 2;
 const SMALL_SEGMENTS_LOG2: u32 = 10;
+/// An M61·M31 plan's carry segments hold at least 2^MM_SEG_MIN_LOG2 digits.
+const MM_SEG_MIN_LOG2: u32 = 4;
 /// The shared kernel should run on at least 2^this many blocks (132 SMs), so small lengths use
 /// smaller chunks and more global passes rather than leave most of the GPU idle; column passes
 /// aim for the same.
@@ -411,14 +413,16 @@ impl Plan {
     /// Fix the carry segments to the runs of the outermost column pass (at small lengths: the
     /// smallest power of two above the fix-up depth, at least 2^SMALL_SEG_MIN_LOG2 and
     /// n/2^SMALL_SEGMENTS_LOG2), or refuse the plan when the fix-up would not fit in one segment.
-    /// M61·M31 (no GPU schedule yet) takes the small-length rule at every length, or one
+    /// M61·M31 takes the smallest power of two above the fix-up depth, at least
+    /// 2^MM_SEG_MIN_LOG2 (the GPU walks each segment in one thread, kernels/m61m31.cu), or one
     /// segment where that does not divide n.
     fn with_segments(mut self) -> Result<Plan, PlanError> {
         let small = (self.fixup_depth + 1).next_power_of_two().max(1 << SMALL_SEG_MIN_LOG2);
         let small = small.max(self.n() >> SMALL_SEGMENTS_LOG2).min(self.n());
+        let mm = (self.fixup_depth + 1).next_power_of_two().max(1 << MM_SEG_MIN_LOG2);
         self.seg_len = match self.arith {
             Arith::Goldilocks => self.column_passes().first().map_or(small, |c| 1 << c.c_log),
-            Arith::M61M31 if self.n().is_multiple_of(small) => small,
+            Arith::M61M31 if self.n().is_multiple_of(mm) => mm,
             Arith::M61M31 => self.n(),
         };
         if self.fixup_depth >= self.seg_len {

@@ -127,6 +127,12 @@ impl KernelChecker {
         Ok(KernelVerdict { kernel: format!("field operations of M61, M31, GF(p^2) and the CRT ({n} inputs)"), ok })
     }
 
+    /// Every M61·M31 kernel on `plan` against the twin, on random data drawn from `seed`
+    /// (`extreme`: digits at the bound), stage by stage (src/gpu/selftest/m61m31.rs).
+    pub fn check_m61m31_plan(&self, plan: &Plan, seed: u64, extreme: bool) -> Result<Vec<KernelVerdict>, EngineError> {
+        super::m61m31::check_plan(&self.dev, plan, &mut SeededRng::new(seed), extreme)
+    }
+
     /// Check every kernel at length 2^log2 on random data drawn from `seed`.
     pub fn check_length(&self, log2: u32, seed: u64) -> Result<Vec<KernelVerdict>, EngineError> {
         let n = 1usize << log2;

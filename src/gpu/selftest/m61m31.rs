@@ -1,0 +1,354 @@
+//! The M61·M31 kernels (kernels/m61m31.cu) against the CPU twin's stage functions
+//! (src/transform/m61m31.rs, twin.rs carry_walk/carry_fixup), stage by stage on random input so
+//! that a failure names the stage; then a whole squaring and a product of digits with random
+//! pending carries against the twin, for `gpu-selftest m61m31`.
+
+use super::check::KernelVerdict;
+use crate::engine::EngineError;
+use crate::gpu::module::{cuda_err, Device};
+use crate::gpu::pipeline::{addr, Res, ADVANCE, LL};
+use crate::gpu::pipeline_m61m31::{MmPipeline, Zs};
+use crate::rng::SeededRng;
+use crate::transform::field::Field;
+use crate::transform::gfp2::{Gfp2, Mersenne};
+use crate::transform::m31::M31;
+use crate::transform::m61::M61;
+use crate::transform::m61m31::{self as mm, M61M31Tables};
+use crate::transform::plan::Plan;
+use crate::transform::twin;
+use cudarc::driver::CudaSlice;
+
+/// Device buffers of one check: a residue (digits, i128 carries as two words, shift) and two
+/// complex vectors per field.
+struct Bufs {
+    x: CudaSlice<u64>,
+    carries: CudaSlice<i64>,
+    shift: CudaSlice<u32>,
+    z: (CudaSlice<u64>, CudaSlice<u32>),
+    y: (CudaSlice<u64>, CudaSlice<u32>),
+}
+
+/// Both fields' values of one complex vector, as the twin holds them.
+#[derive(Clone, PartialEq, Debug)]
+struct Pair {
+    v61: Vec<Gfp2<M61>>,
+    v31: Vec<Gfp2<M31>>,
+}
+
+fn random_pair(rng: &mut SeededRng, len: usize) -> Pair {
+    let v61 =
+        (0..len).map(|_| Gfp2::new(M61::new(rng.below(M61::MODULUS)), M61::new(rng.below(M61::MODULUS)))).collect();
+    let v31 =
+        (0..len).map(|_| Gfp2::new(M31::new(rng.below(M31::MODULUS)), M31::new(rng.below(M31::MODULUS)))).collect();
+    Pair { v61, v31 }
+}
+
+/// i128 carries as the device stores them: two words each, low first.
+fn carry_words(c: &[i128]) -> Vec<i64> {
+    c.iter().flat_map(|&v| [v as i64, (v >> 64) as i64]).collect()
+}
+
+fn from_carry_words(w: &[i64]) -> Vec<i128> {
+    w.chunks_exact(2).map(|c| (i128::from(c[1]) << 64) | i128::from(c[0] as u64)).collect()
+}
+
+/// Digits of the plan's widths at the largest magnitude the bound allows (2^(w−1) + slack) with
+/// random signs, or random balanced ones.
+fn digits(plan: &Plan, rng: &mut SeededRng, extreme: bool) -> Vec<i64> {
+    (0..plan.n())
+        .map(|j| {
+            let w = plan.width(j);
+            if extreme {
+                let top = (1i64 << (w - 1)) + plan.slack() as i64;
+                if rng.below(2) == 0 {
+                    top
+                } else {
+                    -top
+                }
+            } else {
+                rng.below(1 << w) as i64 - (1 << (w - 1))
+            }
+        })
+        .collect()
+}
+
+struct Checker<'a> {
+    dev: &'a Device,
+    pipe: MmPipeline,
+    t: M61M31Tables,
+    b: Bufs,
+}
+
+impl Checker<'_> {
+    fn sync(&self) -> Result<(), EngineError> {
+        self.dev.stream.synchronize().map_err(cuda_err("run"))
+    }
+
+    fn res(&self) -> Res {
+        Res { x: addr(self.dev, &self.b.x), carries: addr(self.dev, &self.b.carries) }
+    }
+    fn zs(&self, which: bool) -> Zs {
+        let (a, b) = if which { &self.b.y } else { &self.b.z };
+        Zs { z61: addr(self.dev, a), z31: addr(self.dev, b) }
+    }
+    fn shift_addr(&self) -> u64 {
+        addr(self.dev, &self.b.shift)
+    }
+
+    fn put_pair(&mut self, which: bool, v: &Pair) -> Result<(), EngineError> {
+        let w61: Vec<u64> = v.v61.iter().flat_map(|c| [c.re.value(), c.im.value()]).collect();
+        let w31: Vec<u32> = v.v31.iter().flat_map(|c| [c.re.value(), c.im.value()]).collect();
+        let s = &self.dev.stream;
+        let (a, b) = if which { &mut self.b.y } else { &mut self.b.z };
+        s.memcpy_htod(&w61, a).map_err(cuda_err("upload"))?;
+        s.memcpy_htod(&w31, b).map_err(cuda_err("upload"))
+    }
+
+    /// z as canonical field elements (the kernels leave M61 values below 2^61 + 8 and M31 values
+    /// in [0, M31]).
+    fn get_pair(&self) -> Result<Pair, EngineError> {
+        let s = &self.dev.stream;
+        let w61 = s.clone_dtoh(&self.b.z.0).map_err(cuda_err("download"))?;
+        let w31 = s.clone_dtoh(&self.b.z.1).map_err(cuda_err("download"))?;
+        self.sync()?;
+        let v61 = w61.chunks_exact(2).map(|c| Gfp2::new(M61::new(c[0] % M61::MODULUS), M61::new(c[1] % M61::MODULUS)));
+        let v31 = w31
+            .chunks_exact(2)
+            .map(|c| Gfp2::new(M31::new(u64::from(c[0]) % M31::MODULUS), M31::new(u64::from(c[1]) % M31::MODULUS)));
+        Ok(Pair { v61: v61.collect(), v31: v31.collect() })
+    }
+
+    fn put_residue(&mut self, digits: &[i64], carries: &[i128], shift: u32) -> Result<(), EngineError> {
+        let s = &self.dev.stream;
+        let words: Vec<u64> = digits.iter().map(|&d| d as u64).collect();
+        s.memcpy_htod(&words, &mut self.b.x).map_err(cuda_err("upload"))?;
+        s.memcpy_htod(&carry_words(carries), &mut self.b.carries).map_err(cuda_err("upload"))?;
+        s.memcpy_htod(&[shift], &mut self.b.shift).map_err(cuda_err("upload"))
+    }
+
+    fn get_residue(&self) -> Result<(Vec<i64>, Vec<i128>, u32), EngineError> {
+        let s = &self.dev.stream;
+        let x = s.clone_dtoh(&self.b.x).map_err(cuda_err("download"))?;
+        let c = s.clone_dtoh(&self.b.carries).map_err(cuda_err("download"))?;
+        let sh = s.clone_dtoh(&self.b.shift).map_err(cuda_err("download"))?;
+        self.sync()?;
+        Ok((x.iter().map(|&w| w as i64).collect(), from_carry_words(&c), sh[0]))
+    }
+
+    /// Apply `twin` to both fields of a copy of v.
+    fn twin_pair(
+        &self,
+        v: &Pair,
+        f61: impl Fn(&mm::Tables<M61>, &mut Vec<Gfp2<M61>>),
+        f31: impl Fn(&mm::Tables<M31>, &mut Vec<Gfp2<M31>>),
+    ) -> Pair {
+        let mut w = v.clone();
+        f61(&self.t.t61, &mut w.v61);
+        f31(&self.t.t31, &mut w.v31);
+        w
+    }
+}
+
+fn stages_fwd<B: Mersenne>(t: &mm::Tables<B>, z: &mut [Gfp2<B>], hi: usize, lo: usize) {
+    if hi >= lo.max(1) {
+        mm::forward_stages(t, z, hi, lo);
+    }
+}
+fn stages_inv<B: Mersenne>(t: &mm::Tables<B>, z: &mut [Gfp2<B>], lo: usize, hi: usize) {
+    if hi >= lo.max(1) {
+        mm::inverse_stages(t, z, lo, hi);
+    }
+}
+
+/// Every M61·M31 kernel at `plan`'s length against the twin, on random input from `rng`
+/// (`extreme`: digits at the bound).
+pub(crate) fn check_plan(
+    dev: &Device,
+    plan: &Plan,
+    rng: &mut SeededRng,
+    extreme: bool,
+) -> Result<Vec<KernelVerdict>, EngineError> {
+    let pipe = MmPipeline::new(dev, plan.clone())?;
+    let t = M61M31Tables::new(plan)?;
+    let (n, big_n) = (plan.n(), plan.n() / 2);
+    let alloc64 = |len: usize| dev.stream.alloc_zeros::<u64>(len).map_err(cuda_err("alloc"));
+    let alloc32 = |len: usize| dev.stream.alloc_zeros::<u32>(len).map_err(cuda_err("alloc"));
+    let b = Bufs {
+        x: alloc64(n)?,
+        carries: dev.stream.alloc_zeros::<i64>(pipe.carry_words()).map_err(cuda_err("alloc"))?,
+        shift: dev.stream.alloc_zeros::<u32>(1).map_err(cuda_err("alloc"))?,
+        z: (alloc64(2 * big_n)?, alloc32(2 * big_n)?),
+        y: (alloc64(2 * big_n)?, alloc32(2 * big_n)?),
+    };
+    let mut c = Checker { dev, pipe, t, b };
+    let mut out = Vec::new();
+    let mut verdict = |kernel: &str, ok: bool| out.push(KernelVerdict { kernel: kernel.into(), ok });
+    let p = plan.exponent();
+    let (m, log_c) = (c.t.t61.m, c.pipe.log_c());
+    let chunk = 1usize << log_c;
+    let (x, z, y, sa) = (c.res(), c.zs(false), c.zs(true), c.shift_addr());
+
+    // Pending carries as large as a walk leaves them, and their fix-up by the twin.
+    let segs = c.pipe.segments();
+    let pending: Vec<i128> = (0..segs).map(|_| i128::from(rng.next_u64() as i64 >> 3)).collect();
+    let d = digits(plan, rng, extreme);
+    let mut fixed = d.clone();
+    twin::carry_fixup(plan, &mut fixed, &pending);
+    let s = rng.below(u64::from(p)) as u32;
+    let s2 = ((2 * u64::from(s)) % u64::from(p)) as u32;
+
+    // 1. weigh (fix-up, weights, pack, shift).
+    c.put_residue(&d, &pending, s)?;
+    // SAFETY: the checker's buffers, allocated for this plan on this device.
+    unsafe { c.pipe.weigh(dev, x, z, sa, ADVANCE) }?;
+    let want = Pair { v61: mm::weight_in(plan, &c.t.t61, &fixed), v31: mm::weight_in(plan, &c.t.t31, &fixed) };
+    let got_shift = c.get_residue()?.2;
+    verdict("weigh (carry fix-up, weights, pack, shift)", c.get_pair()? == want && got_shift == s2);
+
+    // 2. the stages, each on random field input.
+    let r = random_pair(rng, big_n);
+    type Step<'s> = (
+        &'s str,
+        Box<dyn Fn(&mm::Tables<M61>, &mut Vec<Gfp2<M61>>) + 's>,
+        Box<dyn Fn(&mm::Tables<M31>, &mut Vec<Gfp2<M31>>) + 's>,
+    );
+    type Launch<'s> = Box<dyn Fn(&MmPipeline) -> Result<(), EngineError> + 's>;
+    let steps: Vec<(Step, Launch)> = vec![
+        (
+            (
+                "radix-3 forward",
+                Box::new(|t, z| {
+                    if t.odd == 3 {
+                        mm::forward_radix3(t, z)
+                    }
+                }),
+                Box::new(|t, z| {
+                    if t.odd == 3 {
+                        mm::forward_radix3(t, z)
+                    }
+                }),
+            ),
+            // SAFETY: the checker's buffers, allocated for this plan on this device.
+            Box::new(move |pp: &MmPipeline| unsafe { pp.radix3(dev, z, false) }),
+        ),
+        (
+            (
+                "global passes forward",
+                Box::new(move |t, z| stages_fwd(t, z, m / 2, chunk)),
+                Box::new(move |t, z| stages_fwd(t, z, m / 2, chunk)),
+            ),
+            // SAFETY: as above.
+            Box::new(move |pp: &MmPipeline| unsafe { pp.global(dev, z, false) }),
+        ),
+        (
+            (
+                "shared-memory block forward",
+                Box::new(move |t, z| stages_fwd(t, z, chunk / 2, 1)),
+                Box::new(move |t, z| stages_fwd(t, z, chunk / 2, 1)),
+            ),
+            // SAFETY: as above.
+            Box::new(move |pp: &MmPipeline| unsafe { pp.block(dev, z, false) }),
+        ),
+        (
+            (
+                "pair step (square)",
+                Box::new(|t, z| {
+                    let y = z.clone();
+                    mm::pair_step(t, z, &y)
+                }),
+                Box::new(|t, z| {
+                    let y = z.clone();
+                    mm::pair_step(t, z, &y)
+                }),
+            ),
+            // SAFETY: as above.
+            Box::new(move |pp: &MmPipeline| unsafe { pp.pair(dev, z, z) }),
+        ),
+        (
+            (
+                "shared-memory block inverse",
+                Box::new(move |t, z| stages_inv(t, z, 1, chunk / 2)),
+                Box::new(move |t, z| stages_inv(t, z, 1, chunk / 2)),
+            ),
+            // SAFETY: as above.
+            Box::new(move |pp: &MmPipeline| unsafe { pp.block(dev, z, true) }),
+        ),
+        (
+            (
+                "global passes inverse",
+                Box::new(move |t, z| stages_inv(t, z, chunk, m / 2)),
+                Box::new(move |t, z| stages_inv(t, z, chunk, m / 2)),
+            ),
+            // SAFETY: as above.
+            Box::new(move |pp: &MmPipeline| unsafe { pp.global(dev, z, true) }),
+        ),
+        (
+            (
+                "radix-3 inverse",
+                Box::new(|t, z| {
+                    if t.odd == 3 {
+                        mm::inverse_radix3(t, z)
+                    }
+                }),
+                Box::new(|t, z| {
+                    if t.odd == 3 {
+                        mm::inverse_radix3(t, z)
+                    }
+                }),
+            ),
+            // SAFETY: as above.
+            Box::new(move |pp: &MmPipeline| unsafe { pp.radix3(dev, z, true) }),
+        ),
+    ];
+    for ((name, f61, f31), gpu) in &steps {
+        let want = c.twin_pair(&r, f61, f31);
+        c.put_pair(false, &r)?;
+        gpu(&c.pipe)?;
+        verdict(name, c.get_pair()? == want);
+    }
+    // The pair step of a product.
+    let other = random_pair(rng, big_n);
+    c.put_pair(false, &r)?;
+    c.put_pair(true, &other)?;
+    // SAFETY: the checker's buffers, allocated for this plan on this device.
+    unsafe { c.pipe.pair(dev, z, y) }?;
+    let mut want = r.clone();
+    mm::pair_step(&c.t.t61, &mut want.v61, &other.v61);
+    mm::pair_step(&c.t.t31, &mut want.v31, &other.v31);
+    verdict("pair step (product)", c.get_pair()? == want);
+
+    // 3. unweight, CRT and the carry walk with the LL term, on random field input.
+    c.put_residue(&d, &pending, s2)?;
+    c.put_pair(false, &r)?;
+    // SAFETY: the checker's buffers, allocated for this plan on this device.
+    unsafe { c.pipe.carry(dev, z, x, sa, LL) }?;
+    let conv = mm::recombine(&mm::unweight_out(plan, &c.t.t61, &r.v61), &mm::unweight_out(plan, &c.t.t31, &r.v31));
+    let (wd, wc) = twin::carry_walk(plan, &conv, Some(plan.minus_two_at(s2)));
+    let (gd, gc, _) = c.get_residue()?;
+    verdict("unweight, CRT, carry walk, -2*2^s", gd == wd && gc == wc);
+
+    // 4. a whole LL squaring and a product of digits with pending carries.
+    c.put_residue(&d, &pending, s)?;
+    // SAFETY: the checker's buffers, allocated for this plan on this device.
+    unsafe { c.pipe.square(dev, x, sa, true) }?;
+    let (mut gd, gc, gs) = c.get_residue()?;
+    twin::carry_fixup(plan, &mut gd, &gc);
+    let want = mm::square_digits(plan, &c.t, &fixed, Some(plan.minus_two_at(s2)));
+    verdict("LL squaring (all kernels)", gd == want && gs == s2);
+    let e = digits(plan, rng, extreme);
+    let acc_pending: Vec<i128> = (0..segs).map(|_| i128::from(rng.next_u64() as i64 >> 3)).collect();
+    let mut acc_fixed = e.clone();
+    twin::carry_fixup(plan, &mut acc_fixed, &acc_pending);
+    // acc in the checker's residue, x (the other factor) in a second one.
+    let xb = dev.stream.clone_htod(&d.iter().map(|&v| v as u64).collect::<Vec<u64>>()).map_err(cuda_err("upload"))?;
+    let xc = dev.stream.clone_htod(&carry_words(&pending)).map_err(cuda_err("upload"))?;
+    let xr = Res { x: addr(dev, &xb), carries: addr(dev, &xc) };
+    c.put_residue(&e, &acc_pending, s)?;
+    // SAFETY: the checker's buffers and xb, xc, allocated for this plan on this device.
+    unsafe { c.pipe.multiply(dev, x, xr, sa) }?;
+    let (mut gd, gc, _) = c.get_residue()?;
+    twin::carry_fixup(plan, &mut gd, &gc);
+    verdict("product (all kernels)", gd == mm::multiply_digits(plan, &c.t, &acc_fixed, &fixed));
+    drop((xb, xc));
+    Ok(out)
+}
