@@ -119,17 +119,6 @@ impl GpuEngine {
         GpuEngine::on_gpu_with_plan(0, plan, kind, shift)
     }
 
-    /// [`GpuEngine::with_plan`] on GPU `ordinal`.
-    pub fn on_gpu_with_plan(ordinal: usize, plan: Plan, kind: TestKind, shift: u32) -> Result<GpuEngine, EngineError> {
-        if plan.arith() != crate::transform::plan::Arith::Goldilocks {
-            return Err(EngineError::Other(format!(
-                "the GPU has no {} kernels yet (its engine squares in goldilocks; --engine twin runs {0} on the CPU)",
-                plan.arith().name()
-            )));
-        }
-        GpuEngine::on_device(Device::open_ordinal(ordinal)?, plan, kind, shift)
-    }
-
     /// Like [`GpuEngine::with_plan`] on GPU `ordinal`.
     pub fn on_gpu_with_plan(ordinal: usize, plan: Plan, kind: TestKind, shift: u32) -> Result<GpuEngine, EngineError> {
         GpuEngine::on_device(Device::open_ordinal(ordinal)?, plan, kind, shift)
