@@ -2,7 +2,10 @@
 //! the README promises for bad input), and lines on stdout that fail as an error, never a panic,
 //! when stdout cannot be written (a full disk, a closed pipe), and errors as one line that says
 //! each cause once; and the `--engine` and `--arith` values, mapped onto [`EngineChoice`] and
-//! [`ArithChoice`] (the library has no clap in it).
+//! [`ArithChoice`] (the library has no clap in it); and the binaries' argument definitions
+//! ([`prove`]).
+
+pub mod prove;
 
 use crate::engine::arith::ArithChoice;
 use crate::engine::EngineChoice;

@@ -7,7 +7,8 @@
 
 use crate::engine::{select, EngineChoice, EngineError};
 use crate::exponent::TestKind;
-use crate::transform::plan::{smallest_length, Arith, Length};
+use crate::transform::bound::smallest_length;
+use crate::transform::plan::{Arith, Length};
 
 /// `--arith`: what the user asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -467,7 +467,8 @@ type Launched = Result<(), EngineError>;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transform::plan::{largest_exponent, Length};
+    use crate::transform::bound::largest_exponent;
+    use crate::transform::plan::Length;
 
     /// The layout the kernels declare: two MmTab of 56 bytes, then eight u32.
     #[test]

@@ -319,7 +319,8 @@ mod tests {
     use crate::exponent::is_prime;
     use crate::residue::Residue;
     use crate::rng::SeededRng;
-    use crate::transform::plan::{largest_exponent, Length};
+    use crate::transform::bound::largest_exponent;
+    use crate::transform::plan::Length;
     use quickcheck::{quickcheck, TestResult};
     use rug::Integer;
 

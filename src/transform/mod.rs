@@ -1,7 +1,8 @@
 //! The exact transform: the field it computes in, the plan (length, digit widths, weights, the
-//! proven overflow bound), residue ↔ digits, and the CPU twin of the GPU's squaring.
+//! proven overflow bound: `bound`), residue ↔ digits, and the CPU twin of the GPU's squaring.
 //! Depends on `residue` (and `exponent` for test kinds) only; nothing above it.
 
+pub mod bound;
 pub mod crt;
 pub mod digits;
 pub mod field;

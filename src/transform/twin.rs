@@ -204,7 +204,8 @@ mod tests {
     use crate::exponent::is_prime;
     use crate::residue::Residue;
     use crate::rng::SeededRng;
-    use crate::transform::plan::{largest_exponent, Arith, Length};
+    use crate::transform::bound::largest_exponent;
+    use crate::transform::plan::{Arith, Length};
     use quickcheck::{quickcheck, TestResult};
     use rug::integer::Order;
     use rug::Integer;

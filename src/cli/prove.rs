@@ -1,0 +1,172 @@
+//! `prove`'s command line: its arguments as clap parses them (the binary, src/bin/prove.rs,
+//! checks them against each other and runs them).
+
+use super::{ArithArg, EngineArg};
+use std::path::PathBuf;
+
+/// Default disk budget for the proof points of a run: 32 GiB.
+pub const DEFAULT_PROOF_DISK_BUDGET: u64 = 32 << 30;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Spot {
+    /// No spot checks.
+    Off,
+    /// As many as spare CPU threads keep up with, never stalling the engine.
+    Sample,
+    /// Every iteration (the engine waits for the CPU when needed).
+    Full,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LlCheck {
+    /// `double` below the size where it is cheap, else `jacobi`; a "prime" LL result is always
+    /// confirmed by a `double` rerun before it is printed.
+    Auto,
+    /// Jacobi checks at the checkpoints (bound lost work; an error passes them with probability ~1/2).
+    Jacobi,
+    /// A second engine with another shift recomputes every segment (exact; twice the work).
+    Double,
+}
+
+#[derive(clap::Parser, Debug)]
+#[command(
+    name = "prove",
+    version = crate::VERSION,
+    about = "Test 2^P-1 for primality (Lucas-Lehmer, or base-3 PRP) and write a signed certificate"
+)]
+pub struct Args {
+    /// The exponent P (a prime).
+    #[arg(allow_hyphen_values = true, required_unless_present = "work_dir")]
+    pub exponent: Option<String>,
+    /// Run the GIMPS assignments of DIR/worktodo.txt (prime95's and PRPLL's lines) until none is
+    /// left, appending result lines to DIR/results.json.txt and proofs to DIR/proof/ (docs/gimps.md).
+    #[arg(long, value_name = "DIR", conflicts_with_all = [
+        "exponent", "cert", "prp", "checkpoint_every", "shift", "json", "iterations", "residue_budget", "state_dir",
+        "fresh", "proof_power", "no_proof", "gimps_proof", "keep_proof_points", "tune",
+        "stop_after", "corrupt_proof_point", "proof_from_points",
+    ])]
+    pub work_dir: Option<PathBuf>,
+    /// The GPU to run on (CUDA's numbering); with --work-dir, worker N takes DIR/worktodo-N.txt when it exists.
+    #[arg(long, value_name = "N")]
+    pub device: Option<usize>,
+    /// With --work-dir: one worker per GPU ("all", or the first N GPUs), GPU n on DIR/worktodo-n.txt.
+    #[arg(long, value_name = "all|N", requires = "work_dir", conflicts_with = "device")]
+    pub devices: Option<String>,
+    /// With --work-dir: the PrimeNet user name put in result lines.
+    #[arg(long, value_name = "NAME", requires = "work_dir")]
+    pub user: Option<String>,
+    /// With --work-dir: the computer name put in result lines.
+    #[arg(long, value_name = "NAME", requires = "work_dir")]
+    pub computer: Option<String>,
+    /// With --work-dir: when no usable line is left, look for new ones every SECS instead of exiting.
+    #[arg(long, value_name = "SECS", requires = "work_dir")]
+    pub wait: Option<f64>,
+    /// Testing: with --work-dir, abort right after the result is appended (`result`) or after the
+    /// state is cleared (`state`), as a kill there would.
+    #[arg(long, value_name = "result|state", hide = true, requires = "work_dir")]
+    pub crash_at: Option<String>,
+    /// Write the signed certificate to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub cert: Option<PathBuf>,
+    /// Run the base-3 PRP test instead of Lucas-Lehmer.
+    #[arg(long)]
+    pub prp: bool,
+    /// Which engine squares: the one that finishes first (auto: GMP for small P, where opening
+    /// CUDA would take longer than the test, else the GPU when usable), GMP on the CPU, the GPU
+    /// only, or the GPU's transform on the CPU (twin: slow, for checks).
+    #[arg(long, value_enum, default_value_t = EngineArg::Auto)]
+    pub engine: EngineArg,
+    /// The exact arithmetic of the transform (GPU, twin): per exponent the one expected fastest
+    /// (auto), or this one; an exponent beyond its proven bound is refused. GMP (--engine cpu) has none.
+    #[arg(long, value_enum, default_value_t = ArithArg::Auto, conflicts_with = "tune")]
+    pub arith: ArithArg,
+    /// Ed25519 signing key file (default: created on first use in the config directory).
+    #[arg(long, value_name = "FILE")]
+    pub key: Option<PathBuf>,
+    /// Iterations between checkpoints (default: about 2000 checkpoints per test, at least 64 apart).
+    #[arg(long, value_name = "N")]
+    pub checkpoint_every: Option<u64>,
+    /// Shift count: random (default), or a number in [0, P).
+    #[arg(long, default_value = "random")]
+    pub shift: String,
+    /// Also append the JSON result line to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Stop after N iterations (a partial test; the result says "partial").
+    #[arg(long, value_name = "N")]
+    pub iterations: Option<u64>,
+    /// Size budget in bytes for the full residues embedded in the certificate, from which
+    /// `verify --replay` replays segments in parallel [default: 64 MiB; with a PRP proof only the
+    /// final residue, as the proof makes the replay unnecessary]
+    #[arg(long, value_name = "BYTES")]
+    pub residue_budget: Option<u64>,
+    /// Keep up to N evenly spaced full residues besides those in the certificate, written to the
+    /// sidecar CERT.points, so that `verify --replay` (on many GPUs or machines) can replay up to
+    /// about N segments in parallel; each costs P/8 bytes (docs/verify.md) [default: 64; with a
+    /// PRP proof 0]
+    #[arg(long, value_name = "N")]
+    pub replay_points: Option<u64>,
+    /// Where resumable states are saved (default: the user's data directory).
+    #[arg(long, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+    /// Discard any saved state of this test and start from the beginning.
+    #[arg(long)]
+    pub fresh: bool,
+    /// Seconds between saved states.
+    #[arg(long, value_name = "SECS", default_value_t = 60.0)]
+    pub save_every: f64,
+    /// GMP spot checks on spare CPU threads.
+    #[arg(long, value_enum, default_value_t = Spot::Sample)]
+    pub spot: Spot,
+    /// CPU threads for spot checks (default: all cores but one and the Jacobi threads, at least one).
+    #[arg(long, value_name = "N")]
+    pub spot_threads: Option<usize>,
+    /// Gerbicz block length L for PRP (checks at least every L^2 iterations) [default: 1000].
+    #[arg(long, value_name = "L")]
+    pub gerbicz_block: Option<u64>,
+    /// How LL results are checked (docs/testing.md).
+    #[arg(long, value_enum, default_value_t = LlCheck::Auto)]
+    pub ll_check: LlCheck,
+    /// LL: Jacobi checks in flight at once, each on a CPU thread (default: a quarter of the cores, at least one).
+    #[arg(long, value_name = "N")]
+    pub jacobi_threads: Option<usize>,
+    /// PRP proof power K (default: what GIMPS programs choose for P); a verifier then needs
+    /// about P/2^K squarings. Lowered, with a note, to fit --proof-disk-budget.
+    #[arg(long, value_name = "K", conflicts_with = "no_proof")]
+    pub proof_power: Option<u32>,
+    /// Disk the proof points may take during the run (2^K residues of P/8 bytes).
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_PROOF_DISK_BUDGET)]
+    pub proof_disk_budget: u64,
+    /// Do not build a PRP proof (a full --prp test builds one by default).
+    #[arg(long)]
+    pub no_proof: bool,
+    /// Also write the proof to FILE as a GIMPS "PRP PROOF" VERSION=2 file.
+    #[arg(long, value_name = "FILE", conflicts_with = "no_proof")]
+    pub gimps_proof: Option<PathBuf>,
+    /// Move the run's saved proof points to DIR (a new directory, on the state directory's file system)
+    /// instead of deleting them: `prove P --proof-from-points DIR` builds the proof of this or any
+    /// lower power from them.
+    #[arg(long, value_name = "DIR", conflicts_with = "no_proof")]
+    pub keep_proof_points: Option<PathBuf>,
+    /// Build the PRP proof of power --proof-power (default: the run's) from the points a run kept
+    /// in DIR (--keep-proof-points), check it, write it to --gimps-proof FILE and exit (no test is run).
+    #[arg(long, value_name = "DIR", requires = "gimps_proof", conflicts_with_all = [
+        "cert", "checkpoint_every", "shift", "json", "iterations", "residue_budget", "replay_points", "state_dir",
+        "fresh", "no_proof", "keep_proof_points", "tune", "inject_fault", "stop_after", "corrupt_proof_point",
+    ])]
+    pub proof_from_points: Option<PathBuf>,
+    /// Time the GPU's pass shapes at P's transform length, keep the fastest for later runs on
+    /// this GPU, print the timings and exit (no test is run).
+    #[arg(long)]
+    pub tune: bool,
+    /// Testing: flip a bit of the engine's state after iteration ITER (docs/testing.md); with
+    /// --work-dir, in each test that runs as far.
+    #[arg(long, value_name = "ITER[:WORD:BIT]", hide = true)]
+    pub inject_fault: Vec<String>,
+    /// Testing: stop as after Ctrl-C once iteration ITER is reached (docs/testing.md).
+    #[arg(long, value_name = "ITER", hide = true)]
+    pub stop_after: Option<u64>,
+    /// Testing: replace saved proof point INDEX by a wrong value before the proof is built.
+    #[arg(long, value_name = "INDEX", hide = true)]
+    pub corrupt_proof_point: Option<usize>,
+}
