@@ -28,13 +28,27 @@ pub struct SpeedTable {
 }
 
 impl SpeedTable {
-    /// bench/RESULTS.md, "Latest speed, H200": `gpu-selftest bench --iters 3000`, binaries
-    /// 4e23656, 2026-11-26 08:30. The M61·M31 kernels are not measured yet: no rows.
+    /// Both arithmetics side by side on one H100, in one call (`gpu-selftest [--arith m61m31]
+    /// bench --iters 2000`, binaries b850e58, 2026-11-26 14:20, bench/notes/gpu.md): the tuner
+    /// compares them, so the figures come from one card. M61·M31 is slower at every length
+    /// measured, so auto keeps Goldilocks wherever Goldilocks' bound holds p.
     pub fn builtin() -> SpeedTable {
         let gl = |log2: u32, us: f64| (Arith::Goldilocks, Length { odd: 1, log2 }, us);
+        let mm = |odd: u32, log2: u32, us: f64| (Arith::M61M31, Length { odd, log2 }, us);
         SpeedTable {
-            source: "H200, bench/RESULTS.md 2026-11-26",
-            rows: vec![gl(16, 14.6), gl(18, 20.2), gl(20, 58.6), gl(22, 208.2), gl(23, 429.7)],
+            source: "H100, both in one call, bench/notes/gpu.md 2026-11-26",
+            rows: vec![
+                gl(16, 14.7),
+                gl(18, 21.0),
+                gl(20, 60.2),
+                gl(22, 229.6),
+                gl(23, 479.3),
+                mm(3, 14, 37.2),
+                mm(3, 15, 40.4),
+                mm(3, 18, 150.1),
+                mm(3, 20, 597.6),
+                mm(1, 22, 801.2),
+            ],
         }
     }
 
@@ -161,17 +175,27 @@ mod tests {
     }
 
     #[test]
-    fn the_tuner_keeps_goldilocks_without_m61m31_figures() {
-        // The built-in table has no M61·M31 row: every exponent that Goldilocks holds stays there.
-        for p in [9_689u32, 1_257_787, 20_996_011, 82_589_933, 136_279_841, 999_999_937] {
-            let pick = fastest(p, &SpeedTable::builtin()).unwrap();
+    fn the_built_in_table_keeps_goldilocks_where_m61m31_measured_slower() {
+        // Every row of the table is the shortest length of one of these exponents, in both
+        // arithmetics (so each is a comparison the tuner really makes), and Goldilocks wins each.
+        let measured = [1_257_787u32, 3_021_377, 20_996_011, 82_589_933, 136_279_841];
+        let t = SpeedTable::builtin();
+        for &(a, len, _) in &t.rows {
+            assert!(measured.iter().any(|&p| smallest_length(p, a).unwrap() == len), "{} {len}", a.name());
+        }
+        for p in measured.into_iter().chain([9_689, 999_999_937]) {
+            let pick = fastest(p, &t).unwrap();
             assert_eq!(pick.arith, Arith::Goldilocks, "p={p}: {}", pick.why);
             assert_eq!(pick.length, smallest_length(p, Arith::Goldilocks).unwrap());
         }
-        let pick = fastest(136_279_841, &SpeedTable::builtin()).unwrap();
+        let pick = fastest(136_279_841, &t).unwrap();
         assert!(
-            pick.why.contains("goldilocks n=2^23 429.7 µs/iter") && pick.why.contains("m61m31 n=2^22 not measured")
+            pick.why.contains("goldilocks n=2^23 479.3 µs/iter, not slower than m61m31 n=2^22 801.2"),
+            "{}",
+            pick.why
         );
+        let pick = fastest(9_689, &t).unwrap();
+        assert!(pick.why.contains("not measured"), "{}", pick.why);
     }
 
     #[test]
