@@ -106,6 +106,23 @@ pub(crate) fn capture(
     graph.ok_or_else(|| EngineError::Cuda("an empty graph was captured".into()))
 }
 
+/// One kernel launch (or a few) of a squaring, named, for [`time_steps`].
+pub(crate) type Step<'a> = (String, Box<dyn Fn() -> Result<(), EngineError> + 'a>);
+
+/// Microseconds per run of each step, each timed alone over `reps` runs replayed from a CUDA
+/// graph (after one warm-up replay): the kernel breakdown `profile` prints.
+pub(crate) fn time_steps(dev: &Device, reps: usize, steps: &[Step]) -> Result<Vec<(String, f64)>, EngineError> {
+    let mut out = Vec::new();
+    for (name, step) in steps {
+        let graph = capture(dev, reps as u64, step)?;
+        graph.launch().map_err(cuda_err("graph"))?;
+        let timer = Timer::start(dev)?;
+        graph.launch().map_err(cuda_err("graph"))?;
+        out.push((name.clone(), timer.ms()? * 1000.0 / reps as f64));
+    }
+    Ok(out)
+}
+
 /// A raw device address of a buffer that lives as long as the pipeline using it.
 pub(crate) fn addr<T>(dev: &Device, s: &CudaSlice<T>) -> u64 {
     let (ptr, _sync) = s.device_ptr(&dev.stream);
@@ -446,8 +463,7 @@ impl Pipeline {
         shift: u64,
         reps: usize,
     ) -> Result<Vec<(String, f64)>, EngineError> {
-        type Step<'a> = Box<dyn Fn() -> Result<(), EngineError> + 'a>;
-        let mut steps: Vec<(String, Step)> = Vec::new();
+        let mut steps: Vec<Step> = Vec::new();
         let edge = |k: usize, flag: u32| if k == 0 { flag } else { 0 };
         let io = Operands::of(x, shift);
         for (k, pass) in self.passes.iter().enumerate() {
@@ -464,15 +480,7 @@ impl Pipeline {
             // SAFETY: the addresses are the caller's, under this function's contract.
             steps.push((name, Box::new(move || unsafe { self.ntt(dev, pass, io, Op::Inverse, edge(k, UNWEIGH)) })));
         }
-        let mut out = Vec::new();
-        for (name, step) in &steps {
-            let graph = capture(dev, reps as u64, step)?;
-            graph.launch().map_err(cuda_err("graph"))?;
-            let timer = Timer::start(dev)?;
-            graph.launch().map_err(cuda_err("graph"))?;
-            out.push((name.clone(), timer.ms()? * 1000.0 / reps as f64));
-        }
-        Ok(out)
+        time_steps(dev, reps, &steps)
     }
 
     /// One squaring of x, all on the device; the shift count at `shift` doubles first, and

@@ -9,8 +9,8 @@
 //! the same backwards → unweight, CRT and the carry walk. Both fields run in the same launches.
 //! Nothing is copied to the host.
 
-use super::module::{cuda_err, Device, Timer, MM_PASS_MAX_STAGES};
-use super::pipeline::{capture, Arg, Pipeline, Res, Shape, ADVANCE, LL};
+use super::module::{cuda_err, Device, MM_PASS_MAX_STAGES};
+use super::pipeline::{time_steps, Arg, Pipeline, Res, Shape, Step, ADVANCE, LL};
 use crate::engine::EngineError;
 use crate::transform::gfp2::Gfp2;
 use crate::transform::m31::M31;
@@ -418,10 +418,9 @@ impl MmPipeline {
         shift: u64,
         reps: usize,
     ) -> Result<Vec<(String, f64)>, EngineError> {
-        type Step<'a> = Box<dyn Fn() -> Launched + 'a>;
         let z = self.zs(dev, 0);
         // SAFETY (every step): the addresses are the caller's, under this function's contract.
-        let mut steps: Vec<(String, Step)> = vec![(
+        let mut steps: Vec<Step> = vec![(
             "weigh (fix-up, weights, pack)".into(),
             Box::new(move || unsafe { self.weigh(dev, x, z, shift, 0) }),
         )];
@@ -449,15 +448,7 @@ impl MmPipeline {
             steps.push(("radix-3 inverse".into(), Box::new(move || unsafe { self.radix3(dev, z, true) })));
         }
         steps.push(("unweight, CRT, carry walk".into(), Box::new(move || unsafe { self.carry(dev, z, x, shift, 0) })));
-        let mut out = Vec::new();
-        for (name, step) in &steps {
-            let graph = capture(dev, reps as u64, step)?;
-            graph.launch().map_err(cuda_err("graph"))?;
-            let timer = Timer::start(dev)?;
-            graph.launch().map_err(cuda_err("graph"))?;
-            out.push((name.clone(), timer.ms()? * 1000.0 / reps as f64));
-        }
-        Ok(out)
+        time_steps(dev, reps, &steps)
     }
 }
 
