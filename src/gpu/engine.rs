@@ -7,7 +7,7 @@
 
 use super::module::{cuda_err, Device};
 use super::pipeline::{addr, capture, flip_bit, Pipeline, Res};
-use super::pipeline_m61m31::MmPipeline;
+use super::pipeline_m61m31::{carries_from_words, MmPipeline};
 use super::small::SmallPipeline;
 use crate::engine::{Engine, EngineError, Shift, Slots, Value};
 use crate::exponent::TestKind;
@@ -260,12 +260,7 @@ impl GpuEngine {
         let plan = self.pipe.plan();
         match plan.arith() {
             Arith::Goldilocks => crate::transform::twin::carry_fixup(plan, &mut digits, carries),
-            Arith::M61M31 => {
-                // Each carry is an i128 in two words, low first (kernels/m61m31.cu).
-                let wide: Vec<i128> =
-                    carries.chunks_exact(2).map(|c| (i128::from(c[1]) << 64) | i128::from(c[0] as u64)).collect();
-                crate::transform::twin::carry_fixup(plan, &mut digits, &wide)
-            }
+            Arith::M61M31 => crate::transform::twin::carry_fixup(plan, &mut digits, &carries_from_words(carries)),
         }
         Ok((digits, h.shift.as_slice().map_err(cuda_err("download"))?[0]))
     }
@@ -349,6 +344,19 @@ impl GpuEngine {
     }
 }
 
+/// Launch the graph in `slot`, captured from `count` runs of `op` on first use.
+fn launch_cached(
+    slot: &mut Option<Graph>,
+    dev: &Device,
+    count: u64,
+    op: impl Fn() -> Result<(), EngineError>,
+) -> Result<(), EngineError> {
+    if slot.is_none() {
+        *slot = Some(Graph(capture(dev, count, op)?));
+    }
+    slot.as_ref().expect("captured above").0.launch().map_err(cuda_err("graph launch"))
+}
+
 /// Queue `count` squarings (each queued by `square`) on a multi-pass pipeline as replays of CUDA
 /// graphs of 2^k iterations (count in binary, at most 2^GRAPH_LOG2_MAX per replay), each captured
 /// on first use: one launch per replay instead of one per kernel.
@@ -361,11 +369,7 @@ fn queue_graphs(
     let mut left = count;
     while left > 0 {
         let k = (63 - left.leading_zeros() as usize).min(GRAPH_LOG2_MAX);
-        let graph = &mut graphs[k];
-        if graph.is_none() {
-            *graph = Some(Graph(capture(dev, 1 << k, &square)?));
-        }
-        graph.as_ref().expect("captured above").0.launch().map_err(cuda_err("graph launch"))?;
+        launch_cached(&mut graphs[k], dev, 1 << k, &square)?;
         left -= 1 << k;
     }
     Ok(())
@@ -418,27 +422,20 @@ impl Engine for GpuEngine {
     }
     fn acc_mul(&mut self) -> Result<(), EngineError> {
         let (acc, x) = (self.res(Which::Acc), self.res(Which::State));
-        let (d, tmp) = (&self.dev, addr(&self.dev, &self.buf.tmp));
+        let d = &self.dev;
+        let (tmp, shift) = (addr(d, &self.buf.tmp), addr(d, &self.buf.shift));
         match &self.pipe {
             Route::Passes(pipe) => {
-                if self.mul_graph.is_none() {
-                    self.mul_graph =
-                        // SAFETY: the engine's own buffers, allocated for this plan on this device.
-                        Some(Graph(capture(d, 1, || unsafe { pipe.multiply(d, acc, x, tmp, addr(d, &self.buf.shift)) })?));
-                }
-                self.mul_graph.as_ref().expect("captured above").0.launch().map_err(cuda_err("graph launch"))?;
+                // SAFETY: the engine's own buffers, allocated for this plan on this device.
+                launch_cached(&mut self.mul_graph, d, 1, || unsafe { pipe.multiply(d, acc, x, tmp, shift) })?
             }
             Route::Small(small) => {
                 // SAFETY: the engine's own buffers, allocated for this plan on this device.
-                unsafe { small.multiply(d, acc, x, tmp, addr(d, &self.buf.shift)) }?
+                unsafe { small.multiply(d, acc, x, tmp, shift) }?
             }
             Route::M61M31(pipe) => {
-                if self.mul_graph.is_none() {
-                    self.mul_graph =
-                        // SAFETY: the engine's own buffers, allocated for this plan on this device.
-                        Some(Graph(capture(d, 1, || unsafe { pipe.multiply(d, acc, x, addr(d, &self.buf.shift)) })?));
-                }
-                self.mul_graph.as_ref().expect("captured above").0.launch().map_err(cuda_err("graph launch"))?;
+                // SAFETY: the engine's own buffers, allocated for this plan on this device.
+                launch_cached(&mut self.mul_graph, d, 1, || unsafe { pipe.multiply(d, acc, x, shift) })?
             }
         }
         self.acc_shift = self.acc_shift.plus(self.shift);

@@ -126,6 +126,16 @@ fn carry_block_digits(plan: &Plan) -> usize {
     }
 }
 
+/// i128 pending carries as the device stores them (kernels/m61m31.cu): two words each, low first.
+pub(crate) fn carries_to_words(c: &[i128]) -> Vec<i64> {
+    c.iter().flat_map(|&v| [v as i64, (v >> 64) as i64]).collect()
+}
+
+/// The i128 pending carries in the device's words ([`carries_to_words`] undone).
+pub(crate) fn carries_from_words(w: &[i64]) -> Vec<i128> {
+    w.chunks_exact(2).map(|c| (i128::from(c[1]) << 64) | i128::from(c[0] as u64)).collect()
+}
+
 /// Shared memory of a carry block of `digits` digits in segments of `seg`: an i128 per digit and
 /// a pad slot per segment.
 fn carry_shared_bytes(digits: usize, seg: usize) -> u32 {
@@ -460,6 +470,21 @@ mod tests {
     use super::*;
     use crate::transform::bound::largest_exponent;
     use crate::transform::plan::Length;
+
+    /// Two words a carry, low word first, as kernels/m61m31.cu reads and writes them.
+    #[test]
+    fn carries_are_two_words_low_first() {
+        let c = [0i128, -1, 1 << 64, -(1 << 64) - 5, i128::from(i64::MIN) * 3, (1i128 << 100) + 7];
+        let w = carries_to_words(&c);
+        assert_eq!(&w[..6], &[0, 0, -1, -1, 0, 1]);
+        assert_eq!(carries_from_words(&w), c);
+    }
+
+    quickcheck::quickcheck! {
+        fn carries_round_trip(c: Vec<i128>) -> bool {
+            carries_from_words(&carries_to_words(&c)) == c
+        }
+    }
 
     /// The layout the kernels declare: two MmTab of 56 bytes, then eight u32.
     #[test]

@@ -7,7 +7,7 @@ use super::check::KernelVerdict;
 use crate::engine::EngineError;
 use crate::gpu::module::{cuda_err, Device};
 use crate::gpu::pipeline::{addr, Res, ADVANCE, LL};
-use crate::gpu::pipeline_m61m31::{MmPipeline, Zs};
+use crate::gpu::pipeline_m61m31::{carries_from_words, carries_to_words, MmPipeline, Zs};
 use crate::rng::SeededRng;
 use crate::transform::field::Field;
 use crate::transform::gfp2::{Gfp2, Mersenne};
@@ -41,15 +41,6 @@ fn random_pair(rng: &mut SeededRng, len: usize) -> Pair {
     let v31 =
         (0..len).map(|_| Gfp2::new(M31::new(rng.below(M31::MODULUS)), M31::new(rng.below(M31::MODULUS)))).collect();
     Pair { v61, v31 }
-}
-
-/// i128 carries as the device stores them: two words each, low first.
-fn carry_words(c: &[i128]) -> Vec<i64> {
-    c.iter().flat_map(|&v| [v as i64, (v >> 64) as i64]).collect()
-}
-
-fn from_carry_words(w: &[i64]) -> Vec<i128> {
-    w.chunks_exact(2).map(|c| (i128::from(c[1]) << 64) | i128::from(c[0] as u64)).collect()
 }
 
 /// Digits of the plan's widths at the largest magnitude the bound allows (2^(w−1) + slack) with
@@ -122,7 +113,7 @@ impl Checker<'_> {
         let s = &self.dev.stream;
         let words: Vec<u64> = digits.iter().map(|&d| d as u64).collect();
         s.memcpy_htod(&words, &mut self.b.x).map_err(cuda_err("upload"))?;
-        s.memcpy_htod(&carry_words(carries), &mut self.b.carries).map_err(cuda_err("upload"))?;
+        s.memcpy_htod(&carries_to_words(carries), &mut self.b.carries).map_err(cuda_err("upload"))?;
         s.memcpy_htod(&[shift], &mut self.b.shift).map_err(cuda_err("upload"))
     }
 
@@ -132,7 +123,7 @@ impl Checker<'_> {
         let c = s.clone_dtoh(&self.b.carries).map_err(cuda_err("download"))?;
         let sh = s.clone_dtoh(&self.b.shift).map_err(cuda_err("download"))?;
         self.sync()?;
-        Ok((x.iter().map(|&w| w as i64).collect(), from_carry_words(&c), sh[0]))
+        Ok((x.iter().map(|&w| w as i64).collect(), carries_from_words(&c), sh[0]))
     }
 
     /// Apply `twin` to both fields of a copy of v.
@@ -341,7 +332,7 @@ pub(crate) fn check_plan(
     twin::carry_fixup(plan, &mut acc_fixed, &acc_pending);
     // acc in the checker's residue, x (the other factor) in a second one.
     let xb = dev.stream.clone_htod(&d.iter().map(|&v| v as u64).collect::<Vec<u64>>()).map_err(cuda_err("upload"))?;
-    let xc = dev.stream.clone_htod(&carry_words(&pending)).map_err(cuda_err("upload"))?;
+    let xc = dev.stream.clone_htod(&carries_to_words(&pending)).map_err(cuda_err("upload"))?;
     let xr = Res { x: addr(dev, &xb), carries: addr(dev, &xc) };
     c.put_residue(&e, &acc_pending, s)?;
     // SAFETY: the checker's buffers and xb, xc, allocated for this plan on this device.
