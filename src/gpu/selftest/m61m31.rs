@@ -125,19 +125,6 @@ impl Checker<'_> {
         self.sync()?;
         Ok((x.iter().map(|&w| w as i64).collect(), carries_from_words(&c), sh[0]))
     }
-
-    /// Apply `twin` to both fields of a copy of v.
-    fn twin_pair(
-        &self,
-        v: &Pair,
-        f61: impl Fn(&mm::Tables<M61>, &mut Vec<Gfp2<M61>>),
-        f31: impl Fn(&mm::Tables<M31>, &mut Vec<Gfp2<M31>>),
-    ) -> Pair {
-        let mut w = v.clone();
-        f61(&self.t.t61, &mut w.v61);
-        f31(&self.t.t31, &mut w.v31);
-        w
-    }
 }
 
 fn stages_fwd<B: Mersenne>(t: &mm::Tables<B>, z: &mut [Gfp2<B>], hi: usize, lo: usize) {
@@ -148,6 +135,50 @@ fn stages_fwd<B: Mersenne>(t: &mm::Tables<B>, z: &mut [Gfp2<B>], hi: usize, lo: 
 fn stages_inv<B: Mersenne>(t: &mm::Tables<B>, z: &mut [Gfp2<B>], lo: usize, hi: usize) {
     if hi >= lo.max(1) {
         mm::inverse_stages(t, z, lo, hi);
+    }
+}
+
+/// A transform stage the check runs alone (forward or inverse), in either field.
+#[derive(Clone, Copy)]
+enum Stage {
+    Radix3 { inverse: bool },
+    Global { inverse: bool },
+    Block { inverse: bool },
+    PairSquare,
+}
+
+impl Stage {
+    /// The twin's stage function on z in field B (radix-2 blocks of m, shared chunks of `chunk`).
+    fn twin<B: Mersenne>(self, t: &mm::Tables<B>, z: &mut [Gfp2<B>], m: usize, chunk: usize) {
+        match self {
+            Stage::Radix3 { .. } if t.odd != 3 => {}
+            Stage::Radix3 { inverse: false } => mm::forward_radix3(t, z),
+            Stage::Radix3 { inverse: true } => mm::inverse_radix3(t, z),
+            Stage::Global { inverse: false } => stages_fwd(t, z, m / 2, chunk),
+            Stage::Global { inverse: true } => stages_inv(t, z, chunk, m / 2),
+            Stage::Block { inverse: false } => stages_fwd(t, z, chunk / 2, 1),
+            Stage::Block { inverse: true } => stages_inv(t, z, 1, chunk / 2),
+            Stage::PairSquare => {
+                let y = z.to_vec();
+                mm::pair_step(t, z, &y)
+            }
+        }
+    }
+
+    /// The stage's kernels on z.
+    ///
+    /// # Safety
+    /// As [`MmPipeline::weigh`].
+    unsafe fn launch(self, pipe: &MmPipeline, dev: &Device, z: Zs) -> Result<(), EngineError> {
+        // SAFETY: the caller's, under this function's contract.
+        unsafe {
+            match self {
+                Stage::Radix3 { inverse } => pipe.radix3(dev, z, inverse),
+                Stage::Global { inverse } => pipe.global(dev, z, inverse),
+                Stage::Block { inverse } => pipe.block(dev, z, inverse),
+                Stage::PairSquare => pipe.pair(dev, z, z),
+            }
+        }
     }
 }
 
@@ -198,103 +229,22 @@ pub(crate) fn check_plan(
 
     // 2. the stages, each on random field input.
     let r = random_pair(rng, big_n);
-    type Step<'s> = (
-        &'s str,
-        Box<dyn Fn(&mm::Tables<M61>, &mut Vec<Gfp2<M61>>) + 's>,
-        Box<dyn Fn(&mm::Tables<M31>, &mut Vec<Gfp2<M31>>) + 's>,
-    );
-    type Launch<'s> = Box<dyn Fn(&MmPipeline) -> Result<(), EngineError> + 's>;
-    let steps: Vec<(Step, Launch)> = vec![
-        (
-            (
-                "radix-3 forward",
-                Box::new(|t, z| {
-                    if t.odd == 3 {
-                        mm::forward_radix3(t, z)
-                    }
-                }),
-                Box::new(|t, z| {
-                    if t.odd == 3 {
-                        mm::forward_radix3(t, z)
-                    }
-                }),
-            ),
-            // SAFETY: the checker's buffers, allocated for this plan on this device.
-            Box::new(move |pp: &MmPipeline| unsafe { pp.radix3(dev, z, false) }),
-        ),
-        (
-            (
-                "global passes forward",
-                Box::new(move |t, z| stages_fwd(t, z, m / 2, chunk)),
-                Box::new(move |t, z| stages_fwd(t, z, m / 2, chunk)),
-            ),
-            // SAFETY: as above.
-            Box::new(move |pp: &MmPipeline| unsafe { pp.global(dev, z, false) }),
-        ),
-        (
-            (
-                "shared-memory block forward",
-                Box::new(move |t, z| stages_fwd(t, z, chunk / 2, 1)),
-                Box::new(move |t, z| stages_fwd(t, z, chunk / 2, 1)),
-            ),
-            // SAFETY: as above.
-            Box::new(move |pp: &MmPipeline| unsafe { pp.block(dev, z, false) }),
-        ),
-        (
-            (
-                "pair step (square)",
-                Box::new(|t, z| {
-                    let y = z.clone();
-                    mm::pair_step(t, z, &y)
-                }),
-                Box::new(|t, z| {
-                    let y = z.clone();
-                    mm::pair_step(t, z, &y)
-                }),
-            ),
-            // SAFETY: as above.
-            Box::new(move |pp: &MmPipeline| unsafe { pp.pair(dev, z, z) }),
-        ),
-        (
-            (
-                "shared-memory block inverse",
-                Box::new(move |t, z| stages_inv(t, z, 1, chunk / 2)),
-                Box::new(move |t, z| stages_inv(t, z, 1, chunk / 2)),
-            ),
-            // SAFETY: as above.
-            Box::new(move |pp: &MmPipeline| unsafe { pp.block(dev, z, true) }),
-        ),
-        (
-            (
-                "global passes inverse",
-                Box::new(move |t, z| stages_inv(t, z, chunk, m / 2)),
-                Box::new(move |t, z| stages_inv(t, z, chunk, m / 2)),
-            ),
-            // SAFETY: as above.
-            Box::new(move |pp: &MmPipeline| unsafe { pp.global(dev, z, true) }),
-        ),
-        (
-            (
-                "radix-3 inverse",
-                Box::new(|t, z| {
-                    if t.odd == 3 {
-                        mm::inverse_radix3(t, z)
-                    }
-                }),
-                Box::new(|t, z| {
-                    if t.odd == 3 {
-                        mm::inverse_radix3(t, z)
-                    }
-                }),
-            ),
-            // SAFETY: as above.
-            Box::new(move |pp: &MmPipeline| unsafe { pp.radix3(dev, z, true) }),
-        ),
+    let stages = [
+        ("radix-3 forward", Stage::Radix3 { inverse: false }),
+        ("global passes forward", Stage::Global { inverse: false }),
+        ("shared-memory block forward", Stage::Block { inverse: false }),
+        ("pair step (square)", Stage::PairSquare),
+        ("shared-memory block inverse", Stage::Block { inverse: true }),
+        ("global passes inverse", Stage::Global { inverse: true }),
+        ("radix-3 inverse", Stage::Radix3 { inverse: true }),
     ];
-    for ((name, f61, f31), gpu) in &steps {
-        let want = c.twin_pair(&r, f61, f31);
+    for (name, stage) in stages {
+        let mut want = r.clone();
+        stage.twin(&c.t.t61, &mut want.v61, m, chunk);
+        stage.twin(&c.t.t31, &mut want.v31, m, chunk);
         c.put_pair(false, &r)?;
-        gpu(&c.pipe)?;
+        // SAFETY: the checker's buffers, allocated for this plan on this device.
+        unsafe { stage.launch(&c.pipe, dev, z) }?;
         verdict(name, c.get_pair()? == want);
     }
     // The pair step of a product.
