@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # GPU speed table: µs per LL iteration at the five reference exponents of bench/anchors.csv, from one
 # run on one GPU, next to the peers' figures, for both arithmetics (Goldilocks and M61·M31); then the same exponents through `prove` with the
-# error checks on at their defaults, so that their overhead shows separately; then end-to-end
+# error checks on at their defaults (both arithmetics: BENCH_ARITHS), so that their overhead shows separately; then end-to-end
 # wall times of small full tests and of a start alone; then the floor that the field arithmetic
 # sets under a squaring (gpu-selftest field-rate), with the GF(M61^2) x GF(M31^2) gate (issue 24:
 # its operations' rates, its floor and predicted µs/iter at each exponent's length of it).
@@ -47,12 +47,22 @@ mm=$("$BIN/gpu-selftest" --arith m61m31 bench --iters "$ITERS" $EXPONENTS) || { 
 echo "m61m31:"
 echo "$mm" | grep -v '^device'
 bare_mm() { awk -v p="$1" '$1 == p { print $3 }' <<<"$mm"; }
+bare_of() { if [ "$1" = goldilocks ]; then bare "$2"; else bare_mm "$2"; fi; } # arithmetic, p
 echo
 echo "| exponent | goldilocks µs/iter | m61m31 length | m61m31 µs/iter | m61m31 / goldilocks |"
 echo "|---:|---:|---:|---:|---:|"
 for p in $EXPONENTS; do
   g=$(bare "$p"); m=$(bare_mm "$p")
   echo "| $p | ${g:--} | $(awk -v p="$p" '$1 == p { print $2 }' <<<"$mm") | ${m:--} | $(awk -v a="${m:-0}" -v b="${g:-0}" 'BEGIN { if (a > 0 && b > 0) printf "%.2f", a / b; else print "-" }') |"
+done
+# The same figures as rows of bench/gpu-bench.csv (append them for an H200 run, then
+# scripts/plot-bench.py redraws bench/plot.svg with both arithmetics).
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | grep -o 'H[0-9]*' | head -1)
+for a in goldilocks m61m31; do
+  for p in $EXPONENTS; do
+    if [ $a = goldilocks ]; then u=$(bare "$p"); else u=$(bare_mm "$p"); fi
+    [ -n "$u" ] && echo "csv: $(binaries_commit | cut -c1-7),${gpu:-unknown},$(date -u +%F),$p,$u,$a"
+  done
 done
 
 # 2. Through prove, checks at their defaults; checkpoints spaced as in a full test (about 2000
@@ -61,9 +71,10 @@ done
 # its first block, so the difference of the two loops, over N - N0 iterations, is the steady
 # state without that check, and the rest of the short loop is what one check costs.
 N0=$((2 * BLOCK))
-loop_ms() { # prove arguments; prints prove's loop ms/iter, or - (and prove's last lines) when it failed
-  local v
-  "$BIN/prove" "$@" --engine gpu --state-dir "$WORK/s" >/dev/null 2>"$WORK/err"
+loop_ms() { # arithmetic, then prove arguments; prints prove's loop ms/iter, or - (and prove's last lines) when it failed
+  local v a=$1
+  shift
+  "$BIN/prove" "$@" --engine gpu --arith "$a" --state-dir "$WORK/s" >/dev/null 2>"$WORK/err"
   v=$(sed -n 's/.*, loop \([0-9.]*\) ms\/iter;.*/\1/p' "$WORK/err")
   if [ -n "$v" ]; then echo "$v"; else echo -; tail -2 "$WORK/err" >&2; fi
 }
@@ -73,15 +84,19 @@ calc() { # awk program over a b [n m]; - when a or b is missing
 }
 us() { calc 'printf "%.1f", a * 1000' "$1" 0; }
 overhead() { calc 'printf "%+.1f%%", 100 * (a / b - 1)' "$1" "$2"; }
+# Keys "arithmetic:p"; both arithmetics (BENCH_ARITHS), each at its own bare speed.
+BENCH_ARITHS=${BENCH_ARITHS:-"goldilocks m61m31"}
 declare -A ll prp prp0 iters
 t0=$(now)
-for p in $EXPONENTS; do
-  n=$(awk -v s="$LOOP_SECS" -v us="$(bare "$p")" -v b="$BLOCK" 'BEGIN { n = int(s * 1e6 / (us ? us : 100) / b) * b; print (n < 4 * b ? 4 * b : n) }')
-  iters[$p]=$n
-  every=$((p / 2000))
-  ll[$p]=$(loop_ms "$p" --iterations "$n" --checkpoint-every "$every")
-  prp[$p]=$(loop_ms "$p" --prp --iterations "$n" --checkpoint-every "$every")
-  prp0[$p]=$(loop_ms "$p" --prp --iterations "$N0" --checkpoint-every "$every")
+for a in $BENCH_ARITHS; do
+  for p in $EXPONENTS; do
+    n=$(awk -v s="$LOOP_SECS" -v us="$(bare_of "$a" "$p")" -v b="$BLOCK" 'BEGIN { n = int(s * 1e6 / (us ? us : 100) / b) * b; print (n < 4 * b ? 4 * b : n) }')
+    iters[$a:$p]=$n
+    every=$((p / 2000))
+    ll[$a:$p]=$(loop_ms "$a" "$p" --iterations "$n" --checkpoint-every "$every")
+    prp[$a:$p]=$(loop_ms "$a" "$p" --prp --iterations "$n" --checkpoint-every "$every")
+    prp0[$a:$p]=$(loop_ms "$a" "$p" --prp --iterations "$N0" --checkpoint-every "$every")
+  done
 done
 t1=$(now)
 
@@ -96,25 +111,30 @@ wall() { # command...: its wall time in s, or - when it failed
 e2e() { wall "$BIN/prove" "$1" --engine gpu --cert "$WORK/c.cbor" --state-dir "$WORK/s"; }
 
 echo
-echo "| exponent | ours µs/iter | LucasNTT | ratio | best peer | ratio | target |"
-echo "|---:|---:|---:|---:|---:|---:|---:|"
+echo "| exponent | ours µs/iter (goldilocks) | m61m31 µs/iter | LucasNTT | ratio | best peer | ratio (faster of ours) | target |"
+echo "|---:|---:|---:|---:|---:|---:|---:|---:|"
 while read -r p n us lucas ratio cudalucas prprll; do
   [[ "$p" =~ ^[0-9]+$ ]] || continue
   best=$(printf '%s\n' "$lucas" "$cudalucas" "$prprll" | grep -v '^-$' | sort -g | head -1)
-  echo "| $p | $us | $lucas | $ratio | $best | $(awk -v a="$us" -v b="$best" 'BEGIN { printf "%.2f", a / b }') | $(target "$p") |"
+  m=$(bare_mm "$p"); m=${m:--}
+  ours=$(printf '%s\n' "$us" "$m" | grep -v '^-$' | sort -g | head -1)
+  echo "| $p | $us | $m | $lucas | $ratio | $best | $(awk -v a="$ours" -v b="$best" 'BEGIN { printf "%.2f", a / b }') | $(target "$p") |"
 done < <(tr -d '|' <<<"$raw")
 echo
-echo "| exponent | bare µs/iter | LL+checks loop µs/iter | LL overhead | PRP+Gerbicz loop µs/iter | PRP overhead | PRP steady µs/iter (overhead) | one Gerbicz check s |"
-echo "|---:|---:|---:|---:|---:|---:|---:|---:|"
-for p in $EXPONENTS; do
-  u=$(bare "$p"); u=${u:--}
-  n=${iters[$p]}
-  steady=$(calc 'printf "%.1f", (b * m - a * n) / (m - n) * 1000' "${prp0[$p]}" "${prp[$p]}" "$N0" "$n")
-  check=$(calc 'printf "%.2f", (a - (b * m - a * n) / (m - n)) * n / 1000' "${prp0[$p]}" "${prp[$p]}" "$N0" "$n")
-  echo "| $p | $u | $(us "${ll[$p]}") | $(overhead "$(us "${ll[$p]}")" "$u") | $(us "${prp[$p]}") | $(overhead "$(us "${prp[$p]}")" "$u") | $steady$([ "$steady" = - ] || echo " ($(overhead "$steady" "$u"))") | $check |"
+echo "| arith | exponent | bare µs/iter | LL+checks loop µs/iter | LL overhead | PRP+Gerbicz loop µs/iter | PRP overhead | PRP steady µs/iter (overhead) | one Gerbicz check s |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+for a in $BENCH_ARITHS; do
+  for p in $EXPONENTS; do
+    k="$a:$p"
+    u=$(bare_of "$a" "$p"); u=${u:--}
+    n=${iters[$k]}
+    steady=$(calc 'printf "%.1f", (b * m - a * n) / (m - n) * 1000' "${prp0[$k]}" "${prp[$k]}" "$N0" "$n")
+    check=$(calc 'printf "%.2f", (a - (b * m - a * n) / (m - n)) * n / 1000' "${prp0[$k]}" "${prp[$k]}" "$N0" "$n")
+    echo "| $a | $p | $u | $(us "${ll[$k]}") | $(overhead "$(us "${ll[$k]}")" "$u") | $(us "${prp[$k]}") | $(overhead "$(us "${prp[$k]}")" "$u") | $steady$([ "$steady" = - ] || echo " ($(overhead "$steady" "$u"))") | $check |"
+  done
 done
 echo
-echo "prove --iterations N: $(for p in $EXPONENTS; do printf '%s ' "${iters[$p]}"; done)(PRP also $N0; step 2: $(secs "$t0" "$t1") s). The PRP loop"
+echo "prove --iterations N: $(for a in $BENCH_ARITHS; do for p in $EXPONENTS; do printf '%s ' "${iters[$a:$p]}"; done; done)(PRP also $N0; step 2: $(secs "$t0" "$t1") s). The PRP loop"
 echo "holds one Gerbicz check (L = $BLOCK squarings, a multiplication, two reads), made after the first"
 echo "block of every run; a full test makes one per save (every 60 s) and one per 10^6 iterations."
 echo
@@ -150,7 +170,7 @@ for p in $LL_CHECK_EXPONENTS; do
   b=$(awk -v us="$u" 'BEGIN { print (us + 0 > 0 ? us : 250) }')
   n=$(awk -v s="$LL_CHECK_SECS" -v us="$b" 'BEGIN { print int(s * 1e6 / us) }')
   long=$("$BIN/gpu-selftest" bench --iters "$n" "$p" | awk -v p="$p" '$1 == p { print $3 }'); long=${long:--}
-  v=$(loop_ms "$p" --iterations "$n" --checkpoint-every $((p / 2000)) --ll-check jacobi)
+  v=$(loop_ms goldilocks "$p" --iterations "$n" --checkpoint-every $((p / 2000)) --ll-check jacobi)
   jc=$(sed -n 's/.*jacobi_checks \([0-9]*\).*/\1/p' "$WORK/err"); jc=${jc:-0}
   echo "| $p | $u | $long | $(us "$v") | $(overhead "$(us "$v")" "$long") | $n | $jc | $(awk -v c="$jc" -v p="$p" -v n="$n" 'BEGIN { printf "%d", c * p / n }') |"
 done

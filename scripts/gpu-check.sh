@@ -7,6 +7,7 @@
 #   FULL=1 scripts/gpu-check.sh     # also every row of ll_res64_10000_more.txt (up to 149M)
 #   STEPS="5 6 7" scripts/gpu-check.sh   # only these steps (default: all; step 3 alone takes
 #                                        # ~6 min on an H200: 8.5 M iterations of full tests)
+#   KNOWN_FROM=700000 STEPS=3 scripts/gpu-check.sh   # step 3 for the known primes from 700,000 on
 #   ARITHS="goldilocks m61m31" scripts/gpu-check.sh   # the arithmetics steps 1-8 run for
 #                                        # (default: both; steps through prove take m61m31 only when
 #                                        # prove has --arith, else they say so and skip it)
@@ -39,6 +40,8 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/gpu-common.sh
 FULL=${FULL:-0}
+KNOWN_FROM=${KNOWN_FROM:-13}     # step 3's range of known prime exponents (the whole list by
+KNOWN_TO=${KNOWN_TO:-1398269}    # default; a part of it to split the step over calls)
 JOBS=${JOBS:-4}
 STEPS=" ${STEPS:-1 2 3 4 5 6 7 8 9} "
 want_step() { [[ "$STEPS" == *" $1 "* ]]; }
@@ -102,7 +105,7 @@ if want_step 3; then
 for a in $ARITHS; do
 prove_can "$a" || continue
 rm -f "$WORK"/ll-*.res
-known=$(grep -v '^#' fixtures/known_mersenne_exponents.txt | tr -s ' \n' '\n' | awk '$1 >= 13 && $1 <= 1398269')
+known=$(grep -v '^#' fixtures/known_mersenne_exponents.txt | tr -s ' \n' '\n' | awk -v lo="$KNOWN_FROM" -v hi="$KNOWN_TO" '$1 >= lo && $1 <= hi')
 ll_one() { # p, expected status
   local out
   # shellcheck disable=SC2046
@@ -127,7 +130,7 @@ right=$(cat "$WORK"/ll-*.res | awk '$2 == $3' | wc -l)
 bad=$(cat "$WORK"/ll-*.res | awk '$2 != $3' | sort -n)
 [ -n "$bad" ] && echo "mismatches (p expected got res64):" && echo "$bad"
 record 3 "$(an "$a" known)" "$([ "$right" -eq "$n" ] && [ "$n" -gt 0 ] && echo ok || echo FAIL)" \
-  "$right/$n LL tests right ($(grep -c . <<<"$known") primes 13..1398269 and the next prime after each, $(secs "$t" "$(now)") s)"
+  "$right/$n LL tests right ($(grep -c . <<<"$known") primes $KNOWN_FROM..$KNOWN_TO and the next prime after each, $(secs "$t" "$(now)") s)"
 done
 fi
 

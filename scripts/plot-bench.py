@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Plot µs per LL iteration against the exponent, ours (every version in bench/gpu-bench.csv
-measured on an H200, the GPU of the anchors; the newest bold), the peers (bench/anchors.csv)
+measured on an H200, the GPU of the anchors; each arithmetic's newest version bold, in a colour
+of its own), the peers (bench/anchors.csv)
 and the floor that the field arithmetic sets (bench/floor.csv, gpu-selftest field-rate),
 log-log, as a dependency-free SVG.
 
@@ -25,12 +26,13 @@ def main():
         for k, v in r.items():
             if k != "exponent" and v:
                 series.setdefault(k, []).append((int(r["exponent"]), float(v)))
-    ours = {}
+    ours = {}  # (arithmetic, version) -> points, in the file's order (newest last)
     for r in rows("gpu-bench.csv"):
         if r["gpu"] != "H200":
             continue
-        ours.setdefault(r["version"], []).append((int(r["exponent"]), float(r["us_per_iter"])))
-    versions = list(ours)
+        key = (r.get("arith") or "goldilocks", r["version"])
+        ours.setdefault(key, []).append((int(r["exponent"]), float(r["us_per_iter"])))
+    newest = {a: (a, v) for a, v in ours}  # the last version of each arithmetic
     floors = {}
     for r in rows("floor.csv"):
         for k in ("this_plan", "shifts_free"):
@@ -64,9 +66,12 @@ def main():
         legend.append((name, color, width, dash))
     for i, (name, s) in enumerate(series.items()):
         line(name, s, COLORS[(i + 1) % len(COLORS)], 1.5, 'stroke-dasharray="5,3"')
-    for v in versions[:-1]:
-        line(f"mersenne-cert {v}", ours[v], "#e8a0a0", 1)
-    line(f"mersenne-cert {versions[-1]}", ours[versions[-1]], COLORS[0], 3)
+    bold = {"goldilocks": (COLORS[0], "#e8a0a0"), "m61m31": ("#000000", "#aaaaaa")}
+    for key, s in ours.items():
+        if key not in newest.values():
+            line(f"mersenne-cert {key[0]} {key[1]}", s, bold.get(key[0], COLORS[0:2])[1], 1)
+    for key in newest.values():
+        line(f"mersenne-cert {key[0]} {key[1]}", ours[key], bold.get(key[0], COLORS[0:2])[0], 3)
     line("floor: our plan's arithmetic", floors["this_plan"], "#777", 1, 'stroke-dasharray="2,2"')
     line("bound: any plan, shifts free", floors["shifts_free"], "#bbb", 1, 'stroke-dasharray="2,2"')
     for i, (name, color, width, dash) in enumerate(legend):
