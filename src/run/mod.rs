@@ -14,10 +14,12 @@ mod ll_checks;
 mod options;
 mod outcome;
 mod point_writer;
+mod prp_checks;
 pub mod replay_store;
 pub mod report;
 mod resume;
 pub mod spot;
+mod spot_checks;
 pub mod state;
 pub mod test;
 pub mod timing;
@@ -36,7 +38,7 @@ pub use crate::run::options::{Fault, RunOptions, SpotMode};
 use crate::run::outcome::MAX_ROLLBACKS_AT_ONE_PLACE;
 pub use crate::run::outcome::{RunEnd, RunError, RunRecord};
 use crate::run::point_writer::PointWriter;
-use crate::run::spot::{SpotJob, SpotPool};
+use crate::run::spot::SpotPool;
 use crate::run::state::{SavedState, StateError};
 use crate::run::timing::{LoopTimes, Share};
 use crate::trace;
@@ -44,12 +46,6 @@ use serde_bytes::ByteBuf;
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::Ordering;
 use std::time::Instant;
-
-/// GMP seconds a spot check aims to take.
-const SPOT_JOB_SECS: f64 = 1.0;
-/// Proof points wait in memory for the Gerbicz check that covers them; past this many bytes
-/// the check is done early (at the next block boundary) so that they can go to disk.
-const MAX_PENDING_POINT_BYTES: usize = 256 << 20;
 
 /// The state of a run in progress.
 struct Driver<'a, 's> {
@@ -281,77 +277,6 @@ impl Driver<'_, '_> {
         Ok(())
     }
 
-    /// Compare finished spot checks with the engine's residues; roll back on a mismatch.
-    fn settle_spots(&mut self, wait: bool) -> Result<(), RunError> {
-        let Some(pool) = &mut self.spot else { return Ok(()) };
-        let t = Instant::now();
-        let fresh = if wait { pool.drain() } else { pool.poll() };
-        self.times.add(Share::Spot, t);
-        self.spot_results.extend(fresh.into_iter().map(|r| (r.from, r.to, r.hash)));
-        let mut keep = Vec::new();
-        for (from, to, hash) in std::mem::take(&mut self.spot_results) {
-            let Some(engine_hash) = self.engine_hashes.get(&to).copied() else {
-                keep.push((from, to, hash));
-                continue;
-            };
-            let Some((_, x_from)) = self.spot_pending.remove(&to) else { continue };
-            self.checks.bump("spot_checks", 1);
-            self.checks.bump("spot_iterations", to - from);
-            if engine_hash != hash {
-                self.checks.bump("spot_failures", 1);
-                self.checks.log(
-                    to,
-                    Check::Spot,
-                    CheckOutcome::Fail,
-                    format!("GMP from iteration {from} disagrees with the engine at {to}"),
-                );
-                // LL goes back to the confirmed state if it precedes the window: the error lies
-                // inside the window. A state confirmed after the window's start (by Jacobi checks,
-                // which a corrupted residue passes with probability ~1/4) may carry this very error,
-                // so then the window's start is the target.
-                let (target, x) = match &self.gerbicz {
-                    Some(g) => (g.verified().0, g.verified().1.clone()),
-                    None if self.trusted.0 <= from => self.trusted.clone(),
-                    None => (from, x_from),
-                };
-                return self.rollback(Check::Spot, target, x);
-            }
-        }
-        self.spot_results = keep;
-        Ok(())
-    }
-
-    /// Before reading x_k at a checkpoint: the length of the spot check to start from here, if
-    /// one will start (full coverage first waits for room in the pool).
-    fn plan_spot(&mut self) -> Option<u64> {
-        let (k, total, every) = (self.k, self.opts.total, self.opts.layout.every);
-        if k >= total || self.spot_pending.values().any(|(f, _)| *f == k) {
-            return None;
-        }
-        let full = self.opts.spot == SpotMode::Full;
-        let pool = self.spot.as_mut()?;
-        if full {
-            // Cover every iteration: windows tile the run from one checkpoint to the next.
-            while !pool.has_room() {
-                let got = pool.drain_one();
-                self.spot_results.extend(got.into_iter().map(|r| (r.from, r.to, r.hash)));
-            }
-        } else if !pool.has_room() {
-            return None;
-        }
-        Some(if full { every.min(total - k) } else { pool.choose_iterations(SPOT_JOB_SECS, every).min(total - k) })
-    }
-
-    /// After reading x_k: start the spot check of m iterations that plan_spot chose.
-    fn start_spot(&mut self, m: u64, x: &Residue) {
-        let k = self.k;
-        if let Some(pool) = &mut self.spot {
-            if pool.submit(SpotJob { from: k, start: x.clone(), iterations: m }) {
-                self.spot_pending.insert(k + m, (k, x.clone()));
-            }
-        }
-    }
-
     /// Where the engine may go on to while the host handles x_k (read at k): the next stop,
     /// `spot` (the target of the spot check about to start) included; None where the step goes
     /// on using the engine at k (the end, a Gerbicz boundary, a stop).
@@ -362,72 +287,6 @@ impl Driver<'_, '_> {
         }
         let next = self.next_stop();
         Some(spot.map_or(next, |t| next.min(t)))
-    }
-
-    /// PRP, at a Gerbicz block boundary k: absorb x_k, or check (when due, at the end, or
-    /// before a planned save), roll back on failure, save when planned.
-    fn gerbicz_boundary(&mut self, k: u64) -> Result<Option<RunEnd>, RunError> {
-        let (total, end) = (self.opts.total, self.end());
-        let stop = self.stop_requested();
-        let save_time = self.opts.store.is_some() && self.last_save.elapsed() >= self.opts.save_every;
-        let points_full =
-            self.pending_points.iter().map(|(_, r)| r.words().len() * 8).sum::<usize>() >= MAX_PENDING_POINT_BYTES;
-        let g = self.gerbicz.as_mut().expect("PRP run has a Gerbicz state");
-        let block = g.block();
-        let planned = self.save_prev.as_ref().is_some_and(|(b, _)| *b + block == k);
-        if !(g.check_due(k) || k >= end || planned || points_full) {
-            let t = Instant::now();
-            g.absorb(self.engine)?;
-            self.times.add(Share::Engine, t);
-            // Saves (and stops) happen at verified states before the end: a state saved at or
-            // past the end would lack the snapshot of x_total.
-            if (stop || save_time) && self.save_prev.is_none() && k + block < total {
-                // Check and save at the next boundary, keeping x_k to re-verify the save on load.
-                self.save_prev = Some((k, self.engine.read()?));
-            }
-            return Ok(None);
-        }
-        let last = k >= end;
-        if last {
-            trace::mark("run: final gerbicz check");
-        }
-        let t = Instant::now();
-        let ok = g.check(self.engine, k)?;
-        self.times.add(Share::Engine, t);
-        if last {
-            trace::mark("run: final gerbicz check done");
-        }
-        let (anchor_k, anchor_x) = (g.verified().0, g.verified().1.clone());
-        self.checks.bump("gerbicz_checks", 1);
-        if !ok {
-            self.checks.bump("gerbicz_failures", 1);
-            self.checks.log(
-                k,
-                Check::Gerbicz,
-                CheckOutcome::Fail,
-                format!("identity failed for the blocks after iteration {anchor_k}"),
-            );
-            self.rollback(Check::Gerbicz, anchor_k, anchor_x)?;
-            return Ok(None);
-        }
-        // Verified: the points read since the last check go to disk before any state that
-        // claims this iteration does.
-        self.flush_points(k)?;
-        if last {
-            trace::mark("run: proof points written");
-        }
-        if planned {
-            let prev = self.save_prev.take().map(|(_, r)| r);
-            self.settle_spots(self.opts.spot == SpotMode::Full)?;
-            if self.k != k {
-                return Ok(None);
-            }
-            self.save(&anchor_x, prev)?;
-            if self.stop_requested() {
-                return Ok(Some(RunEnd::Interrupted { iteration: k }));
-            }
-        }
-        Ok(None)
     }
 
     fn step(&mut self) -> Result<Option<RunEnd>, RunError> {
