@@ -6,7 +6,7 @@
 use anyhow::{anyhow, bail, Context, Result};
 use ed25519_dalek::SigningKey;
 use mersenne_cert::cert::{self, Outcome, Status};
-use mersenne_cert::cli::prove::{Args, LlCheck, Spot};
+use mersenne_cert::cli::prove::{Args, LlCheck};
 use mersenne_cert::cli::EngineArg;
 use mersenne_cert::engine::{arith, select};
 use mersenne_cert::exponent::{parse_exponent, TestKind};
@@ -15,8 +15,8 @@ use mersenne_cert::proof::session;
 use mersenne_cert::run::checkpoints::{default_residue_budget, CheckpointLayout, DEFAULT_REPLAY_POINTS};
 use mersenne_cert::run::report::{self, TestInfo};
 use mersenne_cert::run::state::{self, StateLock};
-use mersenne_cert::run::test::{self, ProofSpec, Test, TestEnd, TestSpec};
-use mersenne_cert::run::{Fault, RunOptions, RunRecord, SpotMode};
+use mersenne_cert::run::test::{ProofSpec, Test, TestEnd, TestSpec};
+use mersenne_cert::run::{RunOptions, RunRecord};
 use mersenne_cert::{cli, fsutil, host, trace, work};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -27,90 +27,6 @@ use std::time::{Duration, Instant};
 const EXIT_INTERRUPTED: i32 = 130;
 /// A second interrupt sooner than this after the first is the same signal delivered twice.
 const DUPLICATE_INTERRUPT: Duration = Duration::from_secs(1);
-fn parse_fault(text: &str) -> Result<Fault> {
-    let parts: Vec<&str> = text.split(':').collect();
-    let num =
-        |s: &str| s.parse::<u64>().with_context(|| format!("--inject-fault expects ITER[:WORD:BIT], got '{text}'"));
-    match parts.as_slice() {
-        [i] => Ok(Fault { iteration: num(i)?, word: 0, bit: 0 }),
-        [i, w, b] => {
-            let bit = num(b)?;
-            if bit >= 64 {
-                bail!("--inject-fault bit must be below 64, got {bit}");
-            }
-            Ok(Fault { iteration: num(i)?, word: num(w)? as usize, bit: bit as u32 })
-        }
-        _ => bail!("--inject-fault expects ITER[:WORD:BIT], got '{text}'"),
-    }
-}
-
-fn parse_faults(args: &Args) -> Result<Vec<Fault>> {
-    args.inject_fault.iter().map(|f| parse_fault(f)).collect()
-}
-
-fn parse_shift(text: &str, p: u32) -> Result<u32> {
-    if text == "random" {
-        return test::random_shift(p);
-    }
-    let s: u64 = text.parse().with_context(|| format!("--shift must be 'random' or a number, got '{text}'"))?;
-    if s >= p as u64 {
-        bail!("--shift {s} is out of range: it must be in [0, {p})");
-    }
-    Ok(s as u32)
-}
-
-fn parse_save_every(args: &Args) -> Result<Duration> {
-    if !(args.save_every >= 0.0 && args.save_every.is_finite()) {
-        bail!("--save-every must be a non-negative number of seconds");
-    }
-    Ok(Duration::from_secs_f64(args.save_every))
-}
-
-fn parse_gerbicz_block(args: &Args) -> Result<u64> {
-    let block = args.gerbicz_block.unwrap_or(mersenne_cert::run::gerbicz::DEFAULT_BLOCK);
-    if block == 0 {
-        bail!("--gerbicz-block must be at least 1");
-    }
-    Ok(block)
-}
-
-/// The CPU threads of the checks: (Jacobi, spot). Background Jacobi symbols on a quarter of the
-/// cores, spot checks on all but one of the rest, by default; more than the cores are clamped.
-fn check_threads(args: &Args) -> Result<(usize, usize)> {
-    let clamp = |option: &str, n: usize, hint: &str| -> Result<usize> {
-        let (n, note) = host::clamp_threads(option, n).map_err(|e| anyhow!("{e}{hint}"))?;
-        if let Some(note) = note {
-            eprintln!("note: {note}");
-        }
-        Ok(n)
-    };
-    let jacobi_threads = match args.jacobi_threads {
-        None => (host::cores() / 4).max(1),
-        Some(n) => clamp("--jacobi-threads", n, "")?,
-    };
-    let spot_threads = match args.spot_threads {
-        None => host::cores().saturating_sub(1 + jacobi_threads).max(1),
-        Some(n) => clamp("--spot-threads", n, " (--spot off turns spot checks off)")?,
-    };
-    Ok((jacobi_threads, spot_threads))
-}
-
-fn spot_mode(spot: Spot) -> SpotMode {
-    match spot {
-        Spot::Off => SpotMode::Off,
-        Spot::Sample => SpotMode::Sample,
-        Spot::Full => SpotMode::Full,
-    }
-}
-
-fn ll_check(check: LlCheck) -> test::LlCheck {
-    match check {
-        LlCheck::Auto => test::LlCheck::Auto,
-        LlCheck::Jacobi => test::LlCheck::Jacobi,
-        LlCheck::Double => test::LlCheck::Double,
-    }
-}
-
 /// The check counters, and the share of the iterations that GMP spot checks recomputed.
 fn summary(c: &mersenne_cert::cert::CheckLog, iterations: u64) -> String {
     if c.summary.is_empty() {
@@ -283,23 +199,23 @@ fn work_main(args: &Args, dir: &std::path::Path) -> Result<()> {
     if created {
         eprintln!("created a new signing key at {}", key_path.display());
     }
-    let save_every = parse_save_every(args)?;
+    let save_every = args.save_every()?;
     let wait = match args.wait {
         Some(w) if !(w > 0.0 && w.is_finite()) => bail!("--wait must be a positive number of seconds"),
         w => w.map(Duration::from_secs_f64),
     };
-    let gerbicz_block = parse_gerbicz_block(args)?;
+    let gerbicz_block = args.gerbicz_block()?;
     let crash_at = match args.crash_at.as_deref() {
         None => None,
         Some("result") => Some(work::CrashPoint::AfterResult),
         Some("state") => Some(work::CrashPoint::AfterState),
         Some(other) => bail!("--crash-at must be 'result' or 'state', got '{other}'"),
     };
-    let faults = parse_faults(args)?;
+    let faults = args.faults()?;
     if let Some(f) = faults.iter().find(|f| f.iteration == 0) {
         bail!("--inject-fault {}: the iteration must be at least 1", f.iteration);
     }
-    let (jacobi_threads, mut spot_threads) = check_threads(args)?;
+    let (jacobi_threads, mut spot_threads) = args.check_threads()?;
     // A worker of one GPU (--device N) takes one GPU's share of the cores: its peers on the
     // other GPUs run beside it.
     if args.spot_threads.is_none() && args.device.is_some() && args.engine != EngineArg::Cpu {
@@ -319,9 +235,9 @@ fn work_main(args: &Args, dir: &std::path::Path) -> Result<()> {
         user: args.user.clone(),
         computer: args.computer.clone(),
         wait,
-        spot: spot_mode(args.spot),
+        spot: args.spot.into(),
         spot_threads,
-        ll_check: ll_check(args.ll_check),
+        ll_check: args.ll_check.into(),
         jacobi_threads,
         save_every,
         gerbicz_block,
@@ -348,7 +264,7 @@ fn test_spec(args: &Args, p: u32) -> Result<TestSpec> {
     if p == 2 && args.cert.is_some() {
         bail!("M2 = 3 is prime by inspection: the Lucas-Lehmer test has no iterations to certify, so no certificate is written for it; run 'prove 2' without --cert");
     }
-    let shift = parse_shift(&args.shift, p)?;
+    let shift = args.shift(p)?;
     let full = kind.full_iterations(p);
     let total = match args.iterations {
         None => full,
@@ -369,22 +285,22 @@ fn test_spec(args: &Args, p: u32) -> Result<TestSpec> {
             "--proof-power, --gimps-proof and --keep-proof-points need a full PRP test with a proof (--prp, without --iterations or --no-proof)"
         );
     }
-    let save_every = parse_save_every(args)?;
+    let save_every = args.save_every()?;
     if kind == TestKind::Ll && args.gerbicz_block.is_some() {
         bail!("--gerbicz-block is for PRP (--prp); an LL test has no Gerbicz check");
     }
-    let gerbicz_block = parse_gerbicz_block(args)?;
+    let gerbicz_block = args.gerbicz_block()?;
     if kind == TestKind::Prp && args.ll_check != LlCheck::Auto {
         bail!("--ll-check is for LL tests; PRP is checked by Gerbicz");
     }
-    let faults = parse_faults(args)?;
+    let faults = args.faults()?;
     if let Some(f) = faults.iter().find(|f| f.iteration == 0 || f.iteration > total) {
         bail!(
             "--inject-fault {}: the iteration must be in 1..={total} (the iterations of this test), or the fault is never injected",
             f.iteration
         );
     }
-    let (jacobi_threads, spot_threads) = check_threads(args)?;
+    let (jacobi_threads, spot_threads) = args.check_threads()?;
     // A forced arithmetic: its bound holds p and the engine has a transform, checked now.
     arith::settle(args.arith.into(), args.engine.into(), p)?;
     Ok(TestSpec {
@@ -394,7 +310,7 @@ fn test_spec(args: &Args, p: u32) -> Result<TestSpec> {
             shift_fixed: args.shift != "random",
             gerbicz_block,
             save_every,
-            spot: spot_mode(args.spot),
+            spot: args.spot.into(),
             spot_threads,
             jacobi_threads,
             faults,
@@ -404,7 +320,7 @@ fn test_spec(args: &Args, p: u32) -> Result<TestSpec> {
         engine: args.engine.into(),
         arith: args.arith.into(),
         device: args.device.unwrap_or(0),
-        ll_check: ll_check(args.ll_check),
+        ll_check: args.ll_check.into(),
         state_root: args.state_dir.clone().unwrap_or_else(state::default_root),
         fresh: args.fresh,
         proof: want_proof.then_some(ProofSpec { power: args.proof_power, disk_budget: args.proof_disk_budget }),

@@ -1,8 +1,13 @@
-//! `prove`'s command line: its arguments as clap parses them (the binary, src/bin/prove.rs,
-//! checks them against each other and runs them).
+//! `prove`'s command line: its arguments as clap parses them, and their values checked and
+//! turned into the run's options (the binary, src/bin/prove.rs, checks them against each other
+//! and runs them).
 
 use super::{ArithArg, EngineArg};
+use crate::host;
+use crate::run::{test, Fault, SpotMode};
+use anyhow::{anyhow, bail, Context, Result};
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// Default disk budget for the proof points of a run: 32 GiB.
 pub const DEFAULT_PROOF_DISK_BUDGET: u64 = 32 << 30;
@@ -169,4 +174,142 @@ pub struct Args {
     /// Testing: replace saved proof point INDEX by a wrong value before the proof is built.
     #[arg(long, value_name = "INDEX", hide = true)]
     pub corrupt_proof_point: Option<usize>,
+}
+
+impl From<Spot> for SpotMode {
+    fn from(spot: Spot) -> SpotMode {
+        match spot {
+            Spot::Off => SpotMode::Off,
+            Spot::Sample => SpotMode::Sample,
+            Spot::Full => SpotMode::Full,
+        }
+    }
+}
+
+impl From<LlCheck> for test::LlCheck {
+    fn from(check: LlCheck) -> test::LlCheck {
+        match check {
+            LlCheck::Auto => test::LlCheck::Auto,
+            LlCheck::Jacobi => test::LlCheck::Jacobi,
+            LlCheck::Double => test::LlCheck::Double,
+        }
+    }
+}
+
+/// One `--inject-fault ITER[:WORD:BIT]`.
+fn parse_fault(text: &str) -> Result<Fault> {
+    let parts: Vec<&str> = text.split(':').collect();
+    let num =
+        |s: &str| s.parse::<u64>().with_context(|| format!("--inject-fault expects ITER[:WORD:BIT], got '{text}'"));
+    match parts.as_slice() {
+        [i] => Ok(Fault { iteration: num(i)?, word: 0, bit: 0 }),
+        [i, w, b] => {
+            let bit = num(b)?;
+            if bit >= 64 {
+                bail!("--inject-fault bit must be below 64, got {bit}");
+            }
+            Ok(Fault { iteration: num(i)?, word: num(w)? as usize, bit: bit as u32 })
+        }
+        _ => bail!("--inject-fault expects ITER[:WORD:BIT], got '{text}'"),
+    }
+}
+
+impl Args {
+    /// The faults of `--inject-fault`.
+    pub fn faults(&self) -> Result<Vec<Fault>> {
+        self.inject_fault.iter().map(|f| parse_fault(f)).collect()
+    }
+
+    /// `--shift` for M_p: a number in [0, p), or a random one.
+    pub fn shift(&self, p: u32) -> Result<u32> {
+        if self.shift == "random" {
+            return test::random_shift(p);
+        }
+        let s: u64 = self
+            .shift
+            .parse()
+            .with_context(|| format!("--shift must be 'random' or a number, got '{}'", self.shift))?;
+        if s >= p as u64 {
+            bail!("--shift {s} is out of range: it must be in [0, {p})");
+        }
+        Ok(s as u32)
+    }
+
+    /// `--save-every` as a duration.
+    pub fn save_every(&self) -> Result<Duration> {
+        if !(self.save_every >= 0.0 && self.save_every.is_finite()) {
+            bail!("--save-every must be a non-negative number of seconds");
+        }
+        Ok(Duration::from_secs_f64(self.save_every))
+    }
+
+    /// `--gerbicz-block`, or the default.
+    pub fn gerbicz_block(&self) -> Result<u64> {
+        let block = self.gerbicz_block.unwrap_or(crate::run::gerbicz::DEFAULT_BLOCK);
+        if block == 0 {
+            bail!("--gerbicz-block must be at least 1");
+        }
+        Ok(block)
+    }
+
+    /// The CPU threads of the checks: (Jacobi, spot). Background Jacobi symbols on a quarter of
+    /// the cores, spot checks on all but one of the rest, by default; more than the cores are
+    /// clamped (with a note on stderr).
+    pub fn check_threads(&self) -> Result<(usize, usize)> {
+        let clamp = |option: &str, n: usize, hint: &str| -> Result<usize> {
+            let (n, note) = host::clamp_threads(option, n).map_err(|e| anyhow!("{e}{hint}"))?;
+            if let Some(note) = note {
+                eprintln!("note: {note}");
+            }
+            Ok(n)
+        };
+        let jacobi_threads = match self.jacobi_threads {
+            None => (host::cores() / 4).max(1),
+            Some(n) => clamp("--jacobi-threads", n, "")?,
+        };
+        let spot_threads = match self.spot_threads {
+            None => host::cores().saturating_sub(1 + jacobi_threads).max(1),
+            Some(n) => clamp("--spot-threads", n, " (--spot off turns spot checks off)")?,
+        };
+        Ok((jacobi_threads, spot_threads))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn args(extra: &[&str]) -> Args {
+        Args::try_parse_from(["prove", "89"].iter().chain(extra)).expect("arguments parse")
+    }
+
+    #[test]
+    fn faults_take_an_iteration_or_iteration_word_bit() {
+        let f = args(&["--inject-fault", "7", "--inject-fault", "9:3:63"]).faults().expect("valid faults");
+        assert_eq!((f[0].iteration, f[0].word, f[0].bit), (7, 0, 0));
+        assert_eq!((f[1].iteration, f[1].word, f[1].bit), (9, 3, 63));
+        for bad in ["9:3:64", "9:3", "x", "9:3:1:2", "1.5"] {
+            let e = args(&["--inject-fault", bad]).faults().expect_err(bad).to_string();
+            assert!(e.contains("--inject-fault"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn the_shift_lies_below_p() {
+        assert_eq!(args(&["--shift", "88"]).shift(89).expect("in range"), 88);
+        assert!(args(&["--shift", "89"]).shift(89).expect_err("out of range").to_string().contains("[0, 89)"));
+        assert!(args(&["--shift", "two"]).shift(89).is_err());
+        assert!(args(&["--shift", "random"]).shift(89).expect("random") < 89);
+    }
+
+    #[test]
+    fn save_every_and_the_gerbicz_block_are_checked() {
+        assert_eq!(args(&["--save-every", "1.5"]).save_every().expect("valid"), Duration::from_millis(1500));
+        assert!(args(&["--save-every=-1"]).save_every().is_err());
+        assert!(args(&["--save-every", "inf"]).save_every().is_err());
+        assert!(args(&["--gerbicz-block", "0"]).gerbicz_block().is_err());
+        assert_eq!(args(&["--gerbicz-block", "7"]).gerbicz_block().expect("valid"), 7);
+        assert_eq!(args(&[]).gerbicz_block().expect("default"), crate::run::gerbicz::DEFAULT_BLOCK);
+    }
 }
