@@ -1,0 +1,225 @@
+//! gpu-selftest's correctness checks: the kernels against the CPU twin (`kernels`, `m61m31`
+//! stage by stage), squarings and products against rug (`squaring`), LL residues against the
+//! external tables (`residues`), LL runs against the twin and full tests of the known primes.
+
+use crate::{check_fields, engine_of, random_prime};
+use mersenne_cert::engine::{Engine, EngineError};
+use mersenne_cert::exponent::{is_prime, TestKind};
+use mersenne_cert::gpu::{GpuEngine, KernelChecker};
+use mersenne_cert::residue::Residue;
+use mersenne_cert::rng::SeededRng;
+use mersenne_cert::transform::bound::largest_exponent;
+use mersenne_cert::transform::plan::{Arith, Length, Plan};
+use rug::Integer;
+use std::time::Instant;
+
+pub(crate) fn kernels(rng: &mut SeededRng, from: u32, to: u32) -> Result<bool, EngineError> {
+    let checker = KernelChecker::new()?;
+    println!("device: {}", checker.device());
+    let mut all = check_fields(&checker, rng)?;
+    for log2 in from..=to {
+        let t = Instant::now();
+        let verdicts = checker.check_length(log2, rng.next_u64())?;
+        let bad: Vec<&str> = verdicts.iter().filter(|v| !v.ok).map(|v| v.kernel.as_str()).collect();
+        all &= bad.is_empty();
+        println!(
+            "n=2^{log2:<2} {} kernels {} ({:.1} s){}",
+            verdicts.len(),
+            if bad.is_empty() { "OK" } else { "MISMATCH" },
+            t.elapsed().as_secs_f64(),
+            if bad.is_empty() { String::new() } else { format!(": {}", bad.join(", ")) }
+        );
+    }
+    Ok(all)
+}
+
+pub(crate) fn squaring(
+    rng: &mut SeededRng,
+    count: usize,
+    min: u32,
+    max: u32,
+    arith: Arith,
+) -> Result<bool, EngineError> {
+    let mut bad = 0;
+    for k in 0..count {
+        let p = random_prime(rng, min, max);
+        let kind = if k % 4 == 3 { TestKind::Prp } else { TestKind::Ll };
+        let s = rng.below(p as u64) as u32;
+        let mut e = engine_of(p, arith, kind, s)?;
+        let r = rng.residue(p);
+        e.load(&r)?;
+        e.iterate(1)?;
+        let x = r.to_integer();
+        let mut want = Integer::from(&x * &x);
+        if kind == TestKind::Ll {
+            want -= 2;
+        }
+        let mut ok = e.read()? == Residue::from_integer(p, &want);
+        let mut what = format!("{} squaring", kind.worktype());
+        if k % 5 == 0 {
+            let (a, b) = (rng.residue(p), rng.residue(p));
+            e.load(&a)?;
+            e.acc_reset()?;
+            e.load(&b)?;
+            e.acc_mul()?;
+            ok &= e.acc_read()? == Residue::from_integer(p, &(a.to_integer() * b.to_integer()));
+            what.push_str(" + acc_mul");
+        }
+        if !ok {
+            bad += 1;
+            println!("MISMATCH p={p} shift={s} {what} ({})", e.describe());
+        } else if k % 20 == 0 {
+            println!("ok p={p} shift={s} {what} ({})", e.describe());
+        }
+    }
+    println!("squaring: {} of {count} exponents agree with GMP", count - bad);
+    Ok(bad == 0)
+}
+
+pub(crate) fn residues(
+    rng: &mut SeededRng,
+    file: &std::path::Path,
+    max_exponent: Option<u32>,
+    arith: Arith,
+) -> Result<bool, EngineError> {
+    let text = std::fs::read_to_string(file).map_err(|e| EngineError::Other(format!("{}: {e}", file.display())))?;
+    println!(
+        "{:>10} {:>6} {:>10} {:>16} {:>16} {:>9}  verdict",
+        "exponent", "iters", "shift", "expected", "got", "us/iter"
+    );
+    let mut all = true;
+    let rows = text.lines().filter(|l| !l.trim_start().starts_with('#') && !l.trim().is_empty());
+    for (row, line) in rows.enumerate() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let parsed =
+            (f.first().and_then(|v| v.parse::<u32>().ok()), f.get(1).and_then(|v| v.parse::<u64>().ok()), f.get(2));
+        let (Some(p), Some(iters), Some(res)) = parsed else {
+            return Err(EngineError::Other(format!("bad row: {line}")));
+        };
+        if max_exponent.is_some_and(|m| p > m) {
+            continue;
+        }
+        let shifts = if row % 3 == 0 { vec![0, 1 + rng.below(p as u64 - 1) as u32] } else { vec![0] };
+        for s in shifts {
+            let mut e = engine_of(p, arith, TestKind::Ll, s)?;
+            let t = Instant::now();
+            e.iterate(iters)?;
+            let us = t.elapsed().as_secs_f64() * 1e6 / iters as f64;
+            let got = e.read()?.res64_hex();
+            let ok = got.eq_ignore_ascii_case(res);
+            all &= ok;
+            println!(
+                "{p:>10} {iters:>6} {s:>10} {:>16} {got:>16} {us:>9.1}  {}",
+                res.to_uppercase(),
+                if ok { "ok" } else { "MISMATCH" }
+            );
+        }
+    }
+    Ok(all)
+}
+
+/// The M61·M31 arithmetic on the GPU (the `m61m31` subcommand).
+pub(crate) fn m61m31(
+    rng: &mut SeededRng,
+    (from, to): (u32, u32),
+    (count, max): (usize, u32),
+    ll_iters: u64,
+    known: (u32, &std::path::Path),
+) -> Result<bool, EngineError> {
+    let checker = KernelChecker::new()?;
+    println!("device: {}", checker.device());
+    let v = checker.check_m61m31(rng.next_u64(), 1 << 16)?;
+    println!("{}: {}", v.kernel, if v.ok { "OK" } else { "MISMATCH" });
+    let mut all = v.ok;
+    // 2^from ≤ n ≤ 3·2^(to−1): 2^from … 2^to and 3·2^(from−1) … 3·2^(to−1).
+    let (bottom, top) = (1usize << from, 3usize << to.saturating_sub(1));
+    let mut lens: Vec<Length> = (from.saturating_sub(1).max(1)..=to)
+        .flat_map(|log2| [1, 3].map(|odd| Length { odd, log2 }))
+        .filter(|l| (bottom..=top).contains(&l.n()))
+        .collect();
+    lens.sort_by_key(|l| l.n());
+    for len in lens {
+        let Some(p) = largest_exponent(Arith::M61M31, len) else { continue };
+        let plan = Plan::with_length(p, Arith::M61M31, len)?;
+        for extreme in [false, true] {
+            let t = Instant::now();
+            let verdicts = checker.check_m61m31_plan(&plan, rng.next_u64(), extreme)?;
+            let bad: Vec<&str> = verdicts.iter().filter(|v| !v.ok).map(|v| v.kernel.as_str()).collect();
+            all &= bad.is_empty();
+            println!(
+                "m61m31 n={len:<7} p={p:<11} {} digits: {} kernels {} ({:.1} s){}",
+                if extreme { "bound " } else { "random" },
+                verdicts.len(),
+                if bad.is_empty() { "OK" } else { "MISMATCH" },
+                t.elapsed().as_secs_f64(),
+                if bad.is_empty() { String::new() } else { format!(": {}", bad.join(", ")) }
+            );
+        }
+    }
+    drop(checker);
+    all &= squaring(rng, count, 1_000, max, Arith::M61M31)?;
+    all &= squaring(rng, count / 2, 13, 200_000, Arith::M61M31)?;
+    all &= m61m31_ll_vs_twin(rng, 86_243, ll_iters)?;
+    all &= m61m31_known(known.0, known.1)?;
+    Ok(all)
+}
+
+/// `iters` LL iterations of M_p from 4 at a random shift on the GPU and on the CPU twin.
+fn m61m31_ll_vs_twin(rng: &mut SeededRng, p: u32, iters: u64) -> Result<bool, EngineError> {
+    use mersenne_cert::residue::Shift;
+    use mersenne_cert::transform::m61m31::{iterate_digits, M61M31Tables};
+    let plan = Plan::for_arith(p, Arith::M61M31)?;
+    let s = rng.below(u64::from(p)) as u32;
+    let mut e = GpuEngine::with_plan(plan.clone(), TestKind::Ll, s)?;
+    let t = Instant::now();
+    e.iterate(iters)?;
+    let got = e.read()?;
+    let gpu_s = t.elapsed().as_secs_f64();
+    let tables = M61M31Tables::new(&plan)?;
+    let start = plan.residue_to_digits(&Residue::from_u64(p, 4), s);
+    let (d, shift) = iterate_digits(&plan, &tables, TestKind::Ll, start, Shift::new(p, s), iters);
+    let want = plan.digits_to_residue(&d, shift.get())?;
+    let ok = got == want;
+    println!(
+        "m61m31 LL M{p} shift {s}: {iters} iterations GPU {} twin {} {} (GPU {:.1} us/iter)",
+        got.res64_hex(),
+        want.res64_hex(),
+        if ok { "ok" } else { "MISMATCH" },
+        gpu_s * 1e6 / iters as f64
+    );
+    Ok(ok)
+}
+
+/// Full LL tests on the GPU of every known Mersenne prime exponent of `file` from 13 to `max`
+/// (residue 0) and of the next prime after each that is not one (residue not 0).
+fn m61m31_known(max: u32, file: &std::path::Path) -> Result<bool, EngineError> {
+    let text = std::fs::read_to_string(file).map_err(|e| EngineError::Other(format!("{}: {e}", file.display())))?;
+    let known: Vec<u32> = text
+        .lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .flat_map(|l| l.split_whitespace().filter_map(|w| w.parse().ok()))
+        .filter(|&p| p >= 13)
+        .collect();
+    let mut all = true;
+    let t = Instant::now();
+    let mut tested = 0;
+    for &p in known.iter().filter(|&&p| p <= max) {
+        let next = (p + 1..).find(|&q| is_prime(u64::from(q)) && !known.contains(&q)).unwrap_or(p);
+        for (q, prime) in [(p, true), (next, false)] {
+            let mut e = GpuEngine::with_plan(Plan::for_arith(q, Arith::M61M31)?, TestKind::Ll, q / 3)?;
+            e.iterate(u64::from(q) - 2)?;
+            let zero = e.read()?.is_zero();
+            tested += 1;
+            if zero != prime {
+                all = false;
+                println!("m61m31 known: M{q} {} but LL says {}", if prime { "prime" } else { "composite" }, zero);
+            }
+        }
+    }
+    println!(
+        "m61m31 known: {tested} full LL tests (primes up to {max} and the next prime after each) {} ({:.1} s)",
+        if all { "right" } else { "WRONG" },
+        t.elapsed().as_secs_f64()
+    );
+    Ok(all)
+}
