@@ -322,19 +322,12 @@ __device__ __forceinline__ void mm_block_r4(Cx<F>* sh, const Cx<F>* tw, u32 l0, 
     sh[k + 3 * h0] = a3;
 }
 
-// One block per chunk of 2^log_c values in shared memory, max(2^(log_c - 2), 1) threads: the
-// stages two at a time (radix 4), one alone (the last forward, the first inverse) when log_c is
-// odd.
+// The stages of half-size < 2^log_c on the chunk sh (synchronized on entry and left so), threads
+// t < threads with threads = max(2^(log_c - 2), 1): two at a time (radix 4), one alone (the last
+// forward, the first inverse) when log_c is odd.
 template <class F>
-__device__ __forceinline__ void mm_block_one(Cx<F>* z, const MmLayout& L, u32 log_c, bool inverse) {
-    extern __shared__ u64 mm_shared[];
-    Cx<F>* sh = (Cx<F>*)mm_shared;
-    const MmTab& T = mm_tab<F>(L);
-    const Cx<F>* tw = (const Cx<F>*)(inverse ? T.itw : T.tw);
-    const u32 C = 1u << log_c, t = threadIdx.x, threads = blockDim.x;
-    Cx<F>* chunk = z + ((u64)blockIdx.x << log_c);
-    for (u32 k = t; k < C; k += threads) sh[k] = chunk[k];
-    __syncthreads();
+__device__ __forceinline__ void mm_block_stages(Cx<F>* sh, const Cx<F>* tw, u32 log_c, bool inverse, u32 t,
+                                                u32 threads) {
     const bool single = log_c & 1;
     if (inverse && single) {
         mm_block_r2(sh, tw, log_c, 0, true, t, threads);
@@ -350,6 +343,20 @@ __device__ __forceinline__ void mm_block_one(Cx<F>* z, const MmLayout& L, u32 lo
         mm_block_r2(sh, tw, log_c, 0, false, t, threads);
         __syncthreads();
     }
+}
+
+// One block per chunk of 2^log_c values in shared memory, max(2^(log_c - 2), 1) threads.
+template <class F>
+__device__ __forceinline__ void mm_block_one(Cx<F>* z, const MmLayout& L, u32 log_c, bool inverse) {
+    extern __shared__ u64 mm_shared[];
+    Cx<F>* sh = (Cx<F>*)mm_shared;
+    const MmTab& T = mm_tab<F>(L);
+    const Cx<F>* tw = (const Cx<F>*)(inverse ? T.itw : T.tw);
+    const u32 C = 1u << log_c, t = threadIdx.x, threads = blockDim.x;
+    Cx<F>* chunk = z + ((u64)blockIdx.x << log_c);
+    for (u32 k = t; k < C; k += threads) sh[k] = chunk[k];
+    __syncthreads();
+    mm_block_stages(sh, tw, log_c, inverse, t, threads);
     for (u32 k = t; k < C; k += threads) chunk[k] = sh[k];
 }
 
@@ -373,30 +380,40 @@ __device__ __forceinline__ void mm_even_odd(Cx<F> zf, Cx<F> zg, Cx<F>& a, Cx<F>&
     b = mm_cneg(mm_mul_i(cx_sub(zf, mm_conj(zg))));
 }
 
-// Position pos (frequency f) and its partner pg (frequency g = sigma(f)) together; y = x for a
-// squaring. pg = pos for the fixed points. With P1 = A A', P2 = B B', P3 = A B' + B A' (2 A B for
-// a square): Z'_f = P1 + w^f P2 + i P3 and, conjugation being a field automorphism,
-// Z'_g = conj P1 + w^g conj P2 + i conj P3 (the twin's pair_product of the conjugates).
+// The pair step of a pair of frequencies f and g = sigma(f) from their values xf, xg (and yf, yg of
+// the other factor; square: y = x), into zf, zg; rf = w_N^f, rg = w_N^g. With P1 = A A',
+// P2 = B B', P3 = A B' + B A' (2 A B for a square): Z'_f = P1 + w^f P2 + i P3 and, conjugation
+// being a field automorphism, Z'_g = conj P1 + w^g conj P2 + i conj P3 (the twin's pair_product
+// of the conjugates).
 template <class F>
-__device__ __forceinline__ void mm_pair_at(Cx<F>* x, const Cx<F>* y, const MmLayout& L, u32 pos, u32 f, u32 pg,
-                                           u32 g) {
-    const Cx<F>* root = (const Cx<F>*)mm_tab<F>(L).root;
+__device__ __forceinline__ void mm_pair_vals(Cx<F> xf, Cx<F> xg, Cx<F> yf, Cx<F> yg, bool square, Cx<F> rf,
+                                             Cx<F> rg, Cx<F>& zf, Cx<F>& zg) {
     Cx<F> a, b, p1, p2, p3;
-    mm_even_odd(x[pos], x[pg], a, b);
-    if (x == y) {
+    mm_even_odd(xf, xg, a, b);
+    if (square) {
         p1 = cx_mul3(a, a);
         p2 = cx_mul3(b, b);
         p3 = cx_mul3(a, b);
         p3 = cx_add(p3, p3);
     } else {
         Cx<F> a2, b2;
-        mm_even_odd(y[pos], y[pg], a2, b2);
+        mm_even_odd(yf, yg, a2, b2);
         p1 = cx_mul3(a, a2);
         p2 = cx_mul3(b, b2);
         p3 = cx_add(cx_mul3(a, b2), cx_mul3(b, a2));
     }
-    const Cx<F> zf = cx_add(cx_add(p1, cx_mul3(root[f], p2)), mm_mul_i(p3));
-    const Cx<F> zg = cx_add(cx_add(mm_conj(p1), cx_mul3(root[g], mm_conj(p2))), mm_mul_i(mm_conj(p3)));
+    zf = cx_add(cx_add(p1, cx_mul3(rf, p2)), mm_mul_i(p3));
+    zg = cx_add(cx_add(mm_conj(p1), cx_mul3(rg, mm_conj(p2))), mm_mul_i(mm_conj(p3)));
+}
+
+// Position pos (frequency f) and its partner pg (frequency g = sigma(f)) together in global
+// memory; y = x for a squaring. pg = pos for the fixed points (zf is written last).
+template <class F>
+__device__ __forceinline__ void mm_pair_at(Cx<F>* x, const Cx<F>* y, const MmLayout& L, u32 pos, u32 f, u32 pg,
+                                           u32 g) {
+    const Cx<F>* root = (const Cx<F>*)mm_tab<F>(L).root;
+    Cx<F> zf, zg;
+    mm_pair_vals(x[pos], x[pg], y[pos], y[pg], x == y, root[f], root[g], zf, zg);
     x[pg] = zg;
     x[pos] = zf;
 }
@@ -436,6 +453,80 @@ extern "C" __global__ void mm_pair(u64 z61, u64 z31, u64 y61, u64 y31, MmLayout 
         mm_pair_one<F61>(mm_z<F61>(z61, z31), mm_z<F61>(y61, y31), L, t);
     } else {
         mm_pair_one<F31>(mm_z<F31>(z61, z31), mm_z<F31>(y61, y31), L, t);
+    }
+}
+
+// ---- 2b, 3, 4 fused (N = 2^k >= 2): forward block, pair step, inverse block in shared memory ----
+
+// In bit-reversed storage the partner of position pos in [2^h, 2^(h+1)) is 3·2^h - 1 - pos, so
+// chunk c in [2^h', 2^(h'+1)) (h' >= 1) of 2^log_c values pairs with the mirrored chunk
+// 3·2^h' - 1 - c, value k with value 2^log_c - 1 - k. Block b >= 1 takes the chunks b + 2^h'' and
+// 5·2^h'' - 1 - b (2^h'' the highest power of 2 in b, as in mm_pair_one); block 0 takes chunks 0
+// and 1, whose positions 0 .. 2^(log_c + 1) - 1 pair among themselves (mm_pair_one's mapping).
+// Each chunk gets the forward block stages, then every pair the pair step (y = z: a squaring,
+// else y is the other factor fully transformed, read from global memory), then the inverse block
+// stages; 2 max(2^(log_c - 2), 1) threads, half per chunk.
+template <class F>
+__device__ __forceinline__ void mm_core_one(Cx<F>* z, const Cx<F>* y, const MmLayout& L, u32 log_c) {
+    extern __shared__ u64 mm_shared[];
+    Cx<F>* sh = (Cx<F>*)mm_shared;
+    const MmTab& T = mm_tab<F>(L);
+    const Cx<F>* root = (const Cx<F>*)T.root;
+    const u32 C = 1u << log_c, t = threadIdx.x, threads = blockDim.x, half = threads / 2, b = blockIdx.x;
+    const u32 top = b == 0 ? 0 : 1u << (31 - __clz(b));
+    const u64 o0 = b == 0 ? 0 : (u64)(b + top) << log_c, o1 = b == 0 ? C : (u64)(5 * top - 1 - b) << log_c;
+    for (u32 k = t; k < C; k += threads) {
+        sh[k] = z[o0 + k];
+        sh[C + k] = z[o1 + k];
+    }
+    __syncthreads();
+    const u32 which = t >= half ? 1 : 0;
+    mm_block_stages(sh + which * C, (const Cx<F>*)T.tw, log_c, false, t - which * half, half);
+    const bool square = z == y;
+    const u32 N = L.m;
+    for (u32 u = t; u < C; u += threads) {
+        // Shared indices a, c of the pair (global positions o0 + a, o1 + c - C beyond the first
+        // chunk; block 0's are its global positions).
+        u32 a, c;
+        if (b != 0) {
+            a = u;
+            c = 2 * C - 1 - u;
+        } else if (u == 0) {
+            a = 0;  // the fixed points 0 (frequency 0) and 1 (N/2)
+            c = 0;
+        } else {
+            const u32 tu = 1u << (31 - __clz(u));
+            a = u + tu;
+            c = 5 * tu - 1 - u;
+        }
+        const u64 pa = a < C ? o0 + a : o1 + a - C, pc = c < C ? o0 + c : o1 + c - C;
+        const u32 f = mm_bitrev((u32)pa, L.log_m), g = (N - f) & (N - 1);
+        Cx<F> zf, zg;
+        mm_pair_vals(sh[a], sh[c], square ? sh[a] : y[pa], square ? sh[c] : y[pc], square, root[f], root[g], zf,
+                     zg);
+        sh[c] = zg;
+        sh[a] = zf;
+        if (b == 0 && u == 0 && N > 1) {
+            mm_pair_vals(sh[1], sh[1], square ? sh[1] : y[1], square ? sh[1] : y[1], square, root[N / 2],
+                         root[N / 2], zf, zg);
+            sh[1] = zf;
+        }
+    }
+    __syncthreads();
+    mm_block_stages(sh + which * C, (const Cx<F>*)T.itw, log_c, true, t - which * half, half);
+    for (u32 k = t; k < C; k += threads) {
+        z[o0 + k] = sh[k];
+        z[o1 + k] = sh[C + k];
+    }
+}
+
+// z := the core of z and y (y = z: a squaring); N / 2^(log_c + 1) blocks.
+extern "C" __global__ void mm_core(u64 z61, u64 z31, u64 y61, u64 y31, MmLayout L, u32 log_c) {
+    mm_wait();
+    if (blockIdx.y == 0) {
+        mm_core_one<F61>(mm_z<F61>(z61, z31), mm_z<F61>(y61, y31), L, log_c);
+    } else {
+        mm_core_one<F31>(mm_z<F31>(z61, z31), mm_z<F31>(y61, y31), L, log_c);
     }
 }
 

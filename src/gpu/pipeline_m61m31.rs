@@ -6,7 +6,9 @@
 //!
 //! A squaring: weigh (fix-up, weights, pack) → radix-3 step (3·2^k) → global passes of up to
 //! MM_PASS_MAX_STAGES radix-2 stages → the last BLOCK_LOG2 stages in shared memory → pair step →
-//! the same backwards → unweight, CRT and the carry walk. Both fields run in the same launches.
+//! the same backwards → unweight, CRT and the carry walk. At 2^k lengths the shared-memory stages,
+//! the pair step and the inverse shared-memory stages are one launch (mm_core: a block holds two
+//! mirrored chunks, whose values pair with each other). Both fields run in the same launches.
 //! Nothing is copied to the host.
 
 use super::module::{cuda_err, Device, MM_PASS_MAX_STAGES};
@@ -87,6 +89,8 @@ pub(crate) struct MmPipeline {
     passes: Vec<MmPass>,
     /// log2 of the chunk the shared-memory kernel transforms (0: no stage there).
     log_c: u32,
+    /// Whether the shared-memory stages and the pair step run fused (mm_core: N = 2^k >= 2).
+    fused: bool,
     /// Digits per block of the carry kernel: whole segments that tile n.
     carry_digits: u32,
 }
@@ -195,7 +199,9 @@ impl MmPipeline {
             .ok()
             .and_then(|v| v.parse::<u32>().ok())
             .map_or(BLOCK_LOG2, |v| v.clamp(1, 11));
-        let log_c = log_m.min(block_log2);
+        // The fused core needs two chunks: N = 2^log_m >= 2 chunks of 2^log_c.
+        let fused = a.odd == 1 && log_m >= 1;
+        let log_c = if fused { (log_m - 1).min(block_log2) } else { log_m.min(block_log2) };
         let seg = plan.seg_len();
         let carry_digits = carry_block_digits(&plan);
         if carry_shared_bytes(carry_digits, seg) > CARRY_SHARED_MAX {
@@ -211,6 +217,7 @@ impl MmPipeline {
             work: [work()?, work()?],
             passes: global_passes(log_m, log_c),
             log_c,
+            fused,
             carry_digits: carry_digits as u32,
             plan,
         })
@@ -229,6 +236,11 @@ impl MmPipeline {
     /// log2 of the chunk the shared-memory kernel transforms.
     pub fn log_c(&self) -> u32 {
         self.log_c
+    }
+
+    /// Whether the shared-memory stages and the pair step run as one launch ([`MmPipeline::core`]).
+    pub fn fused(&self) -> bool {
+        self.fused
     }
 
     /// Complex values per field.
@@ -340,6 +352,23 @@ impl MmPipeline {
         unsafe { Self::go(dev, &dev.kernels.mm.pair, elementwise(threads), true, &args) }
     }
 
+    /// z := forward shared-memory stages, pair step with y (y = z: a squaring; else y fully
+    /// transformed) and inverse shared-memory stages, in one launch (fused plans only).
+    ///
+    /// # Safety
+    /// As [`MmPipeline::weigh`].
+    pub unsafe fn core(&self, dev: &Device, z: Zs, y: Zs) -> Launched {
+        let log_c = self.log_c;
+        let shape = Shape {
+            blocks: (self.big_n() >> (log_c + 1)) as u32,
+            threads: 2 << log_c.saturating_sub(2),
+            shared_bytes: 32 << log_c,
+        };
+        let args: [&dyn Arg; 6] = [&z.z61, &z.z31, &y.z61, &y.z31, &self.layout, &log_c];
+        // SAFETY: mm_core's parameters in order; the addresses are the caller's.
+        unsafe { Self::go(dev, &dev.kernels.mm.core, shape, true, &args) }
+    }
+
     /// z unweighted, recombined and carried into the digits and pending carries of x; LL in
     /// `flags` subtracts 2·2^s.
     ///
@@ -357,6 +386,19 @@ impl MmPipeline {
         unsafe { Self::go(dev, &dev.kernels.mm.carry, shape, false, &args) }
     }
 
+    /// Step 1 and the global forward passes: x weighed into z and transformed down to the chunks.
+    ///
+    /// # Safety
+    /// As [`MmPipeline::weigh`].
+    unsafe fn head(&self, dev: &Device, x: Res, z: Zs, shift: u64, flags: u32) -> Launched {
+        // SAFETY: the addresses are the caller's, under this function's contract.
+        unsafe {
+            self.weigh(dev, x, z, shift, flags)?;
+            self.radix3(dev, z, false)?;
+            self.global(dev, z, false)
+        }
+    }
+
     /// Steps 1–2: x weighed into z and transformed.
     ///
     /// # Safety
@@ -364,21 +406,35 @@ impl MmPipeline {
     pub unsafe fn forward(&self, dev: &Device, x: Res, z: Zs, shift: u64, flags: u32) -> Launched {
         // SAFETY: the addresses are the caller's, under this function's contract.
         unsafe {
-            self.weigh(dev, x, z, shift, flags)?;
-            self.radix3(dev, z, false)?;
-            self.global(dev, z, false)?;
+            self.head(dev, x, z, shift, flags)?;
             self.block(dev, z, false)
         }
     }
 
-    /// Steps 4–6: z transformed back and carried into x.
+    /// From the chunks back: the shared-memory stages, the pair step with y (y = z: a squaring;
+    /// else y fully transformed) and the inverse shared-memory stages, fused or in three launches.
     ///
     /// # Safety
     /// As [`MmPipeline::weigh`].
-    pub unsafe fn inverse(&self, dev: &Device, z: Zs, x: Res, shift: u64, flags: u32) -> Launched {
+    unsafe fn middle(&self, dev: &Device, z: Zs, y: Zs) -> Launched {
         // SAFETY: the addresses are the caller's, under this function's contract.
         unsafe {
-            self.block(dev, z, true)?;
+            if self.fused {
+                return self.core(dev, z, y);
+            }
+            self.block(dev, z, false)?;
+            self.pair(dev, z, y)?;
+            self.block(dev, z, true)
+        }
+    }
+
+    /// The global inverse passes and steps 5–6: z transformed back and carried into x.
+    ///
+    /// # Safety
+    /// As [`MmPipeline::weigh`].
+    unsafe fn tail(&self, dev: &Device, z: Zs, x: Res, shift: u64, flags: u32) -> Launched {
+        // SAFETY: the addresses are the caller's, under this function's contract.
+        unsafe {
             self.global(dev, z, true)?;
             self.radix3(dev, z, true)?;
             self.carry(dev, z, x, shift, flags)
@@ -395,9 +451,9 @@ impl MmPipeline {
         let z = self.zs(dev, 0);
         // SAFETY: the addresses are the caller's, under this function's contract.
         unsafe {
-            self.forward(dev, x, z, shift, ADVANCE)?;
-            self.pair(dev, z, z)?;
-            self.inverse(dev, z, x, shift, if ll { LL } else { 0 })
+            self.head(dev, x, z, shift, ADVANCE)?;
+            self.middle(dev, z, z)?;
+            self.tail(dev, z, x, shift, if ll { LL } else { 0 })
         }
     }
 
@@ -410,9 +466,9 @@ impl MmPipeline {
         // SAFETY: the addresses are the caller's, under this function's contract.
         unsafe {
             self.forward(dev, x, y, shift, 0)?;
-            self.forward(dev, acc, z, shift, 0)?;
-            self.pair(dev, z, y)?;
-            self.inverse(dev, z, acc, shift, 0)
+            self.head(dev, acc, z, shift, 0)?;
+            self.middle(dev, z, y)?;
+            self.tail(dev, z, acc, shift, 0)
         }
     }
 
@@ -441,15 +497,22 @@ impl MmPipeline {
             let name = format!("fwd global pass {k} ({} stages, s_lo {})", pass.stages, pass.s_lo);
             steps.push((name, Box::new(move || unsafe { self.pass(dev, z, pass, false) })));
         }
-        steps.push((
-            format!("fwd shared block (2^{} values)", self.log_c),
-            Box::new(move || unsafe { self.block(dev, z, false) }),
-        ));
-        steps.push(("pair step (square)".into(), Box::new(move || unsafe { self.pair(dev, z, z) })));
-        steps.push((
-            format!("inv shared block (2^{} values)", self.log_c),
-            Box::new(move || unsafe { self.block(dev, z, true) }),
-        ));
+        if self.fused {
+            steps.push((
+                format!("core: fwd block, pair (square), inv block (2 x 2^{} values)", self.log_c),
+                Box::new(move || unsafe { self.core(dev, z, z) }),
+            ));
+        } else {
+            steps.push((
+                format!("fwd shared block (2^{} values)", self.log_c),
+                Box::new(move || unsafe { self.block(dev, z, false) }),
+            ));
+            steps.push(("pair step (square)".into(), Box::new(move || unsafe { self.pair(dev, z, z) })));
+            steps.push((
+                format!("inv shared block (2^{} values)", self.log_c),
+                Box::new(move || unsafe { self.block(dev, z, true) }),
+            ));
+        }
         for (k, pass) in self.passes.iter().enumerate().rev() {
             let name = format!("inv global pass {k} ({} stages, s_lo {})", pass.stages, pass.s_lo);
             steps.push((name, Box::new(move || unsafe { self.pass(dev, z, pass, true) })));
