@@ -14,6 +14,9 @@
 //                holding 2^R values in registers;
 //   mm_block     the stages of half-size < 2^(log_c) on chunks of 2^log_c values in shared memory;
 //   mm_pair      the right-angle pair step and the pointwise square or product;
+//   mm_core      (N = 2^k) mm_block forward, mm_pair and mm_block inverse in one launch, a block
+//                holding two chunks whose values pair with each other;
+//   mm_weigh_pass_r<R> (N = 2^k) mm_weigh in the first forward pass;
 //   mm_carry     unweight (rotations, and 1/3), CRT to i128 (a thread per digit) and the carry
 //                walk of each segment (a thread per segment), the LL term -2·2^s on the way.
 // Every kernel but mm_weigh and mm_carry runs both fields at once: blockIdx.y = 0 is GF(M61^2),
@@ -26,9 +29,11 @@ typedef __int128 i128;
 #define MM_LL 8
 
 // One field's tables (device addresses) and constants; field for field MmTab in
-// src/gpu/pipeline_m61m31.rs. tw[h + i] = w_2h^i, itw[h + i] = w_2h^-i, root[f] = w_N^f.
+// src/gpu/pipeline_m61m31.rs. tw[h + i] = w_2h^i, itw[h + i] = w_2h^-i, root[f] = w_N^f,
+// rootc[a] = w_N^(bitrev(a) N / C) for a < C = 2^log_c (bitrev over log_c bits: the roots of the
+// frequencies' high bits, in the storage order of a chunk).
 struct MmTab {
-    u64 tw, itw, root;
+    u64 tw, itw, root, rootc;
     u64 w3, iw3, inv_odd;  // w_3, w_3^-1 and 1/odd, base-field elements
     u32 inv_n;             // n^-1 mod q: digit j's weight is 2^(e_j inv_n mod q)
     u32 pad;
@@ -160,23 +165,43 @@ __device__ __forceinline__ i64 mm_fixed_digit(const u64* x, const i128* carries,
 
 // ---- 1. weight and pack ----
 
-// z_j = d_2j 2^s_2j + i d_2j+1 2^s_2j+1 in both fields, from the digits with their pending
-// carries; with MM_ADVANCE, thread 0 doubles the shift count mod p (nothing else reads it here).
+// Digits 2j and 2j + 1 with their pending carries applied, and their e (MmWidths).
+struct MmDigitPair {
+    i64 d0, d1;
+    u32 e0, e1;
+    __device__ __forceinline__ MmDigitPair(const u64* x, const i128* carries, const MmLayout& L, u32 j) {
+        d0 = mm_fixed_digit(x, carries, L, 2 * j);
+        d1 = mm_fixed_digit(x, carries, L, 2 * j + 1);
+        MmWidths ws(L, 2 * j);
+        e0 = ws.e;
+        ws.next();
+        e1 = ws.e;
+    }
+};
+
+// z_j = d_2j 2^s_2j + i d_2j+1 2^s_2j+1 in GF(M_q^2).
+template <class F>
+__device__ __forceinline__ Cx<F> mm_weighted(const MmDigitPair& d, const MmLayout& L) {
+    return {F::shl(mm_from_i64(F(), d.d0), mm_weight_shift<F>(L, d.e0)),
+            F::shl(mm_from_i64(F(), d.d1), mm_weight_shift<F>(L, d.e1))};
+}
+
+// With MM_ADVANCE, the shift count doubled mod p (by one thread; nothing else reads it before the
+// carry kernel).
+__device__ __forceinline__ void mm_advance(u32* shift, const MmLayout& L, u32 flags) {
+    if (flags & MM_ADVANCE) shift[0] = (u32)((2ull * shift[0]) % L.p);
+}
+
+// z_j in both fields, from the digits with their pending carries; thread 0 advances the shift.
 extern "C" __global__ void mm_weigh(const u64* x, const i128* carries, u64 z61, u64 z31, u32* shift, MmLayout L,
                                     u32 flags) {
     mm_wait();
     const u32 j = blockIdx.x * blockDim.x + threadIdx.x;
-    if ((flags & MM_ADVANCE) && j == 0) shift[0] = (u32)((2ull * shift[0]) % L.p);
+    if (j == 0) mm_advance(shift, L, flags);
     if (j >= L.n / 2) return;
-    const i64 d0 = mm_fixed_digit(x, carries, L, 2 * j), d1 = mm_fixed_digit(x, carries, L, 2 * j + 1);
-    MmWidths ws(L, 2 * j);
-    const u32 e0 = ws.e;
-    ws.next();
-    const u32 e1 = ws.e;
-    ((Cx<F61>*)z61)[j] = {m61_shl(mm_from_i64(F61(), d0), mm_weight_shift<F61>(L, e0)),
-                          m61_shl(mm_from_i64(F61(), d1), mm_weight_shift<F61>(L, e1))};
-    ((Cx<F31>*)z31)[j] = {m31_shl(mm_from_i64(F31(), d0), mm_weight_shift<F31>(L, e0)),
-                          m31_shl(mm_from_i64(F31(), d1), mm_weight_shift<F31>(L, e1))};
+    const MmDigitPair d(x, carries, L, j);
+    ((Cx<F61>*)z61)[j] = mm_weighted<F61>(d, L);
+    ((Cx<F31>*)z31)[j] = mm_weighted<F31>(d, L);
 }
 
 // ---- 2a. the radix-3 step (N = 3m) ----
@@ -217,15 +242,20 @@ extern "C" __global__ void mm_radix3(u64 z61, u64 z31, MmLayout L, u32 inverse) 
 
 // Stages of half-size 2^(s_lo + R - 1) down to 2^s_lo (forward, DIF) or up (inverse, DIT) on the
 // 2^R values base + k 2^s_lo of thread t's group: (u, v) -> (u + v, (u - v) w^i) forward,
-// (u, v) -> (u + v w^-i, u - v w^-i) inverse, i the position in the half-block.
+// (u, v) -> (u + v w^-i, u - v w^-i) inverse, i the position in the half-block. With digits x
+// (and their carries), the values are weighed from them (mm_weigh's z_j) instead of read from z.
 template <class F, int R>
-__device__ __forceinline__ void mm_pass_one(Cx<F>* z, const MmLayout& L, u32 t, u32 s_lo, bool inverse) {
+__device__ __forceinline__ void mm_pass_one(Cx<F>* z, const MmLayout& L, u32 t, u32 s_lo, bool inverse,
+                                            const u64* x = nullptr, const i128* carries = nullptr) {
     const MmTab& T = mm_tab<F>(L);
     const Cx<F>* tw = (const Cx<F>*)(inverse ? T.itw : T.tw);
     const u32 c = t & ((1u << s_lo) - 1), base = ((t >> s_lo) << (s_lo + R)) | c;
     Cx<F> v[1 << R];
 #pragma unroll
-    for (int k = 0; k < (1 << R); k++) v[k] = z[base + ((u32)k << s_lo)];
+    for (int k = 0; k < (1 << R); k++) {
+        const u32 j = base + ((u32)k << s_lo);
+        v[k] = x ? mm_weighted<F>(MmDigitPair(x, carries, L, j), L) : z[j];
+    }
     if (!inverse) {
 #pragma unroll
         for (int r = R - 1; r >= 0; r--) {
@@ -257,16 +287,30 @@ __device__ __forceinline__ void mm_pass_one(Cx<F>* z, const MmLayout& L, u32 t, 
     for (int k = 0; k < (1 << R); k++) z[base + ((u32)k << s_lo)] = v[k];
 }
 
-#define MM_PASS_KERNEL(R)                                                                   \
-    extern "C" __global__ void mm_pass_r##R(u64 z61, u64 z31, MmLayout L, u32 s_lo, u32 inverse) { \
-        mm_wait();                                                                          \
-        const u32 t = blockIdx.x * blockDim.x + threadIdx.x;                                \
-        if (t >= (L.odd * L.m) >> R) return;                                                \
-        if (blockIdx.y == 0) {                                                              \
-            mm_pass_one<F61, R>(mm_z<F61>(z61, z31), L, t, s_lo, inverse);                  \
-        } else {                                                                            \
-            mm_pass_one<F31, R>(mm_z<F31>(z61, z31), L, t, s_lo, inverse);                  \
-        }                                                                                   \
+// mm_weigh_pass_r<R>: the first forward pass of a 2^k plan (s_lo = log_m - R) with mm_weigh in
+// it: each field's thread weighs its values from the digits; one thread advances the shift.
+#define MM_PASS_KERNEL(R)                                                                              \
+    extern "C" __global__ void mm_pass_r##R(u64 z61, u64 z31, MmLayout L, u32 s_lo, u32 inverse) {            \
+        mm_wait();                                                                                     \
+        const u32 t = blockIdx.x * blockDim.x + threadIdx.x;                                           \
+        if (t >= (L.odd * L.m) >> R) return;                                                           \
+        if (blockIdx.y == 0) {                                                                         \
+            mm_pass_one<F61, R>(mm_z<F61>(z61, z31), L, t, s_lo, inverse);                             \
+        } else {                                                                                       \
+            mm_pass_one<F31, R>(mm_z<F31>(z61, z31), L, t, s_lo, inverse);                             \
+        }                                                                                              \
+    }                                                                                                  \
+    extern "C" __global__ void mm_weigh_pass_r##R(const u64* x, const i128* carries, u64 z61, u64 z31, u32* shift, \
+                                                  MmLayout L, u32 s_lo, u32 flags) {                   \
+        mm_wait();                                                                                     \
+        const u32 t = blockIdx.x * blockDim.x + threadIdx.x;                                           \
+        if (t == 0 && blockIdx.y == 0) mm_advance(shift, L, flags);                                    \
+        if (t >= L.m >> R) return;                                                                     \
+        if (blockIdx.y == 0) {                                                                         \
+            mm_pass_one<F61, R>(mm_z<F61>(z61, z31), L, t, s_lo, false, x, carries);                   \
+        } else {                                                                                       \
+            mm_pass_one<F31, R>(mm_z<F31>(z61, z31), L, t, s_lo, false, x, carries);                   \
+        }                                                                                              \
     }
 MM_PASS_KERNEL(1)
 MM_PASS_KERNEL(2)
@@ -471,7 +515,7 @@ __device__ __forceinline__ void mm_core_one(Cx<F>* z, const Cx<F>* y, const MmLa
     extern __shared__ u64 mm_shared[];
     Cx<F>* sh = (Cx<F>*)mm_shared;
     const MmTab& T = mm_tab<F>(L);
-    const Cx<F>* root = (const Cx<F>*)T.root;
+    const Cx<F>*root = (const Cx<F>*)T.root, *rootc = (const Cx<F>*)T.rootc;
     const u32 C = 1u << log_c, t = threadIdx.x, threads = blockDim.x, half = threads / 2, b = blockIdx.x;
     const u32 top = b == 0 ? 0 : 1u << (31 - __clz(b));
     const u64 o0 = b == 0 ? 0 : (u64)(b + top) << log_c, o1 = b == 0 ? C : (u64)(5 * top - 1 - b) << log_c;
@@ -500,10 +544,13 @@ __device__ __forceinline__ void mm_core_one(Cx<F>* z, const Cx<F>* y, const MmLa
             c = 5 * tu - 1 - u;
         }
         const u64 pa = a < C ? o0 + a : o1 + a - C, pc = c < C ? o0 + c : o1 + c - C;
-        const u32 f = mm_bitrev((u32)pa, L.log_m), g = (N - f) & (N - 1);
+        // w_N^f for the frequency f at position pos: its high log_c bits from rootc (coalesced),
+        // its low bits (the chunk's, one value per chunk) from root.
+        const u32 low = (1u << (L.log_m - log_c)) - 1;
+        const Cx<F> rf = cx_mul3(rootc[pa & (C - 1)], root[mm_bitrev((u32)pa, L.log_m) & low]);
+        const Cx<F> rg = cx_mul3(rootc[pc & (C - 1)], root[mm_bitrev((u32)pc, L.log_m) & low]);
         Cx<F> zf, zg;
-        mm_pair_vals(sh[a], sh[c], square ? sh[a] : y[pa], square ? sh[c] : y[pc], square, root[f], root[g], zf,
-                     zg);
+        mm_pair_vals(sh[a], sh[c], square ? sh[a] : y[pa], square ? sh[c] : y[pc], square, rf, rg, zf, zg);
         sh[c] = zg;
         sh[a] = zf;
         if (b == 0 && u == 0 && N > 1) {

@@ -37,6 +37,7 @@ pub(crate) struct MmTab {
     tw: u64,
     itw: u64,
     root: u64,
+    rootc: u64,
     w3: u64,
     iw3: u64,
     inv_odd: u64,
@@ -81,9 +82,10 @@ struct MmPass {
 pub(crate) struct MmPipeline {
     pub plan: Plan,
     layout: MmLayout,
-    /// Both fields' twiddle and root tables (tw, itw, root), whose addresses the layout holds.
-    _t61: [CudaSlice<u64>; 3],
-    _t31: [CudaSlice<u32>; 3],
+    /// Both fields' twiddle and root tables (tw, itw, root, rootc), whose addresses the layout
+    /// holds.
+    _t61: [CudaSlice<u64>; 4],
+    _t31: [CudaSlice<u32>; 4],
     /// Work vectors: the value being squared (or multiplied), and a product's other factor.
     work: [(CudaSlice<u64>, CudaSlice<u32>); 2],
     passes: Vec<MmPass>,
@@ -101,6 +103,14 @@ fn m61_words(v: &[Gfp2<M61>]) -> Vec<u64> {
 
 fn m31_words(v: &[Gfp2<M31>]) -> Vec<u32> {
     v.iter().flat_map(|c| [c.re.value(), c.im.value()]).collect()
+}
+
+/// rootc[a] = ω_N^(bitrev(a)·N/C) for a < C = 2^log_c (bitrev over log_c bits) from root[f] =
+/// ω_N^f (N = 2^log_m): the roots of the high bits of the frequencies of a chunk, in its storage
+/// order (mm_core).
+fn chunk_roots<T: Copy>(root: &[T], log_m: u32, log_c: u32) -> Vec<T> {
+    let rev = |a: usize| if log_c == 0 { 0 } else { a.reverse_bits() >> (usize::BITS - log_c) };
+    (0..1usize << log_c).map(|a| root[rev(a) << (log_m - log_c)]).collect()
 }
 
 /// The stage counts of the global passes from the top (half-size m/2) down to 2^log_c: as even as
@@ -157,14 +167,34 @@ impl MmPipeline {
             return Err(EngineError::Other(format!("{} is not an M61·M31 plan", plan.length())));
         }
         let t = M61M31Tables::new(&plan)?;
+        let log_m = plan.log2() - 1;
+        // MERSENNE_CERT_MM_BLOCK_LOG2 (1 ..= 11) overrides BLOCK_LOG2, for measuring.
+        let block_log2 = std::env::var("MERSENNE_CERT_MM_BLOCK_LOG2")
+            .ok()
+            .and_then(|v| v.parse::<u32>().ok())
+            .map_or(BLOCK_LOG2, |v| v.clamp(1, 11));
+        // The fused core needs two chunks: N = 2^log_m >= 2 chunks of 2^log_c.
+        let fused = t.t61.odd == 1 && log_m >= 1;
+        let log_c = if fused { (log_m - 1).min(block_log2) } else { log_m.min(block_log2) };
         let up61 = |v: &[u64]| dev.stream.clone_htod(v).map_err(cuda_err("upload tables"));
         let up31 = |v: &[u32]| dev.stream.clone_htod(v).map_err(cuda_err("upload tables"));
-        let t61 = [up61(&m61_words(&t.t61.tw))?, up61(&m61_words(&t.t61.itw))?, up61(&m61_words(&t.t61.root))?];
-        let t31 = [up31(&m31_words(&t.t31.tw))?, up31(&m31_words(&t.t31.itw))?, up31(&m31_words(&t.t31.root))?];
-        let tab = |a: [u64; 3], w3: u64, iw3: u64, inv_odd: u64, inv_n: u64| MmTab {
+        let t61 = [
+            up61(&m61_words(&t.t61.tw))?,
+            up61(&m61_words(&t.t61.itw))?,
+            up61(&m61_words(&t.t61.root))?,
+            up61(&m61_words(&chunk_roots(&t.t61.root, log_m, log_c)))?,
+        ];
+        let t31 = [
+            up31(&m31_words(&t.t31.tw))?,
+            up31(&m31_words(&t.t31.itw))?,
+            up31(&m31_words(&t.t31.root))?,
+            up31(&m31_words(&chunk_roots(&t.t31.root, log_m, log_c)))?,
+        ];
+        let tab = |a: [u64; 4], w3: u64, iw3: u64, inv_odd: u64, inv_n: u64| MmTab {
             tw: a[0],
             itw: a[1],
             root: a[2],
+            rootc: a[3],
             w3,
             iw3,
             inv_odd,
@@ -174,7 +204,6 @@ impl MmPipeline {
         let addrs61 = t61.each_ref().map(|b| super::pipeline::addr(dev, b));
         let addrs31 = t31.each_ref().map(|b| super::pipeline::addr(dev, b));
         let (a, b): (&Tables<M61>, &Tables<M31>) = (&t.t61, &t.t31);
-        let log_m = plan.log2() - 1;
         let layout = MmLayout {
             t: [
                 tab(addrs61, a.w3.value(), a.iw3.value(), a.inv_odd.value(), a.inv_n),
@@ -194,14 +223,6 @@ impl MmPipeline {
             let z61 = dev.stream.alloc_zeros::<u64>(2 * big_n).map_err(cuda_err("alloc"))?;
             Ok((z61, dev.stream.alloc_zeros::<u32>(2 * big_n).map_err(cuda_err("alloc"))?))
         };
-        // MERSENNE_CERT_MM_BLOCK_LOG2 (1 ..= 11) overrides BLOCK_LOG2, for measuring.
-        let block_log2 = std::env::var("MERSENNE_CERT_MM_BLOCK_LOG2")
-            .ok()
-            .and_then(|v| v.parse::<u32>().ok())
-            .map_or(BLOCK_LOG2, |v| v.clamp(1, 11));
-        // The fused core needs two chunks: N = 2^log_m >= 2 chunks of 2^log_c.
-        let fused = a.odd == 1 && log_m >= 1;
-        let log_c = if fused { (log_m - 1).min(block_log2) } else { log_m.min(block_log2) };
         let seg = plan.seg_len();
         let carry_digits = carry_block_digits(&plan);
         if carry_shared_bytes(carry_digits, seg) > CARRY_SHARED_MAX {
@@ -279,6 +300,19 @@ impl MmPipeline {
         let args: [&dyn Arg; 7] = [&x.x, &x.carries, &z.z61, &z.z31, &shift, &self.layout, &flags];
         // SAFETY: mm_weigh's parameters in order; the addresses are the caller's.
         unsafe { Self::go(dev, &dev.kernels.mm.weigh, elementwise(self.big_n()), false, &args) }
+    }
+
+    /// [`MmPipeline::weigh`] and the first global forward pass in one launch (fused plans, which
+    /// have a global pass).
+    ///
+    /// # Safety
+    /// As [`MmPipeline::weigh`].
+    unsafe fn weigh_pass(&self, dev: &Device, x: Res, z: Zs, shift: u64, flags: u32) -> Launched {
+        let pass = &self.passes[0];
+        let args: [&dyn Arg; 8] = [&x.x, &x.carries, &z.z61, &z.z31, &shift, &self.layout, &pass.s_lo, &flags];
+        let f = &dev.kernels.mm.weigh_passes[pass.stages as usize - 1];
+        // SAFETY: mm_weigh_pass_r<R>'s parameters in order; the addresses are the caller's.
+        unsafe { Self::go(dev, f, elementwise(self.big_n() >> pass.stages), true, &args) }
     }
 
     /// The radix-3 step (forward or inverse) of a 3·2^k plan; nothing at 2^k.
@@ -386,13 +420,21 @@ impl MmPipeline {
         unsafe { Self::go(dev, &dev.kernels.mm.carry, shape, false, &args) }
     }
 
-    /// Step 1 and the global forward passes: x weighed into z and transformed down to the chunks.
+    /// Step 1 and the global forward passes: x weighed into z and transformed down to the chunks
+    /// (fused plans: the weigh in the first pass).
     ///
     /// # Safety
     /// As [`MmPipeline::weigh`].
-    unsafe fn head(&self, dev: &Device, x: Res, z: Zs, shift: u64, flags: u32) -> Launched {
+    pub unsafe fn head(&self, dev: &Device, x: Res, z: Zs, shift: u64, flags: u32) -> Launched {
         // SAFETY: the addresses are the caller's, under this function's contract.
         unsafe {
+            if self.fused {
+                self.weigh_pass(dev, x, z, shift, flags)?;
+                for pass in &self.passes[1..] {
+                    self.pass(dev, z, pass, false)?;
+                }
+                return Ok(());
+            }
             self.weigh(dev, x, z, shift, flags)?;
             self.radix3(dev, z, false)?;
             self.global(dev, z, false)
@@ -486,14 +528,19 @@ impl MmPipeline {
     ) -> Result<Vec<(String, f64)>, EngineError> {
         let z = self.zs(dev, 0);
         // SAFETY (every step): the addresses are the caller's, under this function's contract.
-        let mut steps: Vec<Step> = vec![(
-            "weigh (fix-up, weights, pack)".into(),
-            Box::new(move || unsafe { self.weigh(dev, x, z, shift, 0) }),
-        )];
+        let mut steps: Vec<Step> = Vec::new();
+        if self.fused {
+            let first = &self.passes[0];
+            let name = format!("weigh + fwd global pass 0 ({} stages, s_lo {})", first.stages, first.s_lo);
+            steps.push((name, Box::new(move || unsafe { self.weigh_pass(dev, x, z, shift, 0) })));
+        } else {
+            let weigh = move || unsafe { self.weigh(dev, x, z, shift, 0) };
+            steps.push(("weigh (fix-up, weights, pack)".into(), Box::new(weigh)));
+        }
         if self.layout.odd == 3 {
             steps.push(("radix-3 forward".into(), Box::new(move || unsafe { self.radix3(dev, z, false) })));
         }
-        for (k, pass) in self.passes.iter().enumerate() {
+        for (k, pass) in self.passes.iter().enumerate().skip(usize::from(self.fused)) {
             let name = format!("fwd global pass {k} ({} stages, s_lo {})", pass.stages, pass.s_lo);
             steps.push((name, Box::new(move || unsafe { self.pass(dev, z, pass, false) })));
         }
@@ -549,11 +596,11 @@ mod tests {
         }
     }
 
-    /// The layout the kernels declare: two MmTab of 56 bytes, then eight u32.
+    /// The layout the kernels declare: two MmTab of 64 bytes, then eight u32.
     #[test]
     fn layout_matches_the_kernels() {
-        assert_eq!(std::mem::size_of::<MmTab>(), 56);
-        assert_eq!(std::mem::size_of::<MmLayout>(), 144);
+        assert_eq!(std::mem::size_of::<MmTab>(), 64);
+        assert_eq!(std::mem::size_of::<MmLayout>(), 160);
     }
 
     /// The global passes cover the stages from m/2 down to 2^log_c, each once, top first, none
@@ -572,6 +619,24 @@ mod tests {
                 assert_eq!(top, log_c);
                 let (lo, hi) = passes.iter().fold((u32::MAX, 0), |(lo, hi), p| (lo.min(p.stages), hi.max(p.stages)));
                 assert!(passes.is_empty() || hi - lo <= 1);
+            }
+        }
+    }
+
+    /// chunk_roots holds the roots of the high log_c bits of bitrev(pos) for pos in a chunk: with
+    /// the chunk's own root (of the low bits) their product is root[bitrev(pos)], as mm_core uses.
+    #[test]
+    fn chunk_roots_times_the_chunks_root_is_the_frequencys() {
+        use crate::transform::field::Field;
+        for (log_m, log_c) in [(1, 0), (3, 2), (6, 3), (9, 8), (12, 10)] {
+            let plan = Plan::with_length(40 << log_m, Arith::M61M31, Length { odd: 1, log2: log_m + 1 }).unwrap();
+            let root = M61M31Tables::new(&plan).unwrap().t61.root;
+            let rc = chunk_roots(&root, log_m, log_c);
+            let rev = |x: usize, bits: u32| if bits == 0 { 0 } else { x.reverse_bits() >> (usize::BITS - bits) };
+            for pos in 0..1usize << log_m {
+                let f = rev(pos, log_m);
+                let low = f & ((1 << (log_m - log_c)) - 1);
+                assert_eq!(rc[pos & ((1 << log_c) - 1)].mul(root[low]), root[f], "{log_m} {log_c} {pos}");
             }
         }
     }

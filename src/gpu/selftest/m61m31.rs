@@ -241,6 +241,18 @@ pub(crate) fn check_plan(
     let want = Pair { v61: mm::weight_in(plan, &c.t.t61, &fixed), v31: mm::weight_in(plan, &c.t.t31, &fixed) };
     let got_shift = c.get_residue()?.2;
     verdict("weigh (carry fix-up, weights, pack, shift)", c.get_pair()? == want && got_shift == s2);
+    // The weigh and the global forward passes as a squaring launches them (fused plans: the weigh in
+    // the first pass).
+    c.put_residue(&d, &pending, s)?;
+    // SAFETY: the checker's buffers, allocated for this plan on this device.
+    unsafe { c.pipe.head(dev, x, z, sa, ADVANCE) }?;
+    let mut want = want;
+    Stage::Radix3 { inverse: false }.twin(&c.t.t61, &mut want.v61, m, chunk);
+    Stage::Radix3 { inverse: false }.twin(&c.t.t31, &mut want.v31, m, chunk);
+    Stage::Global { inverse: false }.twin(&c.t.t61, &mut want.v61, m, chunk);
+    Stage::Global { inverse: false }.twin(&c.t.t31, &mut want.v31, m, chunk);
+    let got_shift = c.get_residue()?.2;
+    verdict("weigh + forward down to the chunks (shift)", c.get_pair()? == want && got_shift == s2);
 
     // 2. the stages, each on random field input.
     let r = random_pair(rng, big_n);
