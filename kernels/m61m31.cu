@@ -19,7 +19,8 @@
 //   mm_weigh_pass_r<R> (N = 2^k) mm_weigh in the first forward pass;
 //   mm_carry     unweight (rotations, and 1/3), CRT to i128 (a thread per digit) and the carry
 //                walk of each segment (a thread per segment), the LL term -2·2^s on the way.
-// Every kernel but mm_weigh and mm_carry runs both fields at once: blockIdx.y = 0 is GF(M61^2),
+// Every kernel but mm_weigh, mm_weigh_pass_r<R> and mm_carry runs one field per block row:
+// blockIdx.y = 0 is GF(M61^2),
 // 1 is GF(M31^2). Launched with programmatic dependent launch, each waits for the previous kernel
 // (griddepcontrol.wait) before touching memory.
 
@@ -241,21 +242,18 @@ extern "C" __global__ void mm_radix3(u64 z61, u64 z31, MmLayout L, u32 inverse) 
 // ---- 2b, 4. radix-2 stages over global memory ----
 
 // Stages of half-size 2^(s_lo + R - 1) down to 2^s_lo (forward, DIF) or up (inverse, DIT) on the
-// 2^R values base + k 2^s_lo of thread t's group: (u, v) -> (u + v, (u - v) w^i) forward,
-// (u, v) -> (u + v w^-i, u - v w^-i) inverse, i the position in the half-block. With digits x
-// (and their carries), the values are weighed from them (mm_weigh's z_j) instead of read from z.
+// 2^R values v[k] = z[base + k 2^s_lo] of thread t's group (mm_pass_base), in registers:
+// (u, v) -> (u + v, (u - v) w^i) forward, (u, v) -> (u + v w^-i, u - v w^-i) inverse, i the
+// position in the half-block.
+__device__ __forceinline__ u32 mm_pass_base(u32 t, u32 s_lo, int R) {
+    return ((t >> s_lo) << (s_lo + R)) | (t & ((1u << s_lo) - 1));
+}
+
 template <class F, int R>
-__device__ __forceinline__ void mm_pass_one(Cx<F>* z, const MmLayout& L, u32 t, u32 s_lo, bool inverse,
-                                            const u64* x = nullptr, const i128* carries = nullptr) {
+__device__ __forceinline__ void mm_pass_regs(Cx<F>* v, const MmLayout& L, u32 t, u32 s_lo, bool inverse) {
     const MmTab& T = mm_tab<F>(L);
     const Cx<F>* tw = (const Cx<F>*)(inverse ? T.itw : T.tw);
-    const u32 c = t & ((1u << s_lo) - 1), base = ((t >> s_lo) << (s_lo + R)) | c;
-    Cx<F> v[1 << R];
-#pragma unroll
-    for (int k = 0; k < (1 << R); k++) {
-        const u32 j = base + ((u32)k << s_lo);
-        v[k] = x ? mm_weighted<F>(MmDigitPair(x, carries, L, j), L) : z[j];
-    }
+    const u32 c = t & ((1u << s_lo) - 1);
     if (!inverse) {
 #pragma unroll
         for (int r = R - 1; r >= 0; r--) {
@@ -283,12 +281,44 @@ __device__ __forceinline__ void mm_pass_one(Cx<F>* z, const MmLayout& L, u32 t, 
             }
         }
     }
+}
+
+// One pass of one field over global memory.
+template <class F, int R>
+__device__ __forceinline__ void mm_pass_one(Cx<F>* z, const MmLayout& L, u32 t, u32 s_lo, bool inverse) {
+    const u32 base = mm_pass_base(t, s_lo, R);
+    Cx<F> v[1 << R];
+#pragma unroll
+    for (int k = 0; k < (1 << R); k++) v[k] = z[base + ((u32)k << s_lo)];
+    mm_pass_regs<F, R>(v, L, t, s_lo, inverse);
 #pragma unroll
     for (int k = 0; k < (1 << R); k++) z[base + ((u32)k << s_lo)] = v[k];
 }
 
+// The first forward pass of a 2^k plan with the weigh in it: thread t weighs its values of both
+// fields from the digits (each digit read and fixed up once) and runs both fields' stages.
+template <int R>
+__device__ __forceinline__ void mm_weigh_pass_one(const u64* x, const i128* carries, Cx<F61>* z61, Cx<F31>* z31,
+                                                  const MmLayout& L, u32 t, u32 s_lo) {
+    const u32 base = mm_pass_base(t, s_lo, R);
+    Cx<F61> v61[1 << R];
+    Cx<F31> v31[1 << R];
+#pragma unroll
+    for (int k = 0; k < (1 << R); k++) {
+        const MmDigitPair d(x, carries, L, base + ((u32)k << s_lo));
+        v61[k] = mm_weighted<F61>(d, L);
+        v31[k] = mm_weighted<F31>(d, L);
+    }
+    mm_pass_regs<F61, R>(v61, L, t, s_lo, false);
+#pragma unroll
+    for (int k = 0; k < (1 << R); k++) z61[base + ((u32)k << s_lo)] = v61[k];
+    mm_pass_regs<F31, R>(v31, L, t, s_lo, false);
+#pragma unroll
+    for (int k = 0; k < (1 << R); k++) z31[base + ((u32)k << s_lo)] = v31[k];
+}
+
 // mm_weigh_pass_r<R>: the first forward pass of a 2^k plan (s_lo = log_m - R) with mm_weigh in
-// it: each field's thread weighs its values from the digits; one thread advances the shift.
+// it, both fields in each thread (grid y = 1); one thread advances the shift.
 #define MM_PASS_KERNEL(R)                                                                              \
     extern "C" __global__ void mm_pass_r##R(u64 z61, u64 z31, MmLayout L, u32 s_lo, u32 inverse) {            \
         mm_wait();                                                                                     \
@@ -304,13 +334,9 @@ __device__ __forceinline__ void mm_pass_one(Cx<F>* z, const MmLayout& L, u32 t, 
                                                   MmLayout L, u32 s_lo, u32 flags) {                   \
         mm_wait();                                                                                     \
         const u32 t = blockIdx.x * blockDim.x + threadIdx.x;                                           \
-        if (t == 0 && blockIdx.y == 0) mm_advance(shift, L, flags);                                    \
+        if (t == 0) mm_advance(shift, L, flags);                                                       \
         if (t >= L.m >> R) return;                                                                     \
-        if (blockIdx.y == 0) {                                                                         \
-            mm_pass_one<F61, R>(mm_z<F61>(z61, z31), L, t, s_lo, false, x, carries);                   \
-        } else {                                                                                       \
-            mm_pass_one<F31, R>(mm_z<F31>(z61, z31), L, t, s_lo, false, x, carries);                   \
-        }                                                                                              \
+        mm_weigh_pass_one<R>(x, carries, (Cx<F61>*)z61, (Cx<F31>*)z31, L, t, s_lo);                    \
     }
 MM_PASS_KERNEL(1)
 MM_PASS_KERNEL(2)

@@ -312,7 +312,7 @@ impl MmPipeline {
         let args: [&dyn Arg; 8] = [&x.x, &x.carries, &z.z61, &z.z31, &shift, &self.layout, &pass.s_lo, &flags];
         let f = &dev.kernels.mm.weigh_passes[pass.stages as usize - 1];
         // SAFETY: mm_weigh_pass_r<R>'s parameters in order; the addresses are the caller's.
-        unsafe { Self::go(dev, f, elementwise(self.big_n() >> pass.stages), true, &args) }
+        unsafe { Self::go(dev, f, elementwise(self.big_n() >> pass.stages), false, &args) }
     }
 
     /// The radix-3 step (forward or inverse) of a 3·2^k plan; nothing at 2^k.
