@@ -16,11 +16,9 @@
 //   mm_pair      the right-angle pair step and the pointwise square or product;
 //   mm_core      (N = 2^k) mm_block forward, mm_pair and mm_block inverse in one launch, a block
 //                holding two chunks whose values pair with each other;
-//   mm_weigh_pass_r<R> (N = 2^k) mm_weigh in the first forward pass;
 //   mm_carry     unweight (rotations, and 1/3), CRT to i128 (a thread per digit) and the carry
 //                walk of each segment (a thread per segment), the LL term -2·2^s on the way.
-// Every kernel but mm_weigh, mm_weigh_pass_r<R> and mm_carry runs one field per block row:
-// blockIdx.y = 0 is GF(M61^2),
+// Every kernel but mm_weigh and mm_carry runs both fields at once: blockIdx.y = 0 is GF(M61^2),
 // 1 is GF(M31^2). Launched with programmatic dependent launch, each waits for the previous kernel
 // (griddepcontrol.wait) before touching memory.
 
@@ -166,43 +164,23 @@ __device__ __forceinline__ i64 mm_fixed_digit(const u64* x, const i128* carries,
 
 // ---- 1. weight and pack ----
 
-// Digits 2j and 2j + 1 with their pending carries applied, and their e (MmWidths).
-struct MmDigitPair {
-    i64 d0, d1;
-    u32 e0, e1;
-    __device__ __forceinline__ MmDigitPair(const u64* x, const i128* carries, const MmLayout& L, u32 j) {
-        d0 = mm_fixed_digit(x, carries, L, 2 * j);
-        d1 = mm_fixed_digit(x, carries, L, 2 * j + 1);
-        MmWidths ws(L, 2 * j);
-        e0 = ws.e;
-        ws.next();
-        e1 = ws.e;
-    }
-};
-
-// z_j = d_2j 2^s_2j + i d_2j+1 2^s_2j+1 in GF(M_q^2).
-template <class F>
-__device__ __forceinline__ Cx<F> mm_weighted(const MmDigitPair& d, const MmLayout& L) {
-    return {F::shl(mm_from_i64(F(), d.d0), mm_weight_shift<F>(L, d.e0)),
-            F::shl(mm_from_i64(F(), d.d1), mm_weight_shift<F>(L, d.e1))};
-}
-
-// With MM_ADVANCE, the shift count doubled mod p (by one thread; nothing else reads it before the
-// carry kernel).
-__device__ __forceinline__ void mm_advance(u32* shift, const MmLayout& L, u32 flags) {
-    if (flags & MM_ADVANCE) shift[0] = (u32)((2ull * shift[0]) % L.p);
-}
-
-// z_j in both fields, from the digits with their pending carries; thread 0 advances the shift.
+// z_j = d_2j 2^s_2j + i d_2j+1 2^s_2j+1 in both fields, from the digits with their pending
+// carries; with MM_ADVANCE, thread 0 doubles the shift count mod p (nothing else reads it here).
 extern "C" __global__ void mm_weigh(const u64* x, const i128* carries, u64 z61, u64 z31, u32* shift, MmLayout L,
                                     u32 flags) {
     mm_wait();
     const u32 j = blockIdx.x * blockDim.x + threadIdx.x;
-    if (j == 0) mm_advance(shift, L, flags);
+    if ((flags & MM_ADVANCE) && j == 0) shift[0] = (u32)((2ull * shift[0]) % L.p);
     if (j >= L.n / 2) return;
-    const MmDigitPair d(x, carries, L, j);
-    ((Cx<F61>*)z61)[j] = mm_weighted<F61>(d, L);
-    ((Cx<F31>*)z31)[j] = mm_weighted<F31>(d, L);
+    const i64 d0 = mm_fixed_digit(x, carries, L, 2 * j), d1 = mm_fixed_digit(x, carries, L, 2 * j + 1);
+    MmWidths ws(L, 2 * j);
+    const u32 e0 = ws.e;
+    ws.next();
+    const u32 e1 = ws.e;
+    ((Cx<F61>*)z61)[j] = {m61_shl(mm_from_i64(F61(), d0), mm_weight_shift<F61>(L, e0)),
+                          m61_shl(mm_from_i64(F61(), d1), mm_weight_shift<F61>(L, e1))};
+    ((Cx<F31>*)z31)[j] = {m31_shl(mm_from_i64(F31(), d0), mm_weight_shift<F31>(L, e0)),
+                          m31_shl(mm_from_i64(F31(), d1), mm_weight_shift<F31>(L, e1))};
 }
 
 // ---- 2a. the radix-3 step (N = 3m) ----
@@ -242,18 +220,16 @@ extern "C" __global__ void mm_radix3(u64 z61, u64 z31, MmLayout L, u32 inverse) 
 // ---- 2b, 4. radix-2 stages over global memory ----
 
 // Stages of half-size 2^(s_lo + R - 1) down to 2^s_lo (forward, DIF) or up (inverse, DIT) on the
-// 2^R values v[k] = z[base + k 2^s_lo] of thread t's group (mm_pass_base), in registers:
-// (u, v) -> (u + v, (u - v) w^i) forward, (u, v) -> (u + v w^-i, u - v w^-i) inverse, i the
-// position in the half-block.
-__device__ __forceinline__ u32 mm_pass_base(u32 t, u32 s_lo, int R) {
-    return ((t >> s_lo) << (s_lo + R)) | (t & ((1u << s_lo) - 1));
-}
-
+// 2^R values base + k 2^s_lo of thread t's group: (u, v) -> (u + v, (u - v) w^i) forward,
+// (u, v) -> (u + v w^-i, u - v w^-i) inverse, i the position in the half-block.
 template <class F, int R>
-__device__ __forceinline__ void mm_pass_regs(Cx<F>* v, const MmLayout& L, u32 t, u32 s_lo, bool inverse) {
+__device__ __forceinline__ void mm_pass_one(Cx<F>* z, const MmLayout& L, u32 t, u32 s_lo, bool inverse) {
     const MmTab& T = mm_tab<F>(L);
     const Cx<F>* tw = (const Cx<F>*)(inverse ? T.itw : T.tw);
-    const u32 c = t & ((1u << s_lo) - 1);
+    const u32 c = t & ((1u << s_lo) - 1), base = ((t >> s_lo) << (s_lo + R)) | c;
+    Cx<F> v[1 << R];
+#pragma unroll
+    for (int k = 0; k < (1 << R); k++) v[k] = z[base + ((u32)k << s_lo)];
     if (!inverse) {
 #pragma unroll
         for (int r = R - 1; r >= 0; r--) {
@@ -281,62 +257,20 @@ __device__ __forceinline__ void mm_pass_regs(Cx<F>* v, const MmLayout& L, u32 t,
             }
         }
     }
-}
-
-// One pass of one field over global memory.
-template <class F, int R>
-__device__ __forceinline__ void mm_pass_one(Cx<F>* z, const MmLayout& L, u32 t, u32 s_lo, bool inverse) {
-    const u32 base = mm_pass_base(t, s_lo, R);
-    Cx<F> v[1 << R];
-#pragma unroll
-    for (int k = 0; k < (1 << R); k++) v[k] = z[base + ((u32)k << s_lo)];
-    mm_pass_regs<F, R>(v, L, t, s_lo, inverse);
 #pragma unroll
     for (int k = 0; k < (1 << R); k++) z[base + ((u32)k << s_lo)] = v[k];
 }
 
-// The first forward pass of a 2^k plan with the weigh in it: thread t weighs its values of both
-// fields from the digits (each digit read and fixed up once) and runs both fields' stages.
-template <int R>
-__device__ __forceinline__ void mm_weigh_pass_one(const u64* x, const i128* carries, Cx<F61>* z61, Cx<F31>* z31,
-                                                  const MmLayout& L, u32 t, u32 s_lo) {
-    const u32 base = mm_pass_base(t, s_lo, R);
-    Cx<F61> v61[1 << R];
-    Cx<F31> v31[1 << R];
-#pragma unroll
-    for (int k = 0; k < (1 << R); k++) {
-        const MmDigitPair d(x, carries, L, base + ((u32)k << s_lo));
-        v61[k] = mm_weighted<F61>(d, L);
-        v31[k] = mm_weighted<F31>(d, L);
-    }
-    mm_pass_regs<F61, R>(v61, L, t, s_lo, false);
-#pragma unroll
-    for (int k = 0; k < (1 << R); k++) z61[base + ((u32)k << s_lo)] = v61[k];
-    mm_pass_regs<F31, R>(v31, L, t, s_lo, false);
-#pragma unroll
-    for (int k = 0; k < (1 << R); k++) z31[base + ((u32)k << s_lo)] = v31[k];
-}
-
-// mm_weigh_pass_r<R>: the first forward pass of a 2^k plan (s_lo = log_m - R) with mm_weigh in
-// it, both fields in each thread (grid y = 1); one thread advances the shift.
-#define MM_PASS_KERNEL(R)                                                                              \
-    extern "C" __global__ void mm_pass_r##R(u64 z61, u64 z31, MmLayout L, u32 s_lo, u32 inverse) {            \
-        mm_wait();                                                                                     \
-        const u32 t = blockIdx.x * blockDim.x + threadIdx.x;                                           \
-        if (t >= (L.odd * L.m) >> R) return;                                                           \
-        if (blockIdx.y == 0) {                                                                         \
-            mm_pass_one<F61, R>(mm_z<F61>(z61, z31), L, t, s_lo, inverse);                             \
-        } else {                                                                                       \
-            mm_pass_one<F31, R>(mm_z<F31>(z61, z31), L, t, s_lo, inverse);                             \
-        }                                                                                              \
-    }                                                                                                  \
-    extern "C" __global__ void mm_weigh_pass_r##R(const u64* x, const i128* carries, u64 z61, u64 z31, u32* shift, \
-                                                  MmLayout L, u32 s_lo, u32 flags) {                   \
-        mm_wait();                                                                                     \
-        const u32 t = blockIdx.x * blockDim.x + threadIdx.x;                                           \
-        if (t == 0) mm_advance(shift, L, flags);                                                       \
-        if (t >= L.m >> R) return;                                                                     \
-        mm_weigh_pass_one<R>(x, carries, (Cx<F61>*)z61, (Cx<F31>*)z31, L, t, s_lo);                    \
+#define MM_PASS_KERNEL(R)                                                                   \
+    extern "C" __global__ void mm_pass_r##R(u64 z61, u64 z31, MmLayout L, u32 s_lo, u32 inverse) { \
+        mm_wait();                                                                          \
+        const u32 t = blockIdx.x * blockDim.x + threadIdx.x;                                \
+        if (t >= (L.odd * L.m) >> R) return;                                                \
+        if (blockIdx.y == 0) {                                                              \
+            mm_pass_one<F61, R>(mm_z<F61>(z61, z31), L, t, s_lo, inverse);                  \
+        } else {                                                                            \
+            mm_pass_one<F31, R>(mm_z<F31>(z61, z31), L, t, s_lo, inverse);                  \
+        }                                                                                   \
     }
 MM_PASS_KERNEL(1)
 MM_PASS_KERNEL(2)
@@ -553,7 +487,7 @@ __device__ __forceinline__ void mm_core_one(Cx<F>* z, const Cx<F>* y, const MmLa
     const u32 which = t >= half ? 1 : 0;
     mm_block_stages(sh + which * C, (const Cx<F>*)T.tw, log_c, false, t - which * half, half);
     const bool square = z == y;
-    const u32 N = L.m;
+    const u32 N = L.m;  // N = 2^log_m
     for (u32 u = t; u < C; u += threads) {
         // Shared indices a, c of the pair (global positions o0 + a, o1 + c - C beyond the first
         // chunk; block 0's are its global positions).

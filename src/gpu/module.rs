@@ -90,8 +90,6 @@ pub(crate) struct MmKernels {
     pub radix3: CudaFunction,
     /// passes[R − 1]: mm_pass_r<R>, R radix-2 stages over global memory.
     pub passes: Vec<CudaFunction>,
-    /// weigh_passes[R − 1]: mm_weigh_pass_r<R>, the weigh and the first forward pass (2^k).
-    pub weigh_passes: Vec<CudaFunction>,
     pub block: CudaFunction,
     pub pair: CudaFunction,
     /// mm_core: forward block, pair step and inverse block in one launch (2^k lengths).
@@ -276,7 +274,6 @@ fn load_kernels(module: &Arc<CudaModule>) -> Result<Kernels, EngineError> {
             weigh: f("mm_weigh")?,
             radix3: f("mm_radix3")?,
             passes: all("mm_pass_r", "", MM_PASS_MAX_STAGES)?,
-            weigh_passes: all("mm_weigh_pass_r", "", MM_PASS_MAX_STAGES)?,
             block: f("mm_block")?,
             pair: f("mm_pair")?,
             core: f("mm_core")?,

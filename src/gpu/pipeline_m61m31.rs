@@ -24,6 +24,11 @@ use cudarc::driver::{CudaSlice, DeviceRepr};
 /// log2 of the largest chunk of complex values the shared-memory kernel transforms (2^10 values
 /// of GF(M61²): 16 KiB, 256 threads of four values).
 const BLOCK_LOG2: u32 = 10;
+/// log2 of the largest chunk of the fused core (two chunks a block: 2^9 values of GF(M61²) make
+/// 16 KiB). At 2^22 on an H100 the core took 236 µs with chunks of 2^10, 204 with 2^9 (one stage
+/// more in the last global passes, +4 µs each) and 182 with 2^8 (a fifth pass each way, +36 µs
+/// each) (bench/notes/gpu.md, 2026-11-26).
+const CORE_LOG2: u32 = 9;
 /// Threads per block of the element-wise kernels, and of the carry kernel (MM_CARRY_THREADS in
 /// kernels/m61m31.cu).
 const THREADS: u64 = 256;
@@ -168,13 +173,13 @@ impl MmPipeline {
         }
         let t = M61M31Tables::new(&plan)?;
         let log_m = plan.log2() - 1;
-        // MERSENNE_CERT_MM_BLOCK_LOG2 (1 ..= 11) overrides BLOCK_LOG2, for measuring.
+        // The fused core needs two chunks: N = 2^log_m >= 2 chunks of 2^log_c.
+        let fused = t.t61.odd == 1 && log_m >= 1;
+        // MERSENNE_CERT_MM_BLOCK_LOG2 (1 ..= 11) overrides BLOCK_LOG2 and CORE_LOG2, for measuring.
         let block_log2 = std::env::var("MERSENNE_CERT_MM_BLOCK_LOG2")
             .ok()
             .and_then(|v| v.parse::<u32>().ok())
-            .map_or(BLOCK_LOG2, |v| v.clamp(1, 11));
-        // The fused core needs two chunks: N = 2^log_m >= 2 chunks of 2^log_c.
-        let fused = t.t61.odd == 1 && log_m >= 1;
+            .map_or(if fused { CORE_LOG2 } else { BLOCK_LOG2 }, |v| v.clamp(1, 11));
         let log_c = if fused { (log_m - 1).min(block_log2) } else { log_m.min(block_log2) };
         let up61 = |v: &[u64]| dev.stream.clone_htod(v).map_err(cuda_err("upload tables"));
         let up31 = |v: &[u32]| dev.stream.clone_htod(v).map_err(cuda_err("upload tables"));
@@ -302,19 +307,6 @@ impl MmPipeline {
         unsafe { Self::go(dev, &dev.kernels.mm.weigh, elementwise(self.big_n()), false, &args) }
     }
 
-    /// [`MmPipeline::weigh`] and the first global forward pass in one launch (fused plans, which
-    /// have a global pass).
-    ///
-    /// # Safety
-    /// As [`MmPipeline::weigh`].
-    unsafe fn weigh_pass(&self, dev: &Device, x: Res, z: Zs, shift: u64, flags: u32) -> Launched {
-        let pass = &self.passes[0];
-        let args: [&dyn Arg; 8] = [&x.x, &x.carries, &z.z61, &z.z31, &shift, &self.layout, &pass.s_lo, &flags];
-        let f = &dev.kernels.mm.weigh_passes[pass.stages as usize - 1];
-        // SAFETY: mm_weigh_pass_r<R>'s parameters in order; the addresses are the caller's.
-        unsafe { Self::go(dev, f, elementwise(self.big_n() >> pass.stages), false, &args) }
-    }
-
     /// The radix-3 step (forward or inverse) of a 3·2^k plan; nothing at 2^k.
     ///
     /// # Safety
@@ -420,21 +412,13 @@ impl MmPipeline {
         unsafe { Self::go(dev, &dev.kernels.mm.carry, shape, false, &args) }
     }
 
-    /// Step 1 and the global forward passes: x weighed into z and transformed down to the chunks
-    /// (fused plans: the weigh in the first pass).
+    /// Step 1 and the global forward passes: x weighed into z and transformed down to the chunks.
     ///
     /// # Safety
     /// As [`MmPipeline::weigh`].
     pub unsafe fn head(&self, dev: &Device, x: Res, z: Zs, shift: u64, flags: u32) -> Launched {
         // SAFETY: the addresses are the caller's, under this function's contract.
         unsafe {
-            if self.fused {
-                self.weigh_pass(dev, x, z, shift, flags)?;
-                for pass in &self.passes[1..] {
-                    self.pass(dev, z, pass, false)?;
-                }
-                return Ok(());
-            }
             self.weigh(dev, x, z, shift, flags)?;
             self.radix3(dev, z, false)?;
             self.global(dev, z, false)
@@ -528,19 +512,14 @@ impl MmPipeline {
     ) -> Result<Vec<(String, f64)>, EngineError> {
         let z = self.zs(dev, 0);
         // SAFETY (every step): the addresses are the caller's, under this function's contract.
-        let mut steps: Vec<Step> = Vec::new();
-        if self.fused {
-            let first = &self.passes[0];
-            let name = format!("weigh + fwd global pass 0 ({} stages, s_lo {})", first.stages, first.s_lo);
-            steps.push((name, Box::new(move || unsafe { self.weigh_pass(dev, x, z, shift, 0) })));
-        } else {
-            let weigh = move || unsafe { self.weigh(dev, x, z, shift, 0) };
-            steps.push(("weigh (fix-up, weights, pack)".into(), Box::new(weigh)));
-        }
+        let mut steps: Vec<Step> = vec![(
+            "weigh (fix-up, weights, pack)".into(),
+            Box::new(move || unsafe { self.weigh(dev, x, z, shift, 0) }),
+        )];
         if self.layout.odd == 3 {
             steps.push(("radix-3 forward".into(), Box::new(move || unsafe { self.radix3(dev, z, false) })));
         }
-        for (k, pass) in self.passes.iter().enumerate().skip(usize::from(self.fused)) {
+        for (k, pass) in self.passes.iter().enumerate() {
             let name = format!("fwd global pass {k} ({} stages, s_lo {})", pass.stages, pass.s_lo);
             steps.push((name, Box::new(move || unsafe { self.pass(dev, z, pass, false) })));
         }
