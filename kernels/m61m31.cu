@@ -133,13 +133,24 @@ __device__ __forceinline__ u32 mm_weight_shift(const MmLayout& L, u32 e) {
     return (u32)((u64)(e % F::Q) * mm_tab<F>(L).inv_n % F::Q);
 }
 
+// x >> w (arithmetic) for 1 <= w <= 63 (every digit width): two 64-bit funnel shifts, where the
+// general 128-bit shift also handles w >= 64.
+__device__ __forceinline__ i128 mm_shr(i128 x, u32 w) {
+    const u64 lo = (u64)x, hi = (u64)(x >> 64);
+    const u64 rlo = (lo >> w) | (hi << (64 - w)), rhi = (u64)((i64)hi >> w);
+    return (i128)(((unsigned __int128)rhi << 64) | rlo);
+}
+
+// The low w bits of x (1 <= w <= 63).
+__device__ __forceinline__ u64 mm_low(i128 x, u32 w) { return (u64)x & ((1ull << w) - 1); }
+
 // Balanced remainder d of t modulo 2^w in [-2^(w-1), 2^(w-1)) and the carry (t - d) / 2^w
-// (src/transform/twin.rs balance).
+// (src/transform/twin.rs balance), for 1 <= w <= 63.
 __device__ __forceinline__ i64 mm_balance(i128 t, u32 w, i128* up) {
-    const i128 half = (i128)1 << (w - 1);
+    const i64 half = (i64)1 << (w - 1);
     const i128 s = t + half;
-    *up = s >> w;
-    return (i64)(s & (((i128)1 << w) - 1)) - (i64)half;
+    *up = mm_shr(s, w);
+    return (i64)mm_low(s, w) - half;
 }
 
 // Digit j with its segment's pending carry applied (twin carry_fixup): the first fixup_depth
@@ -585,10 +596,10 @@ extern "C" __global__ void mm_carry(u64 z61, u64 z31, u64* x, i128* carries, con
         i128 carry = 0;
         for (u32 k = seg * K; k < seg * K + K; k++) {
             const u32 w = ws.next();
-            const i128 c = mm_c[mm_slot(L, k)];
+            const i128 c = mm_c[k + seg];  // mm_slot(L, k): k / K = seg
             i128 up;
-            mm_c[mm_slot(L, k)] = mm_balance((c & (((i128)1 << w) - 1)) + carry, w, &up);
-            carry = (c >> w) + up;
+            mm_c[k + seg] = mm_balance((i128)mm_low(c, w) + carry, w, &up);
+            carry = mm_shr(c, w) + up;
         }
         carries[(base / K) + seg] = carry;
     }
