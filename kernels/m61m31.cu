@@ -14,6 +14,8 @@
 //                holding 2^R values in registers;
 //   mm_block     the stages of half-size < 2^(log_c) on chunks of 2^log_c values in shared memory;
 //   mm_pair      the right-angle pair step and the pointwise square or product;
+//   mm_core      (N = 2^k) mm_block forward, mm_pair and mm_block inverse in one launch, a block
+//                holding two chunks whose values pair with each other;
 //   mm_carry     unweight (rotations, and 1/3), CRT to i128 (a thread per digit) and the carry
 //                walk of each segment (a thread per segment), the LL term -2·2^s on the way.
 // Every kernel but mm_weigh and mm_carry runs both fields at once: blockIdx.y = 0 is GF(M61^2),
@@ -26,9 +28,11 @@ typedef __int128 i128;
 #define MM_LL 8
 
 // One field's tables (device addresses) and constants; field for field MmTab in
-// src/gpu/pipeline_m61m31.rs. tw[h + i] = w_2h^i, itw[h + i] = w_2h^-i, root[f] = w_N^f.
+// src/gpu/pipeline_m61m31.rs. tw[h + i] = w_2h^i, itw[h + i] = w_2h^-i, root[f] = w_N^f,
+// rootc[a] = w_N^(bitrev(a) N / C) for a < C = 2^log_c (bitrev over log_c bits: the roots of the
+// frequencies' high bits, in the storage order of a chunk).
 struct MmTab {
-    u64 tw, itw, root;
+    u64 tw, itw, root, rootc;
     u64 w3, iw3, inv_odd;  // w_3, w_3^-1 and 1/odd, base-field elements
     u32 inv_n;             // n^-1 mod q: digit j's weight is 2^(e_j inv_n mod q)
     u32 pad;
@@ -129,13 +133,24 @@ __device__ __forceinline__ u32 mm_weight_shift(const MmLayout& L, u32 e) {
     return (u32)((u64)(e % F::Q) * mm_tab<F>(L).inv_n % F::Q);
 }
 
+// x >> w (arithmetic) for 1 <= w <= 63 (every digit width): two 64-bit funnel shifts, where the
+// general 128-bit shift also handles w >= 64.
+__device__ __forceinline__ i128 mm_shr(i128 x, u32 w) {
+    const u64 lo = (u64)x, hi = (u64)(x >> 64);
+    const u64 rlo = (lo >> w) | (hi << (64 - w)), rhi = (u64)((i64)hi >> w);
+    return (i128)(((unsigned __int128)rhi << 64) | rlo);
+}
+
+// The low w bits of x (1 <= w <= 63).
+__device__ __forceinline__ u64 mm_low(i128 x, u32 w) { return (u64)x & ((1ull << w) - 1); }
+
 // Balanced remainder d of t modulo 2^w in [-2^(w-1), 2^(w-1)) and the carry (t - d) / 2^w
-// (src/transform/twin.rs balance).
+// (src/transform/twin.rs balance), for 1 <= w <= 63.
 __device__ __forceinline__ i64 mm_balance(i128 t, u32 w, i128* up) {
-    const i128 half = (i128)1 << (w - 1);
+    const i64 half = (i64)1 << (w - 1);
     const i128 s = t + half;
-    *up = s >> w;
-    return (i64)(s & (((i128)1 << w) - 1)) - (i64)half;
+    *up = mm_shr(s, w);
+    return (i64)mm_low(s, w) - half;
 }
 
 // Digit j with its segment's pending carry applied (twin carry_fixup): the first fixup_depth
@@ -322,19 +337,12 @@ __device__ __forceinline__ void mm_block_r4(Cx<F>* sh, const Cx<F>* tw, u32 l0, 
     sh[k + 3 * h0] = a3;
 }
 
-// One block per chunk of 2^log_c values in shared memory, max(2^(log_c - 2), 1) threads: the
-// stages two at a time (radix 4), one alone (the last forward, the first inverse) when log_c is
-// odd.
+// The stages of half-size < 2^log_c on the chunk sh (synchronized on entry and left so), threads
+// t < threads with threads = max(2^(log_c - 2), 1): two at a time (radix 4), one alone (the last
+// forward, the first inverse) when log_c is odd.
 template <class F>
-__device__ __forceinline__ void mm_block_one(Cx<F>* z, const MmLayout& L, u32 log_c, bool inverse) {
-    extern __shared__ u64 mm_shared[];
-    Cx<F>* sh = (Cx<F>*)mm_shared;
-    const MmTab& T = mm_tab<F>(L);
-    const Cx<F>* tw = (const Cx<F>*)(inverse ? T.itw : T.tw);
-    const u32 C = 1u << log_c, t = threadIdx.x, threads = blockDim.x;
-    Cx<F>* chunk = z + ((u64)blockIdx.x << log_c);
-    for (u32 k = t; k < C; k += threads) sh[k] = chunk[k];
-    __syncthreads();
+__device__ __forceinline__ void mm_block_stages(Cx<F>* sh, const Cx<F>* tw, u32 log_c, bool inverse, u32 t,
+                                                u32 threads) {
     const bool single = log_c & 1;
     if (inverse && single) {
         mm_block_r2(sh, tw, log_c, 0, true, t, threads);
@@ -350,6 +358,20 @@ __device__ __forceinline__ void mm_block_one(Cx<F>* z, const MmLayout& L, u32 lo
         mm_block_r2(sh, tw, log_c, 0, false, t, threads);
         __syncthreads();
     }
+}
+
+// One block per chunk of 2^log_c values in shared memory, max(2^(log_c - 2), 1) threads.
+template <class F>
+__device__ __forceinline__ void mm_block_one(Cx<F>* z, const MmLayout& L, u32 log_c, bool inverse) {
+    extern __shared__ u64 mm_shared[];
+    Cx<F>* sh = (Cx<F>*)mm_shared;
+    const MmTab& T = mm_tab<F>(L);
+    const Cx<F>* tw = (const Cx<F>*)(inverse ? T.itw : T.tw);
+    const u32 C = 1u << log_c, t = threadIdx.x, threads = blockDim.x;
+    Cx<F>* chunk = z + ((u64)blockIdx.x << log_c);
+    for (u32 k = t; k < C; k += threads) sh[k] = chunk[k];
+    __syncthreads();
+    mm_block_stages(sh, tw, log_c, inverse, t, threads);
     for (u32 k = t; k < C; k += threads) chunk[k] = sh[k];
 }
 
@@ -373,30 +395,40 @@ __device__ __forceinline__ void mm_even_odd(Cx<F> zf, Cx<F> zg, Cx<F>& a, Cx<F>&
     b = mm_cneg(mm_mul_i(cx_sub(zf, mm_conj(zg))));
 }
 
-// Position pos (frequency f) and its partner pg (frequency g = sigma(f)) together; y = x for a
-// squaring. pg = pos for the fixed points. With P1 = A A', P2 = B B', P3 = A B' + B A' (2 A B for
-// a square): Z'_f = P1 + w^f P2 + i P3 and, conjugation being a field automorphism,
-// Z'_g = conj P1 + w^g conj P2 + i conj P3 (the twin's pair_product of the conjugates).
+// The pair step of a pair of frequencies f and g = sigma(f) from their values xf, xg (and yf, yg of
+// the other factor; square: y = x), into zf, zg; rf = w_N^f, rg = w_N^g. With P1 = A A',
+// P2 = B B', P3 = A B' + B A' (2 A B for a square): Z'_f = P1 + w^f P2 + i P3 and, conjugation
+// being a field automorphism, Z'_g = conj P1 + w^g conj P2 + i conj P3 (the twin's pair_product
+// of the conjugates).
 template <class F>
-__device__ __forceinline__ void mm_pair_at(Cx<F>* x, const Cx<F>* y, const MmLayout& L, u32 pos, u32 f, u32 pg,
-                                           u32 g) {
-    const Cx<F>* root = (const Cx<F>*)mm_tab<F>(L).root;
+__device__ __forceinline__ void mm_pair_vals(Cx<F> xf, Cx<F> xg, Cx<F> yf, Cx<F> yg, bool square, Cx<F> rf,
+                                             Cx<F> rg, Cx<F>& zf, Cx<F>& zg) {
     Cx<F> a, b, p1, p2, p3;
-    mm_even_odd(x[pos], x[pg], a, b);
-    if (x == y) {
+    mm_even_odd(xf, xg, a, b);
+    if (square) {
         p1 = cx_mul3(a, a);
         p2 = cx_mul3(b, b);
         p3 = cx_mul3(a, b);
         p3 = cx_add(p3, p3);
     } else {
         Cx<F> a2, b2;
-        mm_even_odd(y[pos], y[pg], a2, b2);
+        mm_even_odd(yf, yg, a2, b2);
         p1 = cx_mul3(a, a2);
         p2 = cx_mul3(b, b2);
         p3 = cx_add(cx_mul3(a, b2), cx_mul3(b, a2));
     }
-    const Cx<F> zf = cx_add(cx_add(p1, cx_mul3(root[f], p2)), mm_mul_i(p3));
-    const Cx<F> zg = cx_add(cx_add(mm_conj(p1), cx_mul3(root[g], mm_conj(p2))), mm_mul_i(mm_conj(p3)));
+    zf = cx_add(cx_add(p1, cx_mul3(rf, p2)), mm_mul_i(p3));
+    zg = cx_add(cx_add(mm_conj(p1), cx_mul3(rg, mm_conj(p2))), mm_mul_i(mm_conj(p3)));
+}
+
+// Position pos (frequency f) and its partner pg (frequency g = sigma(f)) together in global
+// memory; y = x for a squaring. pg = pos for the fixed points (zf is written last).
+template <class F>
+__device__ __forceinline__ void mm_pair_at(Cx<F>* x, const Cx<F>* y, const MmLayout& L, u32 pos, u32 f, u32 pg,
+                                           u32 g) {
+    const Cx<F>* root = (const Cx<F>*)mm_tab<F>(L).root;
+    Cx<F> zf, zg;
+    mm_pair_vals(x[pos], x[pg], y[pos], y[pg], x == y, root[f], root[g], zf, zg);
     x[pg] = zg;
     x[pos] = zf;
 }
@@ -436,6 +468,83 @@ extern "C" __global__ void mm_pair(u64 z61, u64 z31, u64 y61, u64 y31, MmLayout 
         mm_pair_one<F61>(mm_z<F61>(z61, z31), mm_z<F61>(y61, y31), L, t);
     } else {
         mm_pair_one<F31>(mm_z<F31>(z61, z31), mm_z<F31>(y61, y31), L, t);
+    }
+}
+
+// ---- 2b, 3, 4 fused (N = 2^k >= 2): forward block, pair step, inverse block in shared memory ----
+
+// In bit-reversed storage the partner of position pos in [2^h, 2^(h+1)) is 3·2^h - 1 - pos, so
+// chunk c in [2^h', 2^(h'+1)) (h' >= 1) of 2^log_c values pairs with the mirrored chunk
+// 3·2^h' - 1 - c, value k with value 2^log_c - 1 - k. Block b >= 1 takes the chunks b + 2^h'' and
+// 5·2^h'' - 1 - b (2^h'' the highest power of 2 in b, as in mm_pair_one); block 0 takes chunks 0
+// and 1, whose positions 0 .. 2^(log_c + 1) - 1 pair among themselves (mm_pair_one's mapping).
+// Each chunk gets the forward block stages, then every pair the pair step (y = z: a squaring,
+// else y is the other factor fully transformed, read from global memory), then the inverse block
+// stages; 2 max(2^(log_c - 2), 1) threads, half per chunk.
+template <class F>
+__device__ __forceinline__ void mm_core_one(Cx<F>* z, const Cx<F>* y, const MmLayout& L, u32 log_c) {
+    extern __shared__ u64 mm_shared[];
+    Cx<F>* sh = (Cx<F>*)mm_shared;
+    const MmTab& T = mm_tab<F>(L);
+    const Cx<F>*root = (const Cx<F>*)T.root, *rootc = (const Cx<F>*)T.rootc;
+    const u32 C = 1u << log_c, t = threadIdx.x, threads = blockDim.x, half = threads / 2, b = blockIdx.x;
+    const u32 top = b == 0 ? 0 : 1u << (31 - __clz(b));
+    const u64 o0 = b == 0 ? 0 : (u64)(b + top) << log_c, o1 = b == 0 ? C : (u64)(5 * top - 1 - b) << log_c;
+    for (u32 k = t; k < C; k += threads) {
+        sh[k] = z[o0 + k];
+        sh[C + k] = z[o1 + k];
+    }
+    __syncthreads();
+    const u32 which = t >= half ? 1 : 0;
+    mm_block_stages(sh + which * C, (const Cx<F>*)T.tw, log_c, false, t - which * half, half);
+    const bool square = z == y;
+    const u32 N = L.m;  // N = 2^log_m
+    for (u32 u = t; u < C; u += threads) {
+        // Shared indices a, c of the pair (global positions o0 + a, o1 + c - C beyond the first
+        // chunk; block 0's are its global positions).
+        u32 a, c;
+        if (b != 0) {
+            a = u;
+            c = 2 * C - 1 - u;
+        } else if (u == 0) {
+            a = 0;  // the fixed points 0 (frequency 0) and 1 (N/2)
+            c = 0;
+        } else {
+            const u32 tu = 1u << (31 - __clz(u));
+            a = u + tu;
+            c = 5 * tu - 1 - u;
+        }
+        const u64 pa = a < C ? o0 + a : o1 + a - C, pc = c < C ? o0 + c : o1 + c - C;
+        // w_N^f for the frequency f at position pos: its high log_c bits from rootc (coalesced),
+        // its low bits (the chunk's, one value per chunk) from root.
+        const u32 low = (1u << (L.log_m - log_c)) - 1;
+        const Cx<F> rf = cx_mul3(rootc[pa & (C - 1)], root[mm_bitrev((u32)pa, L.log_m) & low]);
+        const Cx<F> rg = cx_mul3(rootc[pc & (C - 1)], root[mm_bitrev((u32)pc, L.log_m) & low]);
+        Cx<F> zf, zg;
+        mm_pair_vals(sh[a], sh[c], square ? sh[a] : y[pa], square ? sh[c] : y[pc], square, rf, rg, zf, zg);
+        sh[c] = zg;
+        sh[a] = zf;
+        if (b == 0 && u == 0 && N > 1) {
+            mm_pair_vals(sh[1], sh[1], square ? sh[1] : y[1], square ? sh[1] : y[1], square, root[N / 2],
+                         root[N / 2], zf, zg);
+            sh[1] = zf;
+        }
+    }
+    __syncthreads();
+    mm_block_stages(sh + which * C, (const Cx<F>*)T.itw, log_c, true, t - which * half, half);
+    for (u32 k = t; k < C; k += threads) {
+        z[o0 + k] = sh[k];
+        z[o1 + k] = sh[C + k];
+    }
+}
+
+// z := the core of z and y (y = z: a squaring); N / 2^(log_c + 1) blocks.
+extern "C" __global__ void mm_core(u64 z61, u64 z31, u64 y61, u64 y31, MmLayout L, u32 log_c) {
+    mm_wait();
+    if (blockIdx.y == 0) {
+        mm_core_one<F61>(mm_z<F61>(z61, z31), mm_z<F61>(y61, y31), L, log_c);
+    } else {
+        mm_core_one<F31>(mm_z<F31>(z61, z31), mm_z<F31>(y61, y31), L, log_c);
     }
 }
 
@@ -487,10 +596,10 @@ extern "C" __global__ void mm_carry(u64 z61, u64 z31, u64* x, i128* carries, con
         i128 carry = 0;
         for (u32 k = seg * K; k < seg * K + K; k++) {
             const u32 w = ws.next();
-            const i128 c = mm_c[mm_slot(L, k)];
+            const i128 c = mm_c[k + seg];  // mm_slot(L, k): k / K = seg
             i128 up;
-            mm_c[mm_slot(L, k)] = mm_balance((c & (((i128)1 << w) - 1)) + carry, w, &up);
-            carry = (c >> w) + up;
+            mm_c[k + seg] = mm_balance((i128)mm_low(c, w) + carry, w, &up);
+            carry = mm_shr(c, w) + up;
         }
         carries[(base / K) + seg] = carry;
     }

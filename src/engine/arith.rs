@@ -36,18 +36,20 @@ impl SpeedTable {
         let gl = |log2: u32, us: f64| (Arith::Goldilocks, Length { odd: 1, log2 }, us);
         let mm = |odd: u32, log2: u32, us: f64| (Arith::M61M31, Length { odd, log2 }, us);
         SpeedTable {
-            source: "H100, both in one call, bench/notes/gpu.md 2026-11-26",
+            // 2^20, 2^22, 2^23 and 3·2^18, 3·2^20, 2^22: one call after the fused M61·M31 core and the
+            // faster carry walk (s13-f24 ca21a11); the rest: one earlier call.
+            source: "H100, both arithmetics in the same calls, bench/notes/gpu.md 2026-11-26",
             rows: vec![
                 gl(16, 14.7),
                 gl(18, 21.0),
-                gl(20, 60.2),
-                gl(22, 229.6),
-                gl(23, 479.3),
+                gl(20, 60.6),
+                gl(22, 230.5),
+                gl(23, 483.2),
                 mm(3, 14, 37.2),
                 mm(3, 15, 40.4),
-                mm(3, 18, 150.1),
-                mm(3, 20, 597.6),
-                mm(1, 22, 801.2),
+                mm(3, 18, 145.5),
+                mm(3, 20, 582.6),
+                mm(1, 22, 701.1),
             ],
         }
     }
@@ -190,7 +192,7 @@ mod tests {
         }
         let pick = fastest(136_279_841, &t).unwrap();
         assert!(
-            pick.why.contains("goldilocks n=2^23 479.3 µs/iter, not slower than m61m31 n=2^22 801.2"),
+            pick.why.contains("goldilocks n=2^23 483.2 µs/iter, not slower than m61m31 n=2^22 701.1"),
             "{}",
             pick.why
         );

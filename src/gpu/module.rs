@@ -92,6 +92,8 @@ pub(crate) struct MmKernels {
     pub passes: Vec<CudaFunction>,
     pub block: CudaFunction,
     pub pair: CudaFunction,
+    /// mm_core: forward block, pair step and inverse block in one launch (2^k lengths).
+    pub core: CudaFunction,
     pub carry: CudaFunction,
 }
 
@@ -274,6 +276,7 @@ fn load_kernels(module: &Arc<CudaModule>) -> Result<Kernels, EngineError> {
             passes: all("mm_pass_r", "", MM_PASS_MAX_STAGES)?,
             block: f("mm_block")?,
             pair: f("mm_pair")?,
+            core: f("mm_core")?,
             carry: f("mm_carry")?,
         },
     })

@@ -6,7 +6,9 @@
 //!
 //! A squaring: weigh (fix-up, weights, pack) → radix-3 step (3·2^k) → global passes of up to
 //! MM_PASS_MAX_STAGES radix-2 stages → the last BLOCK_LOG2 stages in shared memory → pair step →
-//! the same backwards → unweight, CRT and the carry walk. Both fields run in the same launches.
+//! the same backwards → unweight, CRT and the carry walk. At 2^k lengths the shared-memory stages,
+//! the pair step and the inverse shared-memory stages are one launch (mm_core: a block holds two
+//! mirrored chunks, whose values pair with each other). Both fields run in the same launches.
 //! Nothing is copied to the host.
 
 use super::module::{cuda_err, Device, MM_PASS_MAX_STAGES};
@@ -22,6 +24,11 @@ use cudarc::driver::{CudaSlice, DeviceRepr};
 /// log2 of the largest chunk of complex values the shared-memory kernel transforms (2^10 values
 /// of GF(M61²): 16 KiB, 256 threads of four values).
 const BLOCK_LOG2: u32 = 10;
+/// log2 of the largest chunk of the fused core (two chunks a block: 2^9 values of GF(M61²) make
+/// 16 KiB). At 2^22 on an H100 the core took 236 µs with chunks of 2^10, 204 with 2^9 (one stage
+/// more in the last global passes, +4 µs each) and 182 with 2^8 (a fifth pass each way, +36 µs
+/// each) (bench/notes/gpu.md, 2026-11-26).
+const CORE_LOG2: u32 = 9;
 /// Threads per block of the element-wise kernels, and of the carry kernel (MM_CARRY_THREADS in
 /// kernels/m61m31.cu).
 const THREADS: u64 = 256;
@@ -35,6 +42,7 @@ pub(crate) struct MmTab {
     tw: u64,
     itw: u64,
     root: u64,
+    rootc: u64,
     w3: u64,
     iw3: u64,
     inv_odd: u64,
@@ -79,14 +87,17 @@ struct MmPass {
 pub(crate) struct MmPipeline {
     pub plan: Plan,
     layout: MmLayout,
-    /// Both fields' twiddle and root tables (tw, itw, root), whose addresses the layout holds.
-    _t61: [CudaSlice<u64>; 3],
-    _t31: [CudaSlice<u32>; 3],
+    /// Both fields' twiddle and root tables (tw, itw, root, rootc), whose addresses the layout
+    /// holds.
+    _t61: [CudaSlice<u64>; 4],
+    _t31: [CudaSlice<u32>; 4],
     /// Work vectors: the value being squared (or multiplied), and a product's other factor.
     work: [(CudaSlice<u64>, CudaSlice<u32>); 2],
     passes: Vec<MmPass>,
     /// log2 of the chunk the shared-memory kernel transforms (0: no stage there).
     log_c: u32,
+    /// Whether the shared-memory stages and the pair step run fused (mm_core: N = 2^k >= 2).
+    fused: bool,
     /// Digits per block of the carry kernel: whole segments that tile n.
     carry_digits: u32,
 }
@@ -97,6 +108,14 @@ fn m61_words(v: &[Gfp2<M61>]) -> Vec<u64> {
 
 fn m31_words(v: &[Gfp2<M31>]) -> Vec<u32> {
     v.iter().flat_map(|c| [c.re.value(), c.im.value()]).collect()
+}
+
+/// rootc[a] = ω_N^(bitrev(a)·N/C) for a < C = 2^log_c (bitrev over log_c bits) from root[f] =
+/// ω_N^f (N = 2^log_m): the roots of the high bits of the frequencies of a chunk, in its storage
+/// order (mm_core).
+fn chunk_roots<T: Copy>(root: &[T], log_m: u32, log_c: u32) -> Vec<T> {
+    let rev = |a: usize| if log_c == 0 { 0 } else { a.reverse_bits() >> (usize::BITS - log_c) };
+    (0..1usize << log_c).map(|a| root[rev(a) << (log_m - log_c)]).collect()
 }
 
 /// The stage counts of the global passes from the top (half-size m/2) down to 2^log_c: as even as
@@ -153,14 +172,34 @@ impl MmPipeline {
             return Err(EngineError::Other(format!("{} is not an M61·M31 plan", plan.length())));
         }
         let t = M61M31Tables::new(&plan)?;
+        let log_m = plan.log2() - 1;
+        // The fused core needs two chunks: N = 2^log_m >= 2 chunks of 2^log_c.
+        let fused = t.t61.odd == 1 && log_m >= 1;
+        // MERSENNE_CERT_MM_BLOCK_LOG2 (1 ..= 11) overrides BLOCK_LOG2 and CORE_LOG2, for measuring.
+        let block_log2 = std::env::var("MERSENNE_CERT_MM_BLOCK_LOG2")
+            .ok()
+            .and_then(|v| v.parse::<u32>().ok())
+            .map_or(if fused { CORE_LOG2 } else { BLOCK_LOG2 }, |v| v.clamp(1, 11));
+        let log_c = if fused { (log_m - 1).min(block_log2) } else { log_m.min(block_log2) };
         let up61 = |v: &[u64]| dev.stream.clone_htod(v).map_err(cuda_err("upload tables"));
         let up31 = |v: &[u32]| dev.stream.clone_htod(v).map_err(cuda_err("upload tables"));
-        let t61 = [up61(&m61_words(&t.t61.tw))?, up61(&m61_words(&t.t61.itw))?, up61(&m61_words(&t.t61.root))?];
-        let t31 = [up31(&m31_words(&t.t31.tw))?, up31(&m31_words(&t.t31.itw))?, up31(&m31_words(&t.t31.root))?];
-        let tab = |a: [u64; 3], w3: u64, iw3: u64, inv_odd: u64, inv_n: u64| MmTab {
+        let t61 = [
+            up61(&m61_words(&t.t61.tw))?,
+            up61(&m61_words(&t.t61.itw))?,
+            up61(&m61_words(&t.t61.root))?,
+            up61(&m61_words(&chunk_roots(&t.t61.root, log_m, log_c)))?,
+        ];
+        let t31 = [
+            up31(&m31_words(&t.t31.tw))?,
+            up31(&m31_words(&t.t31.itw))?,
+            up31(&m31_words(&t.t31.root))?,
+            up31(&m31_words(&chunk_roots(&t.t31.root, log_m, log_c)))?,
+        ];
+        let tab = |a: [u64; 4], w3: u64, iw3: u64, inv_odd: u64, inv_n: u64| MmTab {
             tw: a[0],
             itw: a[1],
             root: a[2],
+            rootc: a[3],
             w3,
             iw3,
             inv_odd,
@@ -170,7 +209,6 @@ impl MmPipeline {
         let addrs61 = t61.each_ref().map(|b| super::pipeline::addr(dev, b));
         let addrs31 = t31.each_ref().map(|b| super::pipeline::addr(dev, b));
         let (a, b): (&Tables<M61>, &Tables<M31>) = (&t.t61, &t.t31);
-        let log_m = plan.log2() - 1;
         let layout = MmLayout {
             t: [
                 tab(addrs61, a.w3.value(), a.iw3.value(), a.inv_odd.value(), a.inv_n),
@@ -190,12 +228,6 @@ impl MmPipeline {
             let z61 = dev.stream.alloc_zeros::<u64>(2 * big_n).map_err(cuda_err("alloc"))?;
             Ok((z61, dev.stream.alloc_zeros::<u32>(2 * big_n).map_err(cuda_err("alloc"))?))
         };
-        // MERSENNE_CERT_MM_BLOCK_LOG2 (1 ..= 11) overrides BLOCK_LOG2, for measuring.
-        let block_log2 = std::env::var("MERSENNE_CERT_MM_BLOCK_LOG2")
-            .ok()
-            .and_then(|v| v.parse::<u32>().ok())
-            .map_or(BLOCK_LOG2, |v| v.clamp(1, 11));
-        let log_c = log_m.min(block_log2);
         let seg = plan.seg_len();
         let carry_digits = carry_block_digits(&plan);
         if carry_shared_bytes(carry_digits, seg) > CARRY_SHARED_MAX {
@@ -211,6 +243,7 @@ impl MmPipeline {
             work: [work()?, work()?],
             passes: global_passes(log_m, log_c),
             log_c,
+            fused,
             carry_digits: carry_digits as u32,
             plan,
         })
@@ -229,6 +262,11 @@ impl MmPipeline {
     /// log2 of the chunk the shared-memory kernel transforms.
     pub fn log_c(&self) -> u32 {
         self.log_c
+    }
+
+    /// Whether the shared-memory stages and the pair step run as one launch ([`MmPipeline::core`]).
+    pub fn fused(&self) -> bool {
+        self.fused
     }
 
     /// Complex values per field.
@@ -340,6 +378,23 @@ impl MmPipeline {
         unsafe { Self::go(dev, &dev.kernels.mm.pair, elementwise(threads), true, &args) }
     }
 
+    /// z := forward shared-memory stages, pair step with y (y = z: a squaring; else y fully
+    /// transformed) and inverse shared-memory stages, in one launch (fused plans only).
+    ///
+    /// # Safety
+    /// As [`MmPipeline::weigh`].
+    pub unsafe fn core(&self, dev: &Device, z: Zs, y: Zs) -> Launched {
+        let log_c = self.log_c;
+        let shape = Shape {
+            blocks: (self.big_n() >> (log_c + 1)) as u32,
+            threads: 2 << log_c.saturating_sub(2),
+            shared_bytes: 32 << log_c,
+        };
+        let args: [&dyn Arg; 6] = [&z.z61, &z.z31, &y.z61, &y.z31, &self.layout, &log_c];
+        // SAFETY: mm_core's parameters in order; the addresses are the caller's.
+        unsafe { Self::go(dev, &dev.kernels.mm.core, shape, true, &args) }
+    }
+
     /// z unweighted, recombined and carried into the digits and pending carries of x; LL in
     /// `flags` subtracts 2·2^s.
     ///
@@ -357,6 +412,19 @@ impl MmPipeline {
         unsafe { Self::go(dev, &dev.kernels.mm.carry, shape, false, &args) }
     }
 
+    /// Step 1 and the global forward passes: x weighed into z and transformed down to the chunks.
+    ///
+    /// # Safety
+    /// As [`MmPipeline::weigh`].
+    pub unsafe fn head(&self, dev: &Device, x: Res, z: Zs, shift: u64, flags: u32) -> Launched {
+        // SAFETY: the addresses are the caller's, under this function's contract.
+        unsafe {
+            self.weigh(dev, x, z, shift, flags)?;
+            self.radix3(dev, z, false)?;
+            self.global(dev, z, false)
+        }
+    }
+
     /// Steps 1–2: x weighed into z and transformed.
     ///
     /// # Safety
@@ -364,21 +432,35 @@ impl MmPipeline {
     pub unsafe fn forward(&self, dev: &Device, x: Res, z: Zs, shift: u64, flags: u32) -> Launched {
         // SAFETY: the addresses are the caller's, under this function's contract.
         unsafe {
-            self.weigh(dev, x, z, shift, flags)?;
-            self.radix3(dev, z, false)?;
-            self.global(dev, z, false)?;
+            self.head(dev, x, z, shift, flags)?;
             self.block(dev, z, false)
         }
     }
 
-    /// Steps 4–6: z transformed back and carried into x.
+    /// From the chunks back: the shared-memory stages, the pair step with y (y = z: a squaring;
+    /// else y fully transformed) and the inverse shared-memory stages, fused or in three launches.
     ///
     /// # Safety
     /// As [`MmPipeline::weigh`].
-    pub unsafe fn inverse(&self, dev: &Device, z: Zs, x: Res, shift: u64, flags: u32) -> Launched {
+    unsafe fn middle(&self, dev: &Device, z: Zs, y: Zs) -> Launched {
         // SAFETY: the addresses are the caller's, under this function's contract.
         unsafe {
-            self.block(dev, z, true)?;
+            if self.fused {
+                return self.core(dev, z, y);
+            }
+            self.block(dev, z, false)?;
+            self.pair(dev, z, y)?;
+            self.block(dev, z, true)
+        }
+    }
+
+    /// The global inverse passes and steps 5–6: z transformed back and carried into x.
+    ///
+    /// # Safety
+    /// As [`MmPipeline::weigh`].
+    unsafe fn tail(&self, dev: &Device, z: Zs, x: Res, shift: u64, flags: u32) -> Launched {
+        // SAFETY: the addresses are the caller's, under this function's contract.
+        unsafe {
             self.global(dev, z, true)?;
             self.radix3(dev, z, true)?;
             self.carry(dev, z, x, shift, flags)
@@ -395,9 +477,9 @@ impl MmPipeline {
         let z = self.zs(dev, 0);
         // SAFETY: the addresses are the caller's, under this function's contract.
         unsafe {
-            self.forward(dev, x, z, shift, ADVANCE)?;
-            self.pair(dev, z, z)?;
-            self.inverse(dev, z, x, shift, if ll { LL } else { 0 })
+            self.head(dev, x, z, shift, ADVANCE)?;
+            self.middle(dev, z, z)?;
+            self.tail(dev, z, x, shift, if ll { LL } else { 0 })
         }
     }
 
@@ -410,9 +492,9 @@ impl MmPipeline {
         // SAFETY: the addresses are the caller's, under this function's contract.
         unsafe {
             self.forward(dev, x, y, shift, 0)?;
-            self.forward(dev, acc, z, shift, 0)?;
-            self.pair(dev, z, y)?;
-            self.inverse(dev, z, acc, shift, 0)
+            self.head(dev, acc, z, shift, 0)?;
+            self.middle(dev, z, y)?;
+            self.tail(dev, z, acc, shift, 0)
         }
     }
 
@@ -441,15 +523,22 @@ impl MmPipeline {
             let name = format!("fwd global pass {k} ({} stages, s_lo {})", pass.stages, pass.s_lo);
             steps.push((name, Box::new(move || unsafe { self.pass(dev, z, pass, false) })));
         }
-        steps.push((
-            format!("fwd shared block (2^{} values)", self.log_c),
-            Box::new(move || unsafe { self.block(dev, z, false) }),
-        ));
-        steps.push(("pair step (square)".into(), Box::new(move || unsafe { self.pair(dev, z, z) })));
-        steps.push((
-            format!("inv shared block (2^{} values)", self.log_c),
-            Box::new(move || unsafe { self.block(dev, z, true) }),
-        ));
+        if self.fused {
+            steps.push((
+                format!("core: fwd block, pair (square), inv block (2 x 2^{} values)", self.log_c),
+                Box::new(move || unsafe { self.core(dev, z, z) }),
+            ));
+        } else {
+            steps.push((
+                format!("fwd shared block (2^{} values)", self.log_c),
+                Box::new(move || unsafe { self.block(dev, z, false) }),
+            ));
+            steps.push(("pair step (square)".into(), Box::new(move || unsafe { self.pair(dev, z, z) })));
+            steps.push((
+                format!("inv shared block (2^{} values)", self.log_c),
+                Box::new(move || unsafe { self.block(dev, z, true) }),
+            ));
+        }
         for (k, pass) in self.passes.iter().enumerate().rev() {
             let name = format!("inv global pass {k} ({} stages, s_lo {})", pass.stages, pass.s_lo);
             steps.push((name, Box::new(move || unsafe { self.pass(dev, z, pass, true) })));
@@ -486,11 +575,11 @@ mod tests {
         }
     }
 
-    /// The layout the kernels declare: two MmTab of 56 bytes, then eight u32.
+    /// The layout the kernels declare: two MmTab of 64 bytes, then eight u32.
     #[test]
     fn layout_matches_the_kernels() {
-        assert_eq!(std::mem::size_of::<MmTab>(), 56);
-        assert_eq!(std::mem::size_of::<MmLayout>(), 144);
+        assert_eq!(std::mem::size_of::<MmTab>(), 64);
+        assert_eq!(std::mem::size_of::<MmLayout>(), 160);
     }
 
     /// The global passes cover the stages from m/2 down to 2^log_c, each once, top first, none
@@ -509,6 +598,24 @@ mod tests {
                 assert_eq!(top, log_c);
                 let (lo, hi) = passes.iter().fold((u32::MAX, 0), |(lo, hi), p| (lo.min(p.stages), hi.max(p.stages)));
                 assert!(passes.is_empty() || hi - lo <= 1);
+            }
+        }
+    }
+
+    /// chunk_roots holds the roots of the high log_c bits of bitrev(pos) for pos in a chunk: with
+    /// the chunk's own root (of the low bits) their product is root[bitrev(pos)], as mm_core uses.
+    #[test]
+    fn chunk_roots_times_the_chunks_root_is_the_frequencys() {
+        use crate::transform::field::Field;
+        for (log_m, log_c) in [(1, 0), (3, 2), (6, 3), (9, 8), (12, 10)] {
+            let plan = Plan::with_length(40 << log_m, Arith::M61M31, Length { odd: 1, log2: log_m + 1 }).unwrap();
+            let root = M61M31Tables::new(&plan).unwrap().t61.root;
+            let rc = chunk_roots(&root, log_m, log_c);
+            let rev = |x: usize, bits: u32| if bits == 0 { 0 } else { x.reverse_bits() >> (usize::BITS - bits) };
+            for pos in 0..1usize << log_m {
+                let f = rev(pos, log_m);
+                let low = f & ((1 << (log_m - log_c)) - 1);
+                assert_eq!(rc[pos & ((1 << log_c) - 1)].mul(root[low]), root[f], "{log_m} {log_c} {pos}");
             }
         }
     }

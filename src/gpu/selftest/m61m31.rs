@@ -141,10 +141,18 @@ fn stages_inv<B: Mersenne>(t: &mm::Tables<B>, z: &mut [Gfp2<B>], lo: usize, hi: 
 /// A transform stage the check runs alone (forward or inverse), in either field.
 #[derive(Clone, Copy)]
 enum Stage {
-    Radix3 { inverse: bool },
-    Global { inverse: bool },
-    Block { inverse: bool },
+    Radix3 {
+        inverse: bool,
+    },
+    Global {
+        inverse: bool,
+    },
+    Block {
+        inverse: bool,
+    },
     PairSquare,
+    /// The fused core (2^k): forward block, pair step of a square, inverse block.
+    CoreSquare,
 }
 
 impl Stage {
@@ -162,6 +170,12 @@ impl Stage {
                 let y = z.to_vec();
                 mm::pair_step(t, z, &y)
             }
+            Stage::CoreSquare => {
+                stages_fwd(t, z, chunk / 2, 1);
+                let y = z.to_vec();
+                mm::pair_step(t, z, &y);
+                stages_inv(t, z, 1, chunk / 2);
+            }
         }
     }
 
@@ -177,6 +191,7 @@ impl Stage {
                 Stage::Global { inverse } => pipe.global(dev, z, inverse),
                 Stage::Block { inverse } => pipe.block(dev, z, inverse),
                 Stage::PairSquare => pipe.pair(dev, z, z),
+                Stage::CoreSquare => pipe.core(dev, z, z),
             }
         }
     }
@@ -226,6 +241,18 @@ pub(crate) fn check_plan(
     let want = Pair { v61: mm::weight_in(plan, &c.t.t61, &fixed), v31: mm::weight_in(plan, &c.t.t31, &fixed) };
     let got_shift = c.get_residue()?.2;
     verdict("weigh (carry fix-up, weights, pack, shift)", c.get_pair()? == want && got_shift == s2);
+    // The weigh and the global forward passes as a squaring launches them (fused plans: the weigh in
+    // the first pass).
+    c.put_residue(&d, &pending, s)?;
+    // SAFETY: the checker's buffers, allocated for this plan on this device.
+    unsafe { c.pipe.head(dev, x, z, sa, ADVANCE) }?;
+    let mut want = want;
+    Stage::Radix3 { inverse: false }.twin(&c.t.t61, &mut want.v61, m, chunk);
+    Stage::Radix3 { inverse: false }.twin(&c.t.t31, &mut want.v31, m, chunk);
+    Stage::Global { inverse: false }.twin(&c.t.t61, &mut want.v61, m, chunk);
+    Stage::Global { inverse: false }.twin(&c.t.t31, &mut want.v31, m, chunk);
+    let got_shift = c.get_residue()?.2;
+    verdict("weigh + forward down to the chunks (shift)", c.get_pair()? == want && got_shift == s2);
 
     // 2. the stages, each on random field input.
     let r = random_pair(rng, big_n);
@@ -237,8 +264,10 @@ pub(crate) fn check_plan(
         ("shared-memory block inverse", Stage::Block { inverse: true }),
         ("global passes inverse", Stage::Global { inverse: true }),
         ("radix-3 inverse", Stage::Radix3 { inverse: true }),
+        ("fused core: fwd block, pair (square), inv block", Stage::CoreSquare),
     ];
-    for (name, stage) in stages {
+    let fused = c.pipe.fused();
+    for (name, stage) in stages.into_iter().filter(|(_, s)| fused || !matches!(s, Stage::CoreSquare)) {
         let mut want = r.clone();
         stage.twin(&c.t.t61, &mut want.v61, m, chunk);
         stage.twin(&c.t.t31, &mut want.v31, m, chunk);
@@ -257,6 +286,21 @@ pub(crate) fn check_plan(
     mm::pair_step(&c.t.t61, &mut want.v61, &other.v61);
     mm::pair_step(&c.t.t31, &mut want.v31, &other.v31);
     verdict("pair step (product)", c.get_pair()? == want);
+    if c.pipe.fused() {
+        // The fused core of a product: z down to the chunks, y fully transformed.
+        c.put_pair(false, &r)?;
+        c.put_pair(true, &other)?;
+        // SAFETY: the checker's buffers, allocated for this plan on this device.
+        unsafe { c.pipe.core(dev, z, y) }?;
+        let mut want = r.clone();
+        stages_fwd(&c.t.t61, &mut want.v61, chunk / 2, 1);
+        stages_fwd(&c.t.t31, &mut want.v31, chunk / 2, 1);
+        mm::pair_step(&c.t.t61, &mut want.v61, &other.v61);
+        mm::pair_step(&c.t.t31, &mut want.v31, &other.v31);
+        stages_inv(&c.t.t61, &mut want.v61, 1, chunk / 2);
+        stages_inv(&c.t.t31, &mut want.v31, 1, chunk / 2);
+        verdict("fused core (product)", c.get_pair()? == want);
+    }
 
     // 3. unweight, CRT and the carry walk with the LL term, on random field input.
     c.put_residue(&d, &pending, s2)?;
