@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Plot µs per LL iteration against the exponent, ours (every version in bench/gpu-bench.csv
 measured on an H200, the GPU of the anchors; each arithmetic's newest version bold, in a colour
-of its own), the peers (bench/anchors.csv)
+of its own; an arithmetic with no H200 row shows its newest row of another card, named in the
+legend), the peers (bench/anchors.csv)
 and the floor that the field arithmetic sets (bench/floor.csv, gpu-selftest field-rate),
 log-log, as a dependency-free SVG.
 
@@ -26,13 +27,20 @@ def main():
         for k, v in r.items():
             if k != "exponent" and v:
                 series.setdefault(k, []).append((int(r["exponent"]), float(v)))
-    ours = {}  # (arithmetic, version) -> points, in the file's order (newest last)
-    for r in rows("gpu-bench.csv"):
-        if r["gpu"] != "H200":
+    # (arithmetic, version, gpu) -> points, in the file's order (newest last): every H200 row;
+    # an arithmetic never measured on an H200 shows its newest version on another card, named
+    # in the legend (compare it with that card's rows in RESULTS.md, not with the peers' H200).
+    ours = {}
+    table = rows("gpu-bench.csv")
+    on_h200 = {r.get("arith") or "goldilocks" for r in table if r["gpu"] == "H200"}
+    for r in table:
+        arith = r.get("arith") or "goldilocks"
+        if r["gpu"] != "H200" and arith in on_h200:
             continue
-        key = (r.get("arith") or "goldilocks", r["version"])
+        key = (arith, r["version"], r["gpu"])
         ours.setdefault(key, []).append((int(r["exponent"]), float(r["us_per_iter"])))
-    newest = {a: (a, v) for a, v in ours}  # the last version of each arithmetic
+    newest = {k[0]: k for k in ours}  # the last version of each arithmetic
+    ours = {k: s for k, s in ours.items() if k[2] == "H200" or k == newest[k[0]]}
     floors = {}
     for r in rows("floor.csv"):
         for k in ("this_plan", "shifts_free"):
@@ -55,7 +63,7 @@ def main():
         svg.append(f'<line x1="{sx(x):.1f}" x2="{sx(x):.1f}" y1="{T}" y2="{H-B}" stroke="#eee"/>')
         svg.append(f'<text x="{sx(x):.1f}" y="{H-B+16}" text-anchor="middle" font-size="10">{x/1e6:.2f}M</text>')
     svg.append(f'<text x="{(L+W-R)/2}" y="{H-10}" text-anchor="middle">exponent p (log scale)</text>')
-    svg.append(f'<text x="16" y="{(T+H-B)/2}" text-anchor="middle" transform="rotate(-90 16 {(T+H-B)/2})">µs per LL iteration, H200 (log scale)</text>')
+    svg.append(f'<text x="16" y="{(T+H-B)/2}" text-anchor="middle" transform="rotate(-90 16 {(T+H-B)/2})">µs per LL iteration, H200 unless named (log scale)</text>')
     legend = []
     def line(name, s, color, width, dash=""):
         s = sorted(s)
@@ -67,11 +75,12 @@ def main():
     for i, (name, s) in enumerate(series.items()):
         line(name, s, COLORS[(i + 1) % len(COLORS)], 1.5, 'stroke-dasharray="5,3"')
     bold = {"goldilocks": (COLORS[0], "#e8a0a0"), "m61m31": ("#000000", "#aaaaaa")}
+    name = lambda k: f"mersenne-cert {k[0]} {k[1]}" + ("" if k[2] == "H200" else f" ({k[2]})")
     for key, s in ours.items():
         if key not in newest.values():
-            line(f"mersenne-cert {key[0]} {key[1]}", s, bold.get(key[0], COLORS[0:2])[1], 1)
+            line(name(key), s, bold.get(key[0], COLORS[0:2])[1], 1)
     for key in newest.values():
-        line(f"mersenne-cert {key[0]} {key[1]}", ours[key], bold.get(key[0], COLORS[0:2])[0], 3)
+        line(name(key), ours[key], bold.get(key[0], COLORS[0:2])[0], 3)
     line("floor: our plan's arithmetic", floors["this_plan"], "#777", 1, 'stroke-dasharray="2,2"')
     line("bound: any plan, shifts free", floors["shifts_free"], "#bbb", 1, 'stroke-dasharray="2,2"')
     for i, (name, color, width, dash) in enumerate(legend):
