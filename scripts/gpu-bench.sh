@@ -60,7 +60,7 @@ done
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | grep -o 'H[0-9]*' | head -1)
 for a in goldilocks m61m31; do
   for p in $EXPONENTS; do
-    if [ $a = goldilocks ]; then u=$(bare "$p"); else u=$(bare_mm "$p"); fi
+    u=$(bare_of "$a" "$p")
     [ -n "$u" ] && echo "csv: $(binaries_commit | cut -c1-7),${gpu:-unknown},$(date -u +%F),$p,$u,$a"
   done
 done

@@ -17,7 +17,7 @@ use crate::engine::EngineError;
 use crate::transform::gfp2::Gfp2;
 use crate::transform::m31::M31;
 use crate::transform::m61::M61;
-use crate::transform::m61m31::{M61M31Tables, Tables};
+use crate::transform::m61m31::{bit_reverse, M61M31Tables, Tables};
 use crate::transform::plan::{Arith, Plan};
 use cudarc::driver::{CudaSlice, DeviceRepr};
 
@@ -114,8 +114,7 @@ fn m31_words(v: &[Gfp2<M31>]) -> Vec<u32> {
 /// ω_N^f (N = 2^log_m): the roots of the high bits of the frequencies of a chunk, in its storage
 /// order (mm_core).
 fn chunk_roots<T: Copy>(root: &[T], log_m: u32, log_c: u32) -> Vec<T> {
-    let rev = |a: usize| if log_c == 0 { 0 } else { a.reverse_bits() >> (usize::BITS - log_c) };
-    (0..1usize << log_c).map(|a| root[rev(a) << (log_m - log_c)]).collect()
+    (0..1usize << log_c).map(|a| root[bit_reverse(a, 1 << log_c) << (log_m - log_c)]).collect()
 }
 
 /// The stage counts of the global passes from the top (half-size m/2) down to 2^log_c: as even as
@@ -611,9 +610,8 @@ mod tests {
             let plan = Plan::with_length(40 << log_m, Arith::M61M31, Length { odd: 1, log2: log_m + 1 }).unwrap();
             let root = M61M31Tables::new(&plan).unwrap().t61.root;
             let rc = chunk_roots(&root, log_m, log_c);
-            let rev = |x: usize, bits: u32| if bits == 0 { 0 } else { x.reverse_bits() >> (usize::BITS - bits) };
             for pos in 0..1usize << log_m {
-                let f = rev(pos, log_m);
+                let f = bit_reverse(pos, 1 << log_m);
                 let low = f & ((1 << (log_m - log_c)) - 1);
                 assert_eq!(rc[pos & ((1 << log_c) - 1)].mul(root[low]), root[f], "{log_m} {log_c} {pos}");
             }

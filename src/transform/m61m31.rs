@@ -117,7 +117,7 @@ impl<B: Mersenne> Tables<B> {
 }
 
 /// b with its log2(m) low bits reversed (m a power of two).
-fn bit_reverse(b: usize, m: usize) -> usize {
+pub(crate) fn bit_reverse(b: usize, m: usize) -> usize {
     match m.trailing_zeros() {
         0 => 0,
         k => b.reverse_bits() >> (usize::BITS - k),

@@ -179,6 +179,12 @@ impl Stage {
         }
     }
 
+    /// The twin's stage function on both fields of v.
+    fn twin_pair(self, t: &M61M31Tables, v: &mut Pair, m: usize, chunk: usize) {
+        self.twin(&t.t61, &mut v.v61, m, chunk);
+        self.twin(&t.t31, &mut v.v31, m, chunk);
+    }
+
     /// The stage's kernels on z.
     ///
     /// # Safety
@@ -241,16 +247,13 @@ pub(crate) fn check_plan(
     let want = Pair { v61: mm::weight_in(plan, &c.t.t61, &fixed), v31: mm::weight_in(plan, &c.t.t31, &fixed) };
     let got_shift = c.get_residue()?.2;
     verdict("weigh (carry fix-up, weights, pack, shift)", c.get_pair()? == want && got_shift == s2);
-    // The weigh and the global forward passes as a squaring launches them (fused plans: the weigh in
-    // the first pass).
+    // The weigh and the global forward passes as a squaring launches them.
     c.put_residue(&d, &pending, s)?;
     // SAFETY: the checker's buffers, allocated for this plan on this device.
     unsafe { c.pipe.head(dev, x, z, sa, ADVANCE) }?;
     let mut want = want;
-    Stage::Radix3 { inverse: false }.twin(&c.t.t61, &mut want.v61, m, chunk);
-    Stage::Radix3 { inverse: false }.twin(&c.t.t31, &mut want.v31, m, chunk);
-    Stage::Global { inverse: false }.twin(&c.t.t61, &mut want.v61, m, chunk);
-    Stage::Global { inverse: false }.twin(&c.t.t31, &mut want.v31, m, chunk);
+    Stage::Radix3 { inverse: false }.twin_pair(&c.t, &mut want, m, chunk);
+    Stage::Global { inverse: false }.twin_pair(&c.t, &mut want, m, chunk);
     let got_shift = c.get_residue()?.2;
     verdict("weigh + forward down to the chunks (shift)", c.get_pair()? == want && got_shift == s2);
 
@@ -269,8 +272,7 @@ pub(crate) fn check_plan(
     let fused = c.pipe.fused();
     for (name, stage) in stages.into_iter().filter(|(_, s)| fused || !matches!(s, Stage::CoreSquare)) {
         let mut want = r.clone();
-        stage.twin(&c.t.t61, &mut want.v61, m, chunk);
-        stage.twin(&c.t.t31, &mut want.v31, m, chunk);
+        stage.twin_pair(&c.t, &mut want, m, chunk);
         c.put_pair(false, &r)?;
         // SAFETY: the checker's buffers, allocated for this plan on this device.
         unsafe { stage.launch(&c.pipe, dev, z) }?;
@@ -293,12 +295,10 @@ pub(crate) fn check_plan(
         // SAFETY: the checker's buffers, allocated for this plan on this device.
         unsafe { c.pipe.core(dev, z, y) }?;
         let mut want = r.clone();
-        stages_fwd(&c.t.t61, &mut want.v61, chunk / 2, 1);
-        stages_fwd(&c.t.t31, &mut want.v31, chunk / 2, 1);
+        Stage::Block { inverse: false }.twin_pair(&c.t, &mut want, m, chunk);
         mm::pair_step(&c.t.t61, &mut want.v61, &other.v61);
         mm::pair_step(&c.t.t31, &mut want.v31, &other.v31);
-        stages_inv(&c.t.t61, &mut want.v61, 1, chunk / 2);
-        stages_inv(&c.t.t31, &mut want.v31, 1, chunk / 2);
+        Stage::Block { inverse: true }.twin_pair(&c.t, &mut want, m, chunk);
         verdict("fused core (product)", c.get_pair()? == want);
     }
 
