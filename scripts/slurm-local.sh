@@ -19,7 +19,7 @@ if ! command -v slurmctld >/dev/null || ! command -v munged >/dev/null; then
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq slurm-wlm munge >/dev/null
 fi
-(cd "$here" && cargo build --release --locked --bin prove --bin verify)
+(cd "$here" && scripts/gmp.sh && cargo build --release --locked --features system-gmp --bin prove --bin verify)
 
 rm -rf "$work" && mkdir -p "$work"/{spool/ctld,spool/d,log,run,out}
 host=$(hostname -s)
