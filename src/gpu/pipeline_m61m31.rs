@@ -14,10 +14,11 @@
 use super::module::{cuda_err, Device, MM_PASS_MAX_STAGES};
 use super::pipeline::{time_steps, Arg, Pipeline, Res, Shape, Step, ADVANCE, LL};
 use crate::engine::EngineError;
+use crate::transform::bit_reverse;
 use crate::transform::gfp2::Gfp2;
 use crate::transform::m31::M31;
 use crate::transform::m61::M61;
-use crate::transform::m61m31::{bit_reverse, M61M31Tables, Tables};
+use crate::transform::m61m31::{M61M31Tables, Tables};
 use crate::transform::plan::{Arith, Plan};
 use cudarc::driver::{CudaSlice, DeviceRepr};
 

@@ -8,6 +8,7 @@
 //! factorization: the passes computed here the same way are tested against src/transform/twin.rs's radix-2
 //! stages, which the twin engine runs.
 
+use crate::transform::bit_reverse;
 use crate::transform::goldilocks::Gl;
 use crate::transform::plan::Plan;
 
@@ -26,14 +27,6 @@ fn pow2(e: u64) -> Gl {
     Gl::new(2).pow(e)
 }
 
-fn rev(k: usize, bits: u32) -> usize {
-    if bits == 0 {
-        0
-    } else {
-        k.reverse_bits() >> (usize::BITS - bits)
-    }
-}
-
 /// The table of a pass over 2^t columns and lines of 2^r values: 2·M words (M = 2^(t+r)), first
 /// ω_M^(i·rev_r(k)) at k·2^t + i (coalesced: adjacent columns read adjacent words), then the
 /// inverse twiddles ω_M^−(i·rev_r(k)) at M + k·2^t + i. Gathered from the plan's tables
@@ -45,7 +38,7 @@ pub fn twiddle_table(plan: &Plan, t: u32, r: u32) -> Vec<Gl> {
     for table in [tw, itw] {
         out.extend((0..m).map(|at| {
             let (k, i) = (at >> t, at & (cols - 1));
-            root_pow(table, m, i * rev(k, r))
+            root_pow(table, m, i * bit_reverse(k, 1 << r))
         }));
     }
     out

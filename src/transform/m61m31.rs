@@ -30,6 +30,7 @@
 
 use crate::exponent::TestKind;
 use crate::residue::Shift;
+use crate::transform::bit_reverse;
 use crate::transform::crt;
 use crate::transform::field::Field;
 use crate::transform::gfp2::{Gfp2, Mersenne};
@@ -113,14 +114,6 @@ impl<B: Mersenne> Tables<B> {
     /// The frequency held at storage position pos.
     pub fn frequency(&self, pos: usize) -> usize {
         pos / self.m + self.odd * bit_reverse(pos % self.m, self.m)
-    }
-}
-
-/// b with its log2(m) low bits reversed (m a power of two).
-pub(crate) fn bit_reverse(b: usize, m: usize) -> usize {
-    match m.trailing_zeros() {
-        0 => 0,
-        k => b.reverse_bits() >> (usize::BITS - k),
     }
 }
 

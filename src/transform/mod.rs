@@ -25,3 +25,12 @@ pub enum PlanError {
     #[error(transparent)]
     Residue(#[from] crate::residue::ResidueError),
 }
+
+/// b with its log2(m) low bits reversed (m a power of two): the order both arithmetics' radix-2
+/// passes leave their values in.
+pub(crate) fn bit_reverse(b: usize, m: usize) -> usize {
+    match m.trailing_zeros() {
+        0 => 0,
+        k => b.reverse_bits() >> (usize::BITS - k),
+    }
+}
