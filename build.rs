@@ -1,7 +1,8 @@
 //! Records the commit the binaries are built from, for `--version` and the scripts' headers:
 //! `MERSENNE_CERT_COMMIT` when set at build time, else `git describe` of the source tree
 //! (`+dirty` when files differ from that commit, as in a copy of a tree whose .git is stale),
-//! else "unknown" (a tree without git).
+//! else "unknown" (a tree without git). With `system-gmp`, a GMP rebuilt by scripts/gmp.sh
+//! reruns it, so that the binaries are linked again with the new library.
 
 use std::process::Command;
 
@@ -21,6 +22,10 @@ fn main() {
     }
     for path in ["src", "kernels", "Cargo.toml", "Cargo.lock", "build.rs"] {
         println!("cargo:rerun-if-changed={path}");
+    }
+    // `--features system-gmp` links .gmp/lib/libgmp.a (scripts/gmp.sh): a rebuilt one relinks.
+    if std::env::var_os("CARGO_FEATURE_SYSTEM_GMP").is_some() {
+        println!("cargo:rerun-if-changed=.gmp/stamp");
     }
     let commit = std::env::var("MERSENNE_CERT_COMMIT")
         .ok()

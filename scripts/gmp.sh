@@ -4,17 +4,18 @@
 # rug's gmp-mpfr-sys builds GMP 6.3.0 as a fat binary, which picks its x86_64 code by CPU model
 # at run time. GMP 6.3.0's table of Intel models ends at Kaby Lake: on anything newer (Ice Lake,
 # Sapphire/Emerald/Granite Rapids, the GPU hosts we measure on) it runs its generic x86_64 code,
-# ~1.8x slower than its Skylake code (bench/notes/cpu.md). This script builds the same source,
-# configured the same way (--enable-fat --disable-shared --with-pic: the binaries stay portable),
-# with one change, scripts/gmp-fat-newer-intel.patch: an Intel model newer than the table gets
-# the code its features allow (BMI2 and ADX: the Skylake code). Then GMP's own tests run.
+# ~1.8x slower than its Skylake code (bench/notes/cpu.md); its AMD table ends at Zen 3/4. This
+# script builds the same source, configured the same way (--enable-fat --disable-shared
+# --with-pic: the binaries stay portable), with one change, scripts/gmp-fat-newer-cpus.patch: an
+# Intel model or AMD family newer than the tables gets the code its features allow (with BMI2
+# and ADX: the Skylake code, the Zen code). Then GMP's own tests run.
 # Does nothing when .gmp/ already holds this build. Needs m4, patch and a C compiler.
 #
 #   scripts/gmp.sh && cargo build --release --features system-gmp
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-patch_file=$root/scripts/gmp-fat-newer-intel.patch
+patch_file=$root/scripts/gmp-fat-newer-cpus.patch
 dest=$root/.gmp
 # The GMP source is the one in the gmp-mpfr-sys crate that Cargo.lock pins.
 manifest=$(cargo metadata --locked --format-version 1 \
