@@ -129,10 +129,14 @@ impl Residue {
         if bytes.len() != byte_count(p) {
             return Err(ResidueError::Length { p, expected: byte_count(p), got: bytes.len() });
         }
-        let mut words = vec![0u64; word_count(p)];
-        for (i, b) in bytes.iter().enumerate() {
-            words[i / 8] |= (*b as u64) << (8 * (i % 8));
-        }
+        let words = bytes
+            .chunks(8)
+            .map(|c| {
+                let mut w = [0u8; 8];
+                w[..c.len()].copy_from_slice(c);
+                u64::from_le_bytes(w)
+            })
+            .collect();
         Self::from_words(p, words)
     }
 

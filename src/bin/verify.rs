@@ -18,12 +18,13 @@ use mersenne_cert::proof::pietrzak::MAX_POWER;
 use mersenne_cert::proof::Proof;
 use mersenne_cert::residue::{byte_count, Residue};
 use mersenne_cert::run::checkpoints::MAX_FULL_RESIDUES;
+use mersenne_cert::trace;
 use mersenne_cert::transform::plan::Arith;
 use mersenne_cert::verify::proof::{check_certificate, verify_proof, ProofCheck, FULL_REPLAY_BELOW};
 use mersenne_cert::verify::replay::{replay, ReplayError, ReplayOptions};
 use mersenne_cert::verify::schedule::Devices;
 use mersenne_cert::verify::shard::{self, ShardSpec};
-use mersenne_cert::{cli, fsutil, host};
+use mersenne_cert::{cli, fsutil, gpu, host};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -81,6 +82,7 @@ struct Args {
 }
 
 fn main() {
+    trace::init();
     if let Err(e) = real_main() {
         eprintln!("verify: FAILED: {}", cli::error_line(&e));
         std::process::exit(1);
@@ -104,6 +106,25 @@ fn max_certificate_bytes() -> u64 {
 const MAX_PART_BYTES: u64 = 64 << 20;
 
 /// A certificate or proof file: a regular file (never a FIFO or a device) of at most `max` bytes.
+/// A certificate at least this large is replayed on the GPUs under `--engine auto` as a rule, so
+/// they are opened ahead (see [`warm_gpus`]).
+const WARM_BYTES: u64 = 8 << 20;
+
+/// Whether to open the GPUs while the certificate is read ([`gpu::WarmUp`]): a replay is asked for
+/// (`--replay`, `--sample`, `--shard`) on GPUs: `--engine gpu`, or `auto` with a certificate of
+/// WARM_BYTES or more. Below that `auto` may well replay on the CPU threads in less time than the
+/// opening takes, and would then wait for it at the end. At worst (a big certificate of a small
+/// exponent, replayed on the CPU) that wait is one GPU start-up, what the GPU engine would cost.
+fn warm_gpus(args: &Args, file: &Path) -> bool {
+    let replay = args.replay || args.sample.is_some() || args.shard.is_some();
+    replay
+        && match args.engine {
+            EngineArg::Gpu => true,
+            EngineArg::Auto => std::fs::metadata(file).is_ok_and(|m| m.len() >= WARM_BYTES),
+            _ => false,
+        }
+}
+
 fn read_input(path: &Path, max: u64) -> Result<Vec<u8>> {
     fsutil::read_regular(path, max).with_context(|| format!("cannot read {}", path.display()))
 }
@@ -242,9 +263,12 @@ fn real_main() -> Result<()> {
         }
         None => host::cores(),
     };
+    // Opening the GPUs takes ~1 s; a replay on them starts it now, beside the host's reading.
+    let _warm = warm_gpus(&args, file).then(|| gpu::WarmUp::start(args.devices.ordinals()));
     let bytes = read_input(file, max_certificate_bytes())?;
     let (body, key) = cert::open(&bytes, trust.as_ref()).context("signature")?;
     body.validate().context("structure")?;
+    trace::mark("verify: certificate read, signature checked");
     let key_hex = hex::encode(key.as_bytes());
     eprintln!(
         "signature: ok (Ed25519 key {key_hex}{})",
@@ -325,7 +349,9 @@ fn real_main() -> Result<()> {
     if proof.is_none() || args.replay || args.sample.is_some() {
         let start = std::time::Instant::now();
         let opts = replay_options(&args, arith, jobs, load_points(&args, file, &cert_hash, &body)?);
+        trace::mark("verify: replay points read");
         let rep = replay(&body, &opts).context("replay")?;
+        trace::mark("verify: replay done");
         let secs = start.elapsed().as_secs_f64();
         let pct = if rep.iterations_total == 0 {
             100.0

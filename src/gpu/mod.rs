@@ -10,7 +10,8 @@
 //! - [`selftest`]: `check`, kernel-by-kernel comparison with the CPU twin, for `gpu-selftest`;
 //!   and `rate`: the field operations' throughput and the floor it sets, for `gpu-selftest`
 //!   (with `floor_m61m31`, the floor model of the GF(M61²) × GF(M31²) arithmetic);
-//! - [`tune`]: the fastest pass shape per length on this GPU (`prove --tune`), cached.
+//! - [`tune`]: the fastest pass shape per length on this GPU (`prove --tune`), cached;
+//! - [`warm`]: [`WarmUp`], the GPUs opened on a thread ahead of need (a replay's host work).
 
 mod engine;
 mod module;
@@ -19,12 +20,14 @@ mod pipeline_m61m31;
 mod selftest;
 mod small;
 mod tune;
+mod warm;
 
 pub use engine::GpuEngine;
 pub use selftest::check::{KernelChecker, KernelVerdict};
 pub use selftest::floor_m61m31::{predicted, FqRates, MLength, MersenneFloor, MersenneRates};
 pub use selftest::rate::{field_rate, FieldRate, Floor};
 pub use tune::{tune, Tuning};
+pub use warm::WarmUp;
 
 use crate::engine::EngineError;
 use crate::exponent::TestKind;

@@ -236,7 +236,9 @@ pub fn replay(body: &CertBody, opts: &ReplayOptions) -> Result<ReplayReport, Rep
         None => all.iter().collect(),
     };
     let (p, kind) = (body.exponent, body.kind);
+    crate::trace::mark("replay: segments built");
     let workers = Workers::choose(opts.engine, opts.arith, &opts.devices, opts.jobs, p, kind, &chosen)?;
+    crate::trace::mark("replay: workers chosen");
     if let Some(note) = &workers.note {
         eprintln!("{note}");
     }

@@ -48,6 +48,14 @@ impl FromStr for Devices {
 }
 
 impl Devices {
+    /// The CUDA ordinals listed, or `None` for all.
+    pub fn ordinals(&self) -> Option<Vec<usize>> {
+        match self {
+            Devices::All => None,
+            Devices::List(l) => Some(l.clone()),
+        }
+    }
+
     /// The GPUs this names on this host (an error when there is none, or one named is missing).
     fn resolve(&self) -> Result<Vec<usize>, EngineError> {
         let n = crate::gpu::device_count()?;
@@ -255,6 +263,7 @@ pub fn run(segs: &[&Segment], p: u32, kind: TestKind, workers: &Workers, stop_on
                 let shift = (random_u64() % u64::from(p)) as u32;
                 match open_engine_on(EngineChoice::Gpu, workers.arith, gpu, p, kind, shift) {
                     Ok((e, _)) => {
+                        crate::trace::mark(&format!("replay: {name} engine open"));
                         engines
                             .lock()
                             .expect("no worker panics holding the lock")
@@ -272,6 +281,7 @@ pub fn run(segs: &[&Segment], p: u32, kind: TestKind, workers: &Workers, stop_on
             replay_on(i, engine.as_deref_mut().expect("opened above"), &name);
         }
     };
+
     let cpu_worker = || loop {
         if stop.load(Ordering::SeqCst) {
             return;
@@ -307,7 +317,10 @@ pub fn run(segs: &[&Segment], p: u32, kind: TestKind, workers: &Workers, stop_on
     };
     std::thread::scope(|s| {
         for &g in &workers.gpus {
-            s.spawn(move || gpu_worker(g));
+            s.spawn(move || {
+                gpu_worker(g);
+                crate::trace::mark(&format!("replay: gpu {g} out of segments"));
+            });
         }
         // More threads than segments would only wait.
         for _ in 0..workers.cpu_threads.min(segs.len()) {
