@@ -3,6 +3,8 @@
 #
 #   scripts/gpu-verify-scale.sh          # binaries from target/release (cargo build --release first)
 #   P=20996011 scripts/gpu-verify-scale.sh   # another exponent (default 3,021,377: ~75 s test on an H200)
+#   LOGS=dir MERSENNE_CERT_TRACE=1 scripts/gpu-verify-scale.sh   # keep each verify's stderr (with
+#                                            # the trace: where the time before the segments goes)
 #
 # 1. prove P --engine gpu on GPU 0 with --replay-points 64 (64 segments at least) and a certificate;
 # 2. prove 9689 with --engine auto: must choose the CPU, and take <= 0.1 s wall;
@@ -52,6 +54,7 @@ run_verify() { # label, tag, args...; sets T to the wall seconds; keeps the per-
   b=$(now)
   kill "$smi" 2>/dev/null; wait "$smi" 2>/dev/null
   T=$(secs "$a" "$b")
+  [[ -n ${LOGS:-} ]] && mkdir -p "$LOGS" && cp "$WORK/v.err" "$LOGS/verify-$tag.err"
   echo "verify $label: $T s; $(grep -h '^replay: ok' "$WORK/v.err")"
   grep -h '^replay: gpu\|^replay: cpu' "$WORK/v.err" | tee "$WORK/busy-$tag" | sed 's/^/  /'
   # Mean SM clock and power per GPU over the samples where it drew 50 W more than its least (busy).

@@ -4,7 +4,7 @@
 //! 20:50). [`WarmUp::start`] does that opening on a thread meanwhile; the engines then retain the
 //! primary contexts already made instead of making them. This module owns that thread and the
 //! contexts it holds until the [`WarmUp`] is dropped (which waits for the thread, so the process
-//! never exits in the middle of the driver's start).
+//! never exits in the middle of the driver's start, and releases them in parallel).
 
 use super::module::device_count;
 use cudarc::driver::CudaContext;
@@ -35,9 +35,15 @@ impl WarmUp {
 }
 
 impl Drop for WarmUp {
+    /// Waits for the opening, then releases the contexts side by side: one by one, releasing the
+    /// last reference to 4 primary contexts took ~0.3 s at the end of a replay.
     fn drop(&mut self) {
-        if let Some(h) = self.0.take() {
-            let _ = h.join();
+        if let Some(contexts) = self.0.take().and_then(|h| h.join().ok()) {
+            std::thread::scope(|s| {
+                for c in contexts {
+                    s.spawn(move || drop(c));
+                }
+            });
         }
     }
 }
