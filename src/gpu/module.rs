@@ -308,6 +308,7 @@ impl Device {
         let ctx =
             CudaContext::new(ordinal).map_err(|e| EngineError::NoGpu(format!("cannot open GPU {ordinal}: {e:?}")))?;
         trace::mark("gpu: cuda context");
+        super::warm::taken_over(ordinal);
         // Buffers are used on one stream only; no cross-stream event bookkeeping is needed, and
         // without it launches can be captured into a graph.
         // SAFETY: every buffer of this context is created and used on `stream` alone.
