@@ -8,7 +8,8 @@
 # script builds the same source, configured the same way (--enable-fat --disable-shared
 # --with-pic: the binaries stay portable), with one change, scripts/gmp-fat-newer-cpus.patch: an
 # Intel model or AMD family newer than the tables gets the code its features allow (with BMI2
-# and ADX: the Skylake code, the Zen code). Then GMP's own tests run.
+# and ADX: the Skylake code, the Zen code), and Broadwell to Kaby Lake, whose BMI2 test read the
+# wrong CPUID leaf (so they ran the Sandy Bridge code), test the right one. Then GMP's own tests.
 # Does nothing when .gmp/ already holds this build. Needs m4, patch and a C compiler.
 #
 #   scripts/gmp.sh && cargo build --release --features system-gmp
