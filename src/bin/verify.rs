@@ -105,7 +105,6 @@ fn max_certificate_bytes() -> u64 {
 /// A shard's part report lists its segments' verdicts and hashes: far below this.
 const MAX_PART_BYTES: u64 = 64 << 20;
 
-/// A certificate or proof file: a regular file (never a FIFO or a device) of at most `max` bytes.
 /// A certificate at least this large is replayed on the GPUs under `--engine auto` as a rule, so
 /// they are opened ahead (see [`warm_gpus`]).
 const WARM_BYTES: u64 = 8 << 20;
@@ -125,6 +124,7 @@ fn warm_gpus(args: &Args, file: &Path) -> bool {
         }
 }
 
+/// A certificate or proof file: a regular file (never a FIFO or a device) of at most `max` bytes.
 fn read_input(path: &Path, max: u64) -> Result<Vec<u8>> {
     fsutil::read_regular(path, max).with_context(|| format!("cannot read {}", path.display()))
 }

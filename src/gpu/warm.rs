@@ -46,15 +46,9 @@ impl WarmUp {
 }
 
 /// GPU `ordinal` has been opened by an engine, which holds its context now: the warm-up's
-/// reference to it (if any) goes.
+/// reference to it (if any) goes (a release that only counts down; the engine's keeps it open).
 pub(crate) fn taken_over(ordinal: usize) {
-    let mine: Vec<_> = {
-        let mut w = waiting();
-        let (mine, rest) = w.drain(..).partition(|(d, _)| *d == ordinal);
-        *w = rest;
-        mine
-    };
-    drop(mine);
+    waiting().retain(|(d, _)| *d != ordinal);
 }
 
 impl Drop for WarmUp {

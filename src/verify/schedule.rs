@@ -281,7 +281,6 @@ pub fn run(segs: &[&Segment], p: u32, kind: TestKind, workers: &Workers, stop_on
             replay_on(i, engine.as_deref_mut().expect("opened above"), &name);
         }
     };
-
     let cpu_worker = || loop {
         if stop.load(Ordering::SeqCst) {
             return;
