@@ -8,10 +8,28 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
+/// What every temporary of [`write_atomic`] inserts between the target's name and its writer's
+/// pid: `<name>.tmp.mersenne-cert.<pid>.<16 hex digits>`. Only files of exactly this shape are
+/// ever removed as stale ([`remove_stale_temps`]), so a user's `notes.tmp123` is never touched.
+const TEMP_TAG: &str = ".tmp.mersenne-cert.";
+
 fn temp_path(path: &Path) -> PathBuf {
     let mut name = path.file_name().map(|n| n.to_os_string()).unwrap_or_default();
-    name.push(format!(".tmp{}", std::process::id()));
+    let mut random = [0u8; 8];
+    // No randomness (never seen on Linux): the pid alone still keeps writers apart.
+    let _ = getrandom::getrandom(&mut random);
+    name.push(format!("{TEMP_TAG}{}.{:016x}", std::process::id(), u64::from_le_bytes(random)));
     path.with_file_name(name)
+}
+
+/// The pid of the writer of a temporary named `file_name` beside the target `name`, when
+/// `file_name` has exactly the shape [`temp_path`] gives.
+fn temp_writer(file_name: &str, name: &str) -> Option<u32> {
+    let rest = file_name.strip_prefix(name)?.strip_prefix(TEMP_TAG)?;
+    let (pid, random) = rest.split_once('.')?;
+    let canonical = pid.parse::<u32>().ok().filter(|n| n.to_string() == pid)?;
+    (random.len() == 16 && random.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)))
+        .then_some(canonical)
 }
 
 fn parent_dir(path: &Path) -> &Path {
@@ -29,7 +47,8 @@ pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
     let tmp = temp_path(path);
     let result = (|| {
         let mut opts = OpenOptions::new();
-        opts.write(true).create(true).truncate(true);
+        // The name is new (pid and random): never follow or reuse what lies there.
+        opts.write(true).create_new(true);
         #[cfg(unix)]
         std::os::unix::fs::OpenOptionsExt::mode(&mut opts, mode);
         let mut f = opts.open(&tmp)?;
@@ -94,12 +113,23 @@ fn require_regular_or_new(path: &Path) -> io::Result<()> {
     }
 }
 
+/// `path` is absent or a regular file (not followed if it is a symbolic link): for the files a
+/// program keeps for itself (a lock), where anything else is refused, named.
+pub fn require_regular_or_absent(path: &Path) -> io::Result<()> {
+    match fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_file() => Ok(()),
+        Ok(m) => Err(invalid(&format!("it is {}, not a regular file; remove it", kind_name(&m)))),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
 /// Check, before any work, that [`write_atomic`] can later write `path`: it is a regular file or
 /// new, and a file can be created in its directory (which must exist). `path` is not touched.
 pub fn probe_writable(path: &Path) -> io::Result<()> {
     require_regular_or_new(path)?;
     let tmp = temp_path(path);
-    File::create(&tmp)?;
+    OpenOptions::new().write(true).create_new(true).open(&tmp)?;
     fs::remove_file(&tmp)
 }
 
@@ -112,13 +142,23 @@ pub fn probe_appendable(path: &Path) -> io::Result<()> {
     }
 }
 
-/// Append `line` and a newline to `path` (created if new) as one whole line: on failure (a full
-/// disk) the file is truncated back to its previous length, so it never ends in a torn line.
+/// Append `line` and a newline to `path` (created if new) as one whole line, on a line of its
+/// own: after a last line that lacks its newline (a file edited by hand), one is put first. On
+/// failure (a full disk) the file is truncated back to its previous length, so it never ends
+/// in a torn line.
 pub fn append_line(path: &Path, line: &str) -> io::Result<()> {
+    use std::os::unix::fs::FileExt;
     require_regular_or_new(path)?;
-    let mut f = OpenOptions::new().create(true).append(true).open(path)?;
+    let mut f = OpenOptions::new().create(true).read(true).append(true).open(path)?;
     let before = f.metadata()?.len();
-    let mut bytes = Vec::with_capacity(line.len() + 1);
+    let mut bytes = Vec::with_capacity(line.len() + 2);
+    let mut last = [b'\n'];
+    if before > 0 {
+        f.read_exact_at(&mut last, before - 1)?;
+    }
+    if last[0] != b'\n' {
+        bytes.push(b'\n');
+    }
     bytes.extend_from_slice(line.as_bytes());
     bytes.push(b'\n');
     let written = f.write_all(&bytes).and_then(|()| f.sync_data());
@@ -126,6 +166,60 @@ pub fn append_line(path: &Path, line: &str) -> io::Result<()> {
         let _ = f.set_len(before);
     }
     written
+}
+
+/// Which file `path` names: its (device, inode) when it exists (a symbolic link followed), else
+/// its directory's canonical path and its name. Two paths of one identity are one file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Identity {
+    Inode(u64, u64),
+    New(PathBuf),
+}
+
+fn identity(path: &Path) -> Identity {
+    use std::os::unix::fs::MetadataExt;
+    if let Ok(m) = fs::metadata(path) {
+        return Identity::Inode(m.dev(), m.ino());
+    }
+    let dir = fs::canonicalize(parent_dir(path)).unwrap_or_else(|_| parent_dir(path).to_path_buf());
+    Identity::New(dir.join(path.file_name().unwrap_or_default()))
+}
+
+/// Is `path` (existing or not) inside the directory `dir`?
+fn inside(path: &Path, dir: &Path) -> bool {
+    let Ok(dir) = fs::canonicalize(dir) else { return false };
+    let file = match identity(path) {
+        Identity::New(p) => p,
+        Identity::Inode(..) => fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()),
+    };
+    file.starts_with(dir)
+}
+
+/// Refuse outputs that would destroy one another or a file of ours, before any work: each of
+/// `outputs` (what, path) must be another file than every other output and every file of `ours`
+/// (a signing key, a lock), and lie outside every directory of `dirs` (a state directory,
+/// deleted when the test ends). Paths are compared as files (device and inode, or the
+/// canonical directory of a new one), so `./a` and `dir/../a`, or a hard link, are one file.
+pub fn check_distinct(outputs: &[(&str, &Path)], ours: &[(&str, &Path)], dirs: &[(&str, &Path)]) -> io::Result<()> {
+    for (i, &(what, path)) in outputs.iter().enumerate() {
+        let id = identity(path);
+        let clash = outputs[..i].iter().chain(ours).find(|(_, other)| identity(other) == id);
+        if let Some((other_what, other)) = clash {
+            return Err(invalid(&format!(
+                "{what} {} is the same file as {other_what} {}: one would destroy the other",
+                path.display(),
+                other.display()
+            )));
+        }
+        if let Some((dir_what, dir)) = dirs.iter().find(|(_, dir)| inside(path, dir)) {
+            return Err(invalid(&format!(
+                "{what} {} lies in {dir_what} {}, which is deleted when the test ends",
+                path.display(),
+                dir.display()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Is there a running process with this id? (Unix: /proc; elsewhere assume yes, keep the file.)
@@ -137,11 +231,11 @@ fn process_alive(pid: u32) -> bool {
     }
 }
 
-/// Remove the temporaries `<name>.tmp<PID>` that [`write_atomic`] of `path` left behind in a
-/// process that no longer runs (killed during the write). Returns how many were removed.
+/// Remove the temporaries `<name>.tmp.mersenne-cert.<PID>.<random>` that [`write_atomic`] of
+/// `path` left behind in a process that no longer runs (killed during the write); no other
+/// file is touched. Returns how many were removed.
 pub fn remove_stale_temps(path: &Path) -> io::Result<usize> {
     let Some(name) = path.file_name().and_then(|n| n.to_str()) else { return Ok(0) };
-    let prefix = format!("{name}.tmp");
     let entries = match fs::read_dir(parent_dir(path)) {
         Ok(e) => e,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
@@ -150,10 +244,8 @@ pub fn remove_stale_temps(path: &Path) -> io::Result<usize> {
     let mut removed = 0;
     for entry in entries {
         let entry = entry?;
-        let file_name = entry.file_name();
-        let Some(pid) = file_name.to_str().and_then(|n| n.strip_prefix(&prefix)) else { continue };
-        let Ok(pid) = pid.parse::<u32>() else { continue };
-        if pid.to_string().len() != file_name.len() - prefix.len() || pid == std::process::id() || process_alive(pid) {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| temp_writer(n, name)) else { continue };
+        if pid == std::process::id() || process_alive(pid) {
             continue;
         }
         if entry.file_type()?.is_file() {
@@ -272,24 +364,81 @@ mod tests {
     }
 
     #[test]
+    fn a_line_is_never_glued_to_a_last_line_without_its_newline() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("results.txt");
+        fs::write(&f, b"edited by hand").unwrap();
+        append_line(&f, "one").unwrap();
+        append_line(&f, "two").unwrap();
+        assert_eq!(fs::read_to_string(&f).unwrap(), "edited by hand\none\ntwo\n");
+        fs::write(&f, b"").unwrap();
+        append_line(&f, "one").unwrap();
+        assert_eq!(fs::read_to_string(&f).unwrap(), "one\n");
+    }
+
+    #[test]
+    fn outputs_that_are_one_file_or_ours_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let (a, b, key) = (d.join("a"), d.join("b"), d.join("key"));
+        fs::write(&key, b"secret").unwrap();
+        let state = d.join("state");
+        fs::create_dir(&state).unwrap();
+        let ok = |outs: &[(&str, &Path)]| {
+            check_distinct(outs, &[("the signing key", &key)], &[("the state directory", &state)])
+        };
+        ok(&[("--cert", &a), ("--json", &b)]).unwrap();
+        // The same new file twice, also spelt differently.
+        let again = d.join("state/../a");
+        let e = ok(&[("--cert", &a), ("--json", &again)]).unwrap_err().to_string();
+        assert!(e.contains("--json") && e.contains("same file as --cert"), "{e}");
+        // An existing file through a hard link; the key.
+        fs::write(&a, b"x").unwrap();
+        fs::hard_link(&a, &b).unwrap();
+        assert!(ok(&[("--cert", &a), ("--gimps-proof", &b)]).is_err());
+        let e = ok(&[("--cert", &key)]).unwrap_err().to_string();
+        assert!(e.contains("the signing key"), "{e}");
+        // Anything inside the state directory.
+        let e = ok(&[("--cert", &state.join("c"))]).unwrap_err().to_string();
+        assert!(e.contains("deleted when the test ends"), "{e}");
+        assert_eq!(fs::read(&key).unwrap(), b"secret");
+    }
+
+    #[test]
     fn stale_temporaries_of_dead_writers_are_removed() {
         let dir = tempfile::tempdir().unwrap();
         let f = dir.path().join("c.cert");
-        let own = format!("c.cert.tmp{}", std::process::id());
-        // Linux pids are below 2^22: this one does not run.
-        let names =
-            ["c.cert.tmp4294967295", "c.cert.tmp4194305", &own, "c.cert.tmpx", "c.cert.tmp01", "d.cert.tmp4194305"];
-        for n in names {
+        let tag = TEMP_TAG;
+        let own = format!("c.cert{tag}{}.0123456789abcdef", std::process::id());
+        // Linux pids are below 2^22: 4194305 does not run. Only our exact shape, of a dead
+        // writer, of this very name, goes; a user's files of similar names stay (issue 35).
+        let gone = [format!("c.cert{tag}4194305.0123456789abcdef"), format!("c.cert{tag}4294967295.fedcba9876543210")];
+        let kept = [
+            own.clone(),
+            "c.cert.tmp4194305".into(),
+            "c.cert.tmp999999".into(),
+            format!("c.cert{tag}4194305.0123456789ABCDEF"),
+            format!("c.cert{tag}4194305.0123"),
+            format!("c.cert{tag}04194305.0123456789abcdef"),
+            format!("c.cert{tag}4194305.0123456789abcdef.bak"),
+            format!("d.cert{tag}4194305.0123456789abcdef"),
+            format!("xc.cert{tag}4194305.0123456789abcdef"),
+        ];
+        for n in gone.iter().chain(&kept) {
             fs::write(dir.path().join(n), b"").unwrap();
         }
         assert_eq!(remove_stale_temps(&f).unwrap(), 2);
         let mut left: Vec<String> =
             fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
         left.sort();
-        let mut want = vec![own.clone(), "c.cert.tmp01".into(), "c.cert.tmpx".into(), "d.cert.tmp4194305".into()];
+        let mut want = kept.to_vec();
         want.sort();
         assert_eq!(left, want);
         assert_eq!(remove_stale_temps(&dir.path().join("missing/c.cert")).unwrap(), 0);
+        // What write_atomic makes has the shape removed here.
+        let t = temp_path(&f);
+        assert_eq!(temp_writer(t.file_name().unwrap().to_str().unwrap(), "c.cert"), Some(std::process::id()));
+        assert_ne!(temp_path(&f), t, "two temporaries of one process differ");
     }
 
     #[test]

@@ -3,7 +3,9 @@
 //! leaves no torn result line, a full stdout is an error and not a panic, special files and
 //! FIFOs are never read or waited on, thread counts are clamped, options that would do nothing
 //! are refused, argument errors are one line with exit 1, and `--sample` always replays the
-//! segment that ends at the final residue.
+//! segment that ends at the final residue. Issue 35's robustness items follow (each test names
+//! its item): bounded inputs, bounded knobs, small exponents, outputs that alias, state files of
+//! the wrong type, a lock whose holder is dying.
 
 mod common;
 
@@ -97,13 +99,21 @@ fn special_directory_and_missing_outputs_are_refused_before_the_test() {
 fn stale_temporaries_are_cleaned_and_stdout_errors_do_not_panic() {
     let env = Env::new();
     let cert = env.path("c.cert");
-    // What a run killed during its write leaves (pid 4194305 is above Linux's pid limit).
-    let stale = env.path("c.cert.tmp4194305");
+    // What a run killed during its write leaves (pid 4194305 is above Linux's pid limit), and
+    // a user's files of similar names, which are not ours and stay (issue 35).
+    let stale = env.path("c.cert.tmp.mersenne-cert.4194305.0123456789abcdef");
     fs::write(&stale, b"half").unwrap();
+    let users = [env.path("c.cert.tmp999999"), env.path("c.cert.tmp4194305")];
+    for f in &users {
+        fs::write(f, b"notes").unwrap();
+    }
     let o = env.prove(&["127", "--cert", cert.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!stale.exists(), "{}", stderr(&o));
     assert!(stderr(&o).contains("removed 1 temporary file"), "{}", stderr(&o));
+    for f in &users {
+        assert_eq!(fs::read(f).unwrap(), b"notes", "{}", f.display());
+    }
 
     if !Path::new("/dev/full").exists() {
         eprintln!("note: no /dev/full; the full-stdout case is skipped");
@@ -260,4 +270,288 @@ fn full_disk_leaves_no_torn_json_line() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains(results.to_str().unwrap()), "the file is named: {}", stderr(&o));
     assert_eq!(after, first, "only whole lines");
+}
+
+/// Issue 35 item 6: `verify --points` takes a regular file of bounded size; /dev/zero and a FIFO
+/// are refused at once, and a FIFO sidecar picked up by itself is ignored with a note.
+#[test]
+fn replay_points_must_be_a_bounded_regular_file() {
+    let env = Env::new();
+    let cert = env.path("c.cert");
+    let o = env.prove(&["9689", "--cert", cert.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut cmd = bin("verify");
+    cmd.arg(&cert).args(["--engine", "cpu", "--points", "/dev/zero"]);
+    refused_early(&output_within(cmd, Duration::from_secs(20)), "a device");
+    // A regular file longer than any sidecar of this certificate is not read.
+    let big = env.path("big.points");
+    fs::File::create(&big).unwrap().set_len(1 << 30).unwrap();
+    let mut cmd = bin("verify");
+    cmd.arg(&cert).args(["--engine", "cpu", "--points"]).arg(&big);
+    refused_early(&output_within(cmd, Duration::from_secs(20)), "bytes it can have");
+    let fifo = env.path("fifo");
+    if !mkfifo(&fifo) {
+        eprintln!("note: mkfifo failed; the FIFO cases are skipped");
+        return;
+    }
+    let mut cmd = bin("verify");
+    cmd.arg(&cert).args(["--engine", "cpu", "--points"]).arg(&fifo);
+    refused_early(&output_within(cmd, Duration::from_secs(20)), "a FIFO");
+    let sidecar = env.path("c.cert.points");
+    let _ = fs::remove_file(&sidecar);
+    assert!(mkfifo(&sidecar));
+    let mut cmd = bin("verify");
+    cmd.arg(&cert).args(["--engine", "cpu"]);
+    let v = output_within(cmd, Duration::from_secs(60));
+    assert!(v.status.success(), "{}", stderr(&v));
+    assert!(stderr(&v).contains("ignoring") && stderr(&v).contains("a FIFO"), "{}", stderr(&v));
+}
+
+/// Issue 35 items 7 and 8: --gerbicz-block is bounded (by p, and for the work loop by the
+/// largest exponent), and seconds too large for a duration are a clear error, not a panic.
+#[test]
+fn long_blocks_and_huge_seconds_are_refused() {
+    let env = Env::new();
+    refused_early(&env.prove(&["9689", "--prp", "--gerbicz-block", "1000000"]), "at most 1000 for M9689");
+    refused_early(&env.prove(&["9689", "--save-every", "1e20"]), "--save-every 100000000000000000000 is too long");
+    let work = env.path("work");
+    fs::create_dir(&work).unwrap();
+    for extra in [&["--wait", "1e20"][..], &["--gerbicz-block", "18446744073709551615"], &["--save-every", "1e300"]] {
+        let o =
+            bin("prove").arg("--work-dir").arg(&work).arg("--key").arg(env.path("key")).args(extra).output().unwrap();
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{extra:?}: {err}");
+        assert!(err.contains("too long") && !err.contains("panicked"), "{extra:?}: {err}");
+    }
+}
+
+/// Issue 35 item 7: SIGTERM stops a PRP run with a saved state (exit 130) within seconds.
+#[test]
+fn sigterm_saves_and_stops_a_prp_run() {
+    let env = Env::new();
+    fs::write(env.path("key"), format!("{}\n", "11".repeat(32))).unwrap();
+    let mut child = bin("prove")
+        .args(["216091", "--prp", "--no-proof", "--engine", "cpu", "--spot", "off", "--gerbicz-block", "1000"])
+        .arg("--key")
+        .arg(env.path("key"))
+        .arg("--state-dir")
+        .arg(env.path("state"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap().success());
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > Duration::from_secs(20) {
+            child.kill().unwrap();
+            panic!("SIGTERM was not honoured within 20 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    assert!(stderr(&o).contains("saved at iteration"), "{}", stderr(&o));
+}
+
+/// Issue 35 item 9: M3, M5, M7 (LL), M3 (PRP) and M2 under the default engine, and verify of
+/// their certificates under its default engine.
+#[test]
+fn the_smallest_exponents_run_and_verify_under_the_default_engine() {
+    let env = Env::new();
+    let key = env.path("key");
+    fs::write(&key, format!("{}\n", "11".repeat(32))).unwrap();
+    let prove = |args: &[&str]| {
+        bin("prove").args(args).arg("--key").arg(&key).arg("--state-dir").arg(env.path("state")).output().unwrap()
+    };
+    for (p, prp) in [("3", false), ("5", false), ("7", false), ("3", true)] {
+        let cert = env.path(&format!("m{p}-{prp}.cert"));
+        let mut args = vec![p, "--cert", cert.to_str().unwrap()];
+        if prp {
+            args.push("--prp");
+        }
+        let o = prove(&args);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        assert_eq!(json(&o)["status"], "P", "{args:?}");
+        let v = bin("verify").arg(&cert).output().unwrap();
+        assert!(v.status.success(), "{args:?}: {}", stderr(&v));
+        assert!(stdout(&v).contains(&format!("M{p} is")), "{}", stdout(&v));
+    }
+    let o = prove(&["2"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(json(&o)["status"], "P");
+}
+
+/// Issue 35 item 10: outputs that are one file, or the signing key, or lie in the state
+/// directory, are refused before the test, and nothing is touched.
+#[test]
+fn outputs_that_alias_each_other_or_our_files_are_refused() {
+    let env = Env::new();
+    let f = env.path("out");
+    let fs_ = f.to_str().unwrap();
+    let key = env.path("key");
+    fs::write(&key, format!("{}\n", "11".repeat(32))).unwrap();
+    let keys = key.to_str().unwrap();
+    let same = env.path("sub/../out");
+    fs::create_dir(env.path("sub")).unwrap();
+    let points = format!("{fs_}.points");
+    fs::create_dir_all(env.path("state/M89-LL")).unwrap();
+    let in_state = env.path("state/M89-LL/c.cert");
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["89", "--cert", keys], "is the same file as the signing key"),
+        (vec!["89", "--json", keys], "is the same file as the signing key"),
+        (vec!["89", "--cert", fs_, "--json", fs_], "--json"),
+        (vec!["89", "--cert", fs_, "--json", same.to_str().unwrap()], "is the same file as --cert"),
+        (vec!["89", "--cert", fs_, "--json", &points], "is the same file as the certificate's replay points"),
+        (vec!["89", "--prp", "--cert", fs_, "--gimps-proof", fs_], "is the same file as --cert"),
+        (vec!["89", "--cert", in_state.to_str().unwrap()], "deleted when the test ends"),
+    ];
+    fs::write(&f, b"mine").unwrap();
+    for (args, needle) in cases {
+        refused_early(&env.prove(&args), needle);
+    }
+    assert_eq!(fs::read(&f).unwrap(), b"mine");
+    assert_eq!(fs::read_to_string(&key).unwrap(), format!("{}\n", "11".repeat(32)));
+    // The default key, found through XDG_CONFIG_HOME.
+    let config = env.path("config");
+    let default_key = config.join("mersenne-cert/signing.key");
+    fs::create_dir_all(default_key.parent().unwrap()).unwrap();
+    fs::write(&default_key, format!("{}\n", "22".repeat(32))).unwrap();
+    let o = bin("prove")
+        .args(["89", "--engine", "cpu", "--cert"])
+        .arg(&default_key)
+        .arg("--state-dir")
+        .arg(env.path("state"))
+        .env("XDG_CONFIG_HOME", &config)
+        .output()
+        .unwrap();
+    refused_early(&o, "the signing key");
+    assert_eq!(fs::read_to_string(&default_key).unwrap(), format!("{}\n", "22".repeat(32)));
+}
+
+/// Issue 35 item 12: a result line appended to a file whose last line lacks its newline starts
+/// a line of its own.
+#[test]
+fn json_lines_are_not_glued_to_an_unterminated_last_line() {
+    let env = Env::new();
+    let j = env.path("results.txt");
+    fs::write(&j, b"a line without its newline").unwrap();
+    let o = env.prove(&["127", "--json", j.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = fs::read_to_string(&j).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    assert_eq!(lines[0], "a line without its newline");
+    assert_eq!(serde_json::from_str::<serde_json::Value>(lines[1]).unwrap()["exponent"], 127);
+}
+
+/// Issue 35 items 11 and 14: state files of the wrong type are named with their path and role,
+/// and proof or replay points that are FIFOs or links to devices are refused, never waited on.
+#[test]
+fn state_files_of_the_wrong_type_are_refused_without_blocking() {
+    let env = Env::new();
+    let state = env.path("state");
+    // state.cbor a directory: the error names that file and its role.
+    let cur = state.join("M127-LL/state.cbor");
+    fs::create_dir_all(&cur).unwrap();
+    let o = env.prove(&["127"]);
+    refused_early(&o, &format!("saved state {}: it is a directory", cur.display()));
+    fs::remove_dir(&cur).unwrap();
+    if mkfifo(&state.join("M127-LL.lock")) {
+        refused_early(&output_within_env(&env, &["127"]), "lock file");
+        fs::remove_file(state.join("M127-LL.lock")).unwrap();
+    }
+    // A PRP run stopped with its proof points saved; its first point replaced by a FIFO, then
+    // by a link to /dev/zero: the resume says so at once.
+    let o = env.prove(&["9689", "--prp", "--stop-after", "3000", "--save-every", "0"]);
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    let dir = fs::read_dir(state.join("M9689-PRP-3"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_str().unwrap().starts_with("proof-power"))
+        .expect("a proof-points directory");
+    let mut points: Vec<_> = fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    points.sort_by_key(|p| p.file_stem().unwrap().to_str().unwrap().parse::<u64>().unwrap());
+    let first = points[0].clone();
+    fs::remove_file(&first).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", &first).unwrap();
+    let o = output_within_env(&env, &["9689", "--prp", "--stop-after", "3000", "--save-every", "0"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("a device"), "{}", stderr(&o));
+    fs::remove_file(&first).unwrap();
+    if mkfifo(&first) {
+        let o = output_within_env(&env, &["9689", "--prp", "--stop-after", "3000", "--save-every", "0"]);
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        assert!(stderr(&o).contains("a FIFO"), "{}", stderr(&o));
+    }
+    // LL replay points: a FIFO one is left out of the sidecar with a warning.
+    let cert = env.path("c.cert");
+    // (A small residue budget: the certificate holds few full residues, the rest are points.)
+    let args = ["9689", "--cert", cert.to_str().unwrap(), "--residue-budget", "4096"];
+    let o = env.prove(&[&args[..], &["--stop-after", "5000", "--save-every", "0"]].concat());
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    let replay = state.join("M9689-LL/replay");
+    // The earliest point: the resume (from a later save) does not write it again.
+    let point = fs::read_dir(&replay)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .min_by_key(|p| p.file_stem().unwrap().to_str().unwrap().parse::<u64>().unwrap())
+        .unwrap();
+    fs::remove_file(&point).unwrap();
+    if mkfifo(&point) {
+        let o = output_within_env(&env, &args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(stderr(&o).contains("left out of the sidecar") && stderr(&o).contains("a FIFO"), "{}", stderr(&o));
+    }
+}
+
+/// `env.prove(args)`, failing the test if it blocks for 60 s.
+fn output_within_env(env: &Env, args: &[&str]) -> Output {
+    let mut cmd = bin("prove");
+    cmd.args(args).arg("--key").arg(env.path("key")).args(["--engine", "cpu", "--state-dir"]).arg(env.path("state"));
+    output_within(cmd, Duration::from_secs(60))
+}
+
+/// Issue 35 item 15: a prove killed with SIGKILL and restarted at once does not find its own
+/// dying self holding the lock.
+#[test]
+fn a_restart_right_after_sigkill_takes_the_lock() {
+    let env = Env::new();
+    fs::write(env.path("key"), format!("{}\n", "11".repeat(32))).unwrap();
+    let args = ["216091", "--prp", "--no-proof", "--spot", "off"];
+    let mut cmd = bin("prove");
+    cmd.args(args).arg("--key").arg(env.path("key")).args(["--engine", "cpu", "--state-dir"]).arg(env.path("state"));
+    let mut child = cmd.stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let lock = env.path("state/M216091-PRP-3.lock");
+    let start = Instant::now();
+    while !fs::read_to_string(&lock).is_ok_and(|t| t.starts_with("pid")) {
+        assert!(start.elapsed() < Duration::from_secs(20), "no lock taken");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap(); // SIGKILL; not waited for: the restart races its exit
+    let mut again = args.to_vec();
+    again.extend(["--stop-after", "1"]);
+    let o = output_within_env(&env, &again);
+    let _ = child.wait();
+    assert!(!stderr(&o).contains("another prove is running"), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+}
+
+/// Issue 35, "Also": an LL result checked by Jacobi alone says how much of it exact checks
+/// covered, and points to PRP or `--ll-check double`; one checked by `double` does not.
+#[test]
+fn the_ll_check_coverage_is_stated() {
+    let env = Env::new();
+    let o = env.prove(&["9697", "--ll-check", "jacobi", "--spot", "off"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(json(&o)["mersenne-cert"]["ll-exact-coverage"], 0.0);
+    assert!(stderr(&o).contains("note: exact checks recomputed 0.0% of the LL iterations"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--prp") && stderr(&o).contains("--ll-check double"), "{}", stderr(&o));
+    let o = env.prove(&["9697", "--ll-check", "double"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(json(&o)["mersenne-cert"]["ll-exact-coverage"], 1.0);
+    assert!(!stderr(&o).contains("exact checks recomputed"), "{}", stderr(&o));
+    let o = env.prove(&["9697", "--prp", "--no-proof"]);
+    assert!(json(&o)["mersenne-cert"].get("ll-exact-coverage").is_none());
 }

@@ -14,7 +14,7 @@ use mersenne_cert::proof::pietrzak::final_span;
 use mersenne_cert::proof::session;
 use mersenne_cert::run::checkpoints::{default_residue_budget, CheckpointLayout, DEFAULT_REPLAY_POINTS};
 use mersenne_cert::run::report::{self, TestInfo};
-use mersenne_cert::run::state::{self, StateLock};
+use mersenne_cert::run::state::{self, StateLock, StateStore};
 use mersenne_cert::run::test::{ProofSpec, Test, TestEnd, TestSpec};
 use mersenne_cert::run::{RunOptions, RunRecord};
 use mersenne_cert::{cli, fsutil, host, trace, work};
@@ -200,11 +200,8 @@ fn work_main(args: &Args, dir: &std::path::Path) -> Result<()> {
         eprintln!("created a new signing key at {}", key_path.display());
     }
     let save_every = args.save_every()?;
-    let wait = match args.wait {
-        Some(w) if !(w > 0.0 && w.is_finite()) => bail!("--wait must be a positive number of seconds"),
-        w => w.map(Duration::from_secs_f64),
-    };
-    let gerbicz_block = args.gerbicz_block()?;
+    let wait = args.wait()?;
+    let gerbicz_block = args.gerbicz_block(None)?;
     let crash_at = match args.crash_at.as_deref() {
         None => None,
         Some("result") => Some(work::CrashPoint::AfterResult),
@@ -289,7 +286,7 @@ fn test_spec(args: &Args, p: u32) -> Result<TestSpec> {
     if kind == TestKind::Ll && args.gerbicz_block.is_some() {
         bail!("--gerbicz-block is for PRP (--prp); an LL test has no Gerbicz check");
     }
-    let gerbicz_block = args.gerbicz_block()?;
+    let gerbicz_block = args.gerbicz_block(Some(p))?;
     if kind == TestKind::Prp && args.ll_check != LlCheck::Auto {
         bail!("--ll-check is for LL tests; PRP is checked by Gerbicz");
     }
@@ -331,9 +328,32 @@ fn test_spec(args: &Args, p: u32) -> Result<TestSpec> {
     })
 }
 
+/// The outputs are files of their own: none is another output (the certificate and its replay
+/// points `CERT.points`, the JSON lines, the GIMPS proof), the signing key or the test's lock,
+/// and none lies in the test's state directory, which is deleted when the test ends.
+fn check_distinct(args: &Args, spec: &TestSpec) -> Result<()> {
+    let sidecar = args.cert.as_deref().map(cert::points::sidecar_path);
+    let outputs: Vec<(&str, &Path)> = [
+        ("--cert", args.cert.as_deref()),
+        ("the certificate's replay points", sidecar.as_deref()),
+        ("--json", args.json.as_deref()),
+        ("--gimps-proof", args.gimps_proof.as_deref()),
+    ]
+    .into_iter()
+    .filter_map(|(what, path)| Some((what, path?)))
+    .collect();
+    let key = args.key.clone().or_else(|| cert::default_key_path().ok());
+    let store = StateStore::at(&spec.state_root, spec.p, spec.kind);
+    let lock = store.lock_path();
+    let mut ours = vec![("the test's lock file", lock.as_path())];
+    ours.extend(key.as_deref().map(|k| ("the signing key", k)));
+    fsutil::check_distinct(&outputs, &ours, &[("the state directory", store.dir())]).map_err(|e| anyhow!("{e}"))
+}
+
 /// Step 2: the outputs checked before the test (fail fast on everything that does not need the
 /// computation), and the signing key a certificate needs.
-fn check_outputs(args: &Args) -> Result<Option<SigningKey>> {
+fn check_outputs(args: &Args, spec: &TestSpec) -> Result<Option<SigningKey>> {
+    check_distinct(args, spec)?;
     if let Some(path) = &args.gimps_proof {
         check_output(path, "the proof file")?;
     }
@@ -489,6 +509,9 @@ fn publish(
         rec.times.describe(rec.seconds),
         cert_ref.as_ref().map(|(p, _)| format!("; certificate {p}")).unwrap_or_default()
     );
+    if let Some(note) = report::ll_coverage_note(report::ll_exact_coverage(info.kind, &rec.checks, rec.iterations)) {
+        eprintln!("note: {note}");
+    }
     trace::mark("summary printed");
     printed.context("cannot write the result line to standard output")
 }
@@ -508,7 +531,7 @@ fn real_main() -> Result<()> {
     }
     let spec = test_spec(&args, p)?;
     let kind = spec.kind;
-    let key = check_outputs(&args)?;
+    let key = check_outputs(&args, &spec)?;
     let (mut test, lock) = open_test(&args, spec)?;
     let rec = run_test(&mut test, p, kind)?;
     let (outcome, info) = conclude(&mut test, &rec, p, kind)?;

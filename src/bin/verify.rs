@@ -184,7 +184,8 @@ fn load_points(args: &Args, file: &Path, cert_hash: &str, body: &cert::CertBody)
     if !explicit && !path.exists() {
         return Ok(BTreeMap::new());
     }
-    let read = std::fs::read(&path)
+    // A regular file of bounded size: /dev/zero or a FIFO is refused at once, never read or waited on.
+    let read = fsutil::read_regular(&path, cert::points::max_points_bytes(body))
         .with_context(|| format!("cannot read the replay points {}", path.display()))
         .and_then(|b| Ok(cert::points::open_points(&b, cert_hash, body)?));
     match read {

@@ -54,6 +54,13 @@ pub fn encode_points(certificate: &str, p: u32, points: Vec<(u64, ByteBuf)>) -> 
     })
 }
 
+/// The largest sidecar the certificate `body` can have: one residue per checkpoint, each with
+/// its CBOR framing (below 64 bytes), and the header. A longer file is refused unread.
+pub fn max_points_bytes(body: &CertBody) -> u64 {
+    let per_point = crate::residue::byte_count(body.exponent) as u64 + 64;
+    (body.checkpoints.len() as u64 + 1) * per_point + 4096
+}
+
 /// Read a sidecar for the certificate `body` whose file hashes to `certificate`: the residues by
 /// iteration, each checked against the certificate's checkpoint hash there.
 pub fn open_points(bytes: &[u8], certificate: &str, body: &CertBody) -> Result<BTreeMap<u64, Residue>, CertError> {

@@ -4,7 +4,7 @@
 
 use super::{ArithArg, EngineArg};
 use crate::host;
-use crate::run::{test, Fault, SpotMode};
+use crate::run::{gerbicz, test, Fault, SpotMode};
 use anyhow::{anyhow, bail, Context, Result};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -196,6 +196,23 @@ impl From<LlCheck> for test::LlCheck {
     }
 }
 
+/// The longest duration `--save-every` and `--wait` take: about 31 years (any more would
+/// overflow the clock's arithmetic; no run needs it).
+pub const MAX_SECONDS: f64 = 1e9;
+
+/// A duration flag's value in seconds: finite, non-negative (positive unless `zero_ok`), at most
+/// [`MAX_SECONDS`].
+fn seconds(flag: &str, value: f64, zero_ok: bool) -> Result<Duration> {
+    let least = if zero_ok { value >= 0.0 } else { value > 0.0 };
+    if !(least && value.is_finite()) {
+        bail!("{flag} must be a {} number of seconds, got {value}", if zero_ok { "non-negative" } else { "positive" });
+    }
+    if value > MAX_SECONDS {
+        bail!("{flag} {value} is too long: at most {MAX_SECONDS:e} seconds (about 31 years)");
+    }
+    Ok(Duration::from_secs_f64(value))
+}
+
 /// One `--inject-fault ITER[:WORD:BIT]`.
 fn parse_fault(text: &str) -> Result<Fault> {
     let parts: Vec<&str> = text.split(':').collect();
@@ -237,17 +254,28 @@ impl Args {
 
     /// `--save-every` as a duration.
     pub fn save_every(&self) -> Result<Duration> {
-        if !(self.save_every >= 0.0 && self.save_every.is_finite()) {
-            bail!("--save-every must be a non-negative number of seconds");
-        }
-        Ok(Duration::from_secs_f64(self.save_every))
+        seconds("--save-every", self.save_every, true)
     }
 
-    /// `--gerbicz-block`, or the default.
-    pub fn gerbicz_block(&self) -> Result<u64> {
-        let block = self.gerbicz_block.unwrap_or(crate::run::gerbicz::DEFAULT_BLOCK);
+    /// `--wait` as a duration, if given.
+    pub fn wait(&self) -> Result<Option<Duration>> {
+        self.wait.map(|w| seconds("--wait", w, false)).transpose()
+    }
+
+    /// `--gerbicz-block`, or the default: at least 1 and at most [`gerbicz::max_block`] of `p`
+    /// (with `--work-dir`, where p varies, of the largest exponent).
+    pub fn gerbicz_block(&self, p: Option<u32>) -> Result<u64> {
+        let block = self.gerbicz_block.unwrap_or(gerbicz::DEFAULT_BLOCK);
+        let max = gerbicz::max_block(p.unwrap_or(u32::MAX));
         if block == 0 {
             bail!("--gerbicz-block must be at least 1");
+        }
+        if block > max {
+            let of = p.map(|p| format!("M{p}")).unwrap_or("any exponent".into());
+            bail!(
+                "--gerbicz-block {block} is too long: at most {max} for {of} (the larger of {} and √p; a longer block only delays the checks and lengthens the last one)",
+                gerbicz::DEFAULT_BLOCK
+            );
         }
         Ok(block)
     }
@@ -308,8 +336,27 @@ mod tests {
         assert_eq!(args(&["--save-every", "1.5"]).save_every().expect("valid"), Duration::from_millis(1500));
         assert!(args(&["--save-every=-1"]).save_every().is_err());
         assert!(args(&["--save-every", "inf"]).save_every().is_err());
-        assert!(args(&["--gerbicz-block", "0"]).gerbicz_block().is_err());
-        assert_eq!(args(&["--gerbicz-block", "7"]).gerbicz_block().expect("valid"), 7);
-        assert_eq!(args(&[]).gerbicz_block().expect("default"), crate::run::gerbicz::DEFAULT_BLOCK);
+        assert!(args(&["--gerbicz-block", "0"]).gerbicz_block(Some(89)).is_err());
+        assert_eq!(args(&["--gerbicz-block", "7"]).gerbicz_block(Some(89)).expect("valid"), 7);
+        assert_eq!(args(&[]).gerbicz_block(Some(89)).expect("default"), gerbicz::DEFAULT_BLOCK);
+        // Bounded by the larger of the default and √p (issue 35: 2^64 − 1 ran for minutes).
+        assert_eq!(args(&["--gerbicz-block", "1000"]).gerbicz_block(Some(9689)).expect("valid"), 1000);
+        let e = args(&["--gerbicz-block", "1001"]).gerbicz_block(Some(9689)).expect_err("too long").to_string();
+        assert!(e.contains("at most 1000 for M9689"), "{e}");
+        assert_eq!(args(&["--gerbicz-block", "11674"]).gerbicz_block(Some(136_279_841)).expect("valid"), 11674);
+        assert!(args(&["--gerbicz-block", "11675"]).gerbicz_block(Some(136_279_841)).is_err());
+        let huge = u64::MAX.to_string();
+        let e = args(&["--gerbicz-block", &huge]).gerbicz_block(None).expect_err("too long").to_string();
+        assert!(e.contains("at most 65536 for any exponent"), "{e}");
+        // Huge seconds: a clear error, not a panic (issue 35); --wait must be positive.
+        for flag in ["--save-every", "--wait"] {
+            let a = Args::try_parse_from(["prove", "--work-dir", "d", flag, "1e20"]).expect("parses");
+            let e = if flag == "--wait" { a.wait().map(drop) } else { a.save_every().map(drop) };
+            assert!(e.expect_err(flag).to_string().contains("is too long: at most 1e9 seconds"), "{flag}");
+        }
+        assert!(args(&["--save-every", "1e9"]).save_every().is_ok());
+        let a = |w: &str| Args::try_parse_from(["prove", "--work-dir", "d", "--wait", w]).expect("parses").wait();
+        assert_eq!(a("2.5").expect("valid"), Some(Duration::from_millis(2500)));
+        assert!(a("0").is_err() && a("nan").is_err());
     }
 }

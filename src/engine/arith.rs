@@ -8,7 +8,7 @@
 use crate::engine::{select, EngineChoice, EngineError};
 use crate::exponent::TestKind;
 use crate::transform::bound::smallest_length;
-use crate::transform::plan::{Arith, Length};
+use crate::transform::plan::{Arith, Length, MIN_EXPONENT};
 
 /// `--arith`: what the user asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,6 +78,9 @@ pub fn fastest(p: u32, table: &SpeedTable) -> Result<ArithPick, EngineError> {
         None => format!("{} n={len} not measured", a.name()),
     };
     match (smallest_length(p, gl), smallest_length(p, mm)) {
+        (Err(e), Err(_)) if p < MIN_EXPONENT => {
+            Err(EngineError::NoPlan { p, why: format!("{e}; the CPU engine (--engine cpu, GMP) tests it") })
+        }
         (Err(_), Err(e)) => {
             let top = Arith::ALL.into_iter().map(Arith::largest_exponent).max().unwrap_or(0);
             Err(EngineError::NoPlan {
@@ -125,6 +128,14 @@ pub fn settle(choice: ArithChoice, engine: EngineChoice, p: u32) -> Result<(Arit
             Ok((a, None))
         }
         (ArithChoice::Auto, EngineChoice::Cpu) => Ok((Arith::Goldilocks, None)),
+        // No transform holds so small an exponent: `auto` gives it to GMP (select::decide
+        // finds GMP first there, and an Auto engine falls back to GMP where the GPU has no plan).
+        (ArithChoice::Auto, EngineChoice::Auto) if p < MIN_EXPONENT => Ok((
+            Arith::Goldilocks,
+            Some(format!(
+                "arith auto: none, M{p} is below every transform's smallest exponent ({MIN_EXPONENT}): GMP runs it"
+            )),
+        )),
         (ArithChoice::Auto, _) => {
             let pick = fastest(p, &SpeedTable::builtin())?;
             Ok((pick.arith, Some(format!("arith auto: {}", pick.why))))
@@ -235,6 +246,22 @@ mod tests {
         assert!(e.contains(&format!("the largest exponent goldilocks supports is {gl_top}")), "{e}");
         let e = settle(ArithChoice::Fixed(Arith::M61M31), EngineChoice::Twin, mm_top + 2).unwrap_err().to_string();
         assert!(e.contains(&format!("the largest exponent m61m31 supports is {mm_top}")), "{e}");
+    }
+
+    #[test]
+    fn exponents_below_every_transform_go_to_gmp_under_auto() {
+        // Issue 35: `prove 3` (5, 7) under the default engine, and verify of their certificates.
+        for p in [3u32, 5, 7, 11] {
+            let (a, note) = settle(ArithChoice::Auto, EngineChoice::Auto, p).unwrap();
+            assert_eq!(a, Arith::Goldilocks);
+            assert!(note.unwrap().contains("GMP runs it"));
+            let d = decide(EngineChoice::Auto, ArithChoice::Auto, p, TestKind::Ll, p as u64 - 2, false).unwrap();
+            assert_eq!(d.engine, EngineChoice::Cpu, "p={p}");
+            // A transform engine asked for by name: a clear error, not "beyond every bound".
+            let e = settle(ArithChoice::Auto, EngineChoice::Gpu, p).unwrap_err().to_string();
+            assert!(e.contains("too small") && e.contains("--engine cpu"), "{e}");
+        }
+        assert_eq!(settle(ArithChoice::Auto, EngineChoice::Auto, MIN_EXPONENT).unwrap().0, Arith::Goldilocks);
     }
 
     #[test]

@@ -117,7 +117,8 @@ impl ProofStore {
     /// --keep-proof-points`) at the power their last point, x_p, was saved for.
     pub fn open_saved(dir: &Path, p: u32) -> Result<ProofStore, StoreError> {
         let path = dir.join(format!("{p}.point"));
-        let bytes = fs::read(&path).map_err(|source| StoreError::Io { path: path.clone(), source })?;
+        let bytes = crate::fsutil::read_regular(&path, (HEADER_LEN + byte_count(p) + HASH_LEN) as u64)
+            .map_err(|source| StoreError::Io { path: path.clone(), source })?;
         let header = bytes.get(..HEADER_LEN).filter(|h| &h[..8] == MAGIC && h[8..12] == p.to_le_bytes());
         let Some(header) = header else {
             return Err(StoreError::Corrupt {
@@ -208,7 +209,8 @@ impl ProofStore {
         let iteration =
             *self.points.get(index).ok_or(StoreError::IndexOutOfRange { index, power: self.power, count })?;
         let path = self.path(iteration);
-        let bytes = match fs::read(&path) {
+        // A regular file of a point's size: a FIFO or a link to a device is refused, not read.
+        let bytes = match crate::fsutil::read_regular(&path, (HEADER_LEN + byte_count(self.p) + HASH_LEN) as u64) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Err(StoreError::Missing { index, iteration, path });

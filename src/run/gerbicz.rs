@@ -16,6 +16,15 @@ const SLOT_X: usize = 1;
 /// Default block length L.
 pub const DEFAULT_BLOCK: u64 = 1000;
 
+/// The longest block for M_p: the larger of [`DEFAULT_BLOCK`] and ⌈√p⌉ (65536 for the largest
+/// u32). Checks come every L² iterations, so beyond √p the only check is the last one, which
+/// costs L squarings, and the run goes on up to L − 1 iterations past p to reach it: a longer
+/// block buys nothing and costs up to L squarings (and time in which Ctrl-C waits).
+pub fn max_block(p: u32) -> u64 {
+    let root = (p as u64).isqrt();
+    DEFAULT_BLOCK.max(if root * root < p as u64 { root + 1 } else { root })
+}
+
 /// The Gerbicz state of a PRP run.
 #[derive(Debug, Clone)]
 pub struct Gerbicz {

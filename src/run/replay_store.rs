@@ -53,7 +53,9 @@ impl ReplayStore {
     /// The point at `iteration`, which must hash to `hash` (its checkpoint's); why not otherwise.
     pub fn load(&self, iteration: u64, hash: &[u8; 32]) -> Result<Residue, String> {
         let path = self.path(iteration);
-        let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        // A regular file of a point's size: a FIFO or a link to a device is refused, not read.
+        let size = (HEADER_LEN + crate::residue::byte_count(self.p) + HASH_LEN) as u64;
+        let bytes = crate::fsutil::read_regular(&path, size).map_err(|e| format!("{}: {e}", path.display()))?;
         let bad = |why: &str| format!("{}: {why}", path.display());
         if bytes.len() < HEADER_LEN + HASH_LEN {
             return Err(bad("truncated"));
@@ -105,5 +107,13 @@ mod tests {
         }
         std::fs::write(&path, &good[..good.len() / 2]).unwrap();
         assert!(s.load(40, &y.hash()).is_err());
+        // A link to a device and a FIFO are refused at once, neither read nor waited on.
+        std::fs::remove_file(&path).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", &path).unwrap();
+        assert!(s.load(40, &y.hash()).unwrap_err().contains("a device"));
+        std::fs::remove_file(&path).unwrap();
+        if std::process::Command::new("mkfifo").arg(&path).status().is_ok_and(|st| st.success()) {
+            assert!(s.load(40, &y.hash()).unwrap_err().contains("a FIFO"));
+        }
     }
 }

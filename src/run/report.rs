@@ -112,6 +112,34 @@ pub fn gimps_errors(kind: TestKind, checks: &CheckLog) -> (Value, String) {
     (json!({ name: failed }), format!("{code:08X}"))
 }
 
+/// LL: the share of the test's iterations an exact check recomputed (the second engine of
+/// `--ll-check double` and the GMP spot checks, together at most 1; 1 when a "prime" residue
+/// was confirmed by a doubly checked rerun, or there was no iteration: M2). A fault in the rest is caught only by the Jacobi
+/// checks, which it passes with probability about 1/2 (docs/testing.md). None for PRP, where
+/// the Gerbicz check covers every iteration.
+pub fn ll_exact_coverage(kind: TestKind, checks: &CheckLog, iterations: u64) -> Option<f64> {
+    if kind != TestKind::Ll {
+        return None;
+    }
+    let count = |key: &str| checks.summary.get(key).copied().unwrap_or(0);
+    if count("confirmation_reruns") > 0 || iterations == 0 {
+        return Some(1.0);
+    }
+    let exact = count("double_iterations").saturating_add(count("spot_iterations"));
+    Some((exact as f64 / iterations.max(1) as f64).min(1.0))
+}
+
+/// What an LL result's coverage means, for the line on stderr: None when every iteration was
+/// recomputed exactly.
+pub fn ll_coverage_note(coverage: Option<f64>) -> Option<String> {
+    let c = coverage.filter(|&c| c < 1.0)?;
+    Some(format!(
+        "exact checks recomputed {:.1}% of the LL iterations; the rest had only Jacobi checks, which a fault passes \
+         with probability ~1/2: for a first-time test use --prp (Gerbicz-checked) or --ll-check double",
+        100.0 * c
+    ))
+}
+
 /// The one-line JSON result in the shape prime95 and PRPLL write and PrimeNet accepts (keys,
 /// order and spellings as theirs; docs/gimps.md), then our own details under `mersenne-cert`
 /// (iterations, engine, the transform's arithmetic as `arith` beside `fft-length`'s length, start
@@ -166,6 +194,9 @@ pub fn result_line(info: &TestInfo, rec: &RunRecord, outcome: &Outcome, ctx: &Li
     if let Some(a) = info.arith {
         ours["arith"] = json!(a.name());
     }
+    if let Some(c) = ll_exact_coverage(info.kind, &rec.checks, rec.iterations) {
+        ours["ll-exact-coverage"] = json!((c * 1e4).round() / 1e4);
+    }
     if let Some(hash) = ctx.certificate {
         ours["certificate"] = json!({ "blake3": hash });
     }
@@ -212,6 +243,21 @@ mod tests {
         let c = log(&[("spot_failures", 3), ("gerbicz_failures", 0x1_0000)]);
         assert_eq!(gimps_errors(TestKind::Prp, &c).1, "0003FFFF");
         assert_eq!(gimps_errors(TestKind::Ll, &CheckLog::default()), (json!({"Jacobi": 0}), "00000000".into()));
+    }
+
+    #[test]
+    fn the_ll_coverage_counts_exact_checks_only() {
+        let c = log(&[("jacobi_checks", 2000), ("spot_iterations", 41)]);
+        assert_eq!(ll_exact_coverage(TestKind::Ll, &c, 1000), Some(0.041));
+        let note = ll_coverage_note(Some(0.041)).unwrap();
+        assert!(note.contains("4.1% of the LL iterations") && note.contains("--ll-check double"), "{note}");
+        let c = log(&[("double_iterations", 1000), ("spot_iterations", 5)]);
+        assert_eq!(ll_exact_coverage(TestKind::Ll, &c, 1000), Some(1.0));
+        assert_eq!(ll_coverage_note(Some(1.0)), None);
+        let c = log(&[("confirmation_reruns", 1)]);
+        assert_eq!(ll_exact_coverage(TestKind::Ll, &c, 1000), Some(1.0));
+        assert_eq!(ll_exact_coverage(TestKind::Ll, &CheckLog::default(), 1000), Some(0.0));
+        assert_eq!(ll_exact_coverage(TestKind::Prp, &c, 1000), None);
     }
 
     #[test]

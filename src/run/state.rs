@@ -18,12 +18,20 @@ use thiserror::Error;
 const VERSION: u32 = 1;
 const CURRENT: &str = "state.cbor";
 const PREVIOUS: &str = "state.prev.cbor";
+/// A new state, complete on disk before it replaces the current one.
+const NEW: &str = "state.new.cbor";
+/// How long [`StateStore::lock`] waits for a holder that is exiting (killed, its files not yet
+/// closed by the kernel) to let the lock go.
+const DYING_HOLDER_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Why the state directory could not be used.
 #[derive(Debug, Error)]
 pub enum StateError {
     #[error("state directory {path}: {source}")]
     Io { path: PathBuf, source: std::io::Error },
+    /// A file of the state directory that cannot be used, named with its role.
+    #[error("{role} {path}: {source}")]
+    File { role: &'static str, path: PathBuf, source: std::io::Error },
     #[error("saved state {path} is unusable: {why}")]
     Corrupt { path: PathBuf, why: String },
     #[error(
@@ -64,6 +72,19 @@ fn still_at(f: &std::fs::File, path: &Path) -> std::io::Result<bool> {
     Ok(named.is_ok_and(|n| (n.dev(), n.ino()) == (open.dev(), open.ino())))
 }
 
+/// Is process `pid` gone or on its way out (a zombie, or its memory already released, as after
+/// SIGKILL while the kernel closes its files)? Linux: /proc; elsewhere never.
+fn exiting(pid: u32) -> bool {
+    if !cfg!(target_os = "linux") {
+        return false;
+    }
+    let dir = Path::new("/proc").join(pid.to_string());
+    let Ok(stat) = std::fs::read_to_string(dir.join("stat")) else { return true };
+    // "pid (comm) S ...": the state follows the last ')'.
+    let state = stat.rsplit_once(')').and_then(|(_, rest)| rest.trim_start().chars().next());
+    matches!(state, Some('Z' | 'X' | 'x')) || std::fs::read(dir.join("cmdline")).is_ok_and(|c| c.is_empty())
+}
+
 /// Everything needed to resume a test exactly where it was saved.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct SavedState {
@@ -99,6 +120,7 @@ impl SavedState {
 #[derive(Debug, Clone)]
 pub struct StateStore {
     dir: PathBuf,
+    p: u32,
 }
 
 impl StateStore {
@@ -107,16 +129,24 @@ impl StateStore {
     pub fn open(root: &Path, p: u32, kind: TestKind) -> Result<Self, StateError> {
         let store = Self::at(root, p, kind);
         let dir = store.dir.clone();
-        let io = |source| StateError::Io { path: dir.clone(), source };
-        std::fs::create_dir_all(&dir).map_err(io)?;
-        crate::fsutil::probe_writable(&dir.join(CURRENT)).map_err(io)?;
+        std::fs::create_dir_all(&dir).map_err(|source| StateError::Io { path: dir.clone(), source })?;
+        // Each state file is a regular file or absent (a directory, FIFO or link there is
+        // refused, named, before any work); the probe also finds an unwritable directory.
+        for name in [CURRENT, PREVIOUS, NEW] {
+            let path = dir.join(name);
+            let file = |source| StateError::File { role: "saved state", path: path.clone(), source };
+            crate::fsutil::require_regular_or_absent(&path).map_err(file)?;
+            if name == CURRENT {
+                crate::fsutil::probe_writable(&path).map_err(file)?;
+            }
+        }
         Ok(store)
     }
 
     /// The store for M_p and kind under `root`, without creating its directory (so that its lock
     /// can be taken, or found taken, before anything is written).
     pub fn at(root: &Path, p: u32, kind: TestKind) -> Self {
-        StateStore { dir: root.join(format!("M{p}-{}", kind.worktype())) }
+        StateStore { dir: root.join(format!("M{p}-{}", kind.worktype())), p }
     }
 
     /// The lock file of [`StateStore::lock`], beside the directory.
@@ -128,25 +158,38 @@ impl StateStore {
         &self.dir
     }
 
-    /// Take the test's lock, or say who holds it.
+    /// Take the test's lock, or say who holds it. A holder that is exiting (killed: the kernel
+    /// has not closed its files yet, which can take seconds with a GPU) is waited for, up to
+    /// DYING_HOLDER_WAIT; a live one is reported at once. The lock file must be a regular file
+    /// (or new): anything else there is refused, named.
     pub fn lock(&self) -> Result<StateLock, StateError> {
         use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
         let path = self.lock_path();
-        let io = |source| StateError::Io { path: path.clone(), source };
+        let io = |source| StateError::File { role: "lock file", path: path.clone(), source };
+        let start = std::time::Instant::now();
         // A holder that finished removes the file while holding it: a lock taken on a file that
         // is no longer at the path is let go and taken again on the new one.
         loop {
+            crate::fsutil::require_regular_or_absent(&path).map_err(io)?;
+            // Not followed, and without blocking (a FIFO put there since the check).
             let mut f = std::fs::OpenOptions::new()
                 .read(true)
                 .write(true)
                 .create(true)
                 .truncate(false)
+                .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
                 .open(&path)
                 .map_err(io)?;
             match f.try_lock() {
                 Ok(()) => {}
                 Err(std::fs::TryLockError::WouldBlock) => {
                     let holder = std::fs::read_to_string(&path).unwrap_or_default().trim().to_string();
+                    let pid = holder.strip_prefix("pid ").and_then(|n| n.parse::<u32>().ok());
+                    if pid.is_some_and(exiting) && start.elapsed() < DYING_HOLDER_WAIT {
+                        std::thread::sleep(std::time::Duration::from_millis(50));
+                        continue;
+                    }
                     let holder = if holder.is_empty() { "holder unknown".into() } else { holder };
                     return Err(StateError::Locked { path, holder });
                 }
@@ -169,7 +212,7 @@ impl StateStore {
         let mut bytes = blake3::hash(&payload).as_bytes().to_vec();
         bytes.extend_from_slice(&payload);
         let cur = self.dir.join(CURRENT);
-        let tmp_new = self.dir.join("state.new.cbor");
+        let tmp_new = self.dir.join(NEW);
         let io = |path: &Path| {
             let path = path.to_path_buf();
             move |source| StateError::Io { path, source }
@@ -183,9 +226,21 @@ impl StateStore {
         std::fs::File::open(&self.dir).and_then(|d| d.sync_all()).map_err(io(&self.dir))
     }
 
-    fn read(path: &Path) -> Result<SavedState, StateError> {
+    /// The largest state file of M_p: its full residues (at most MAX_FULL_RESIDUES, the last
+    /// and the PRP's two), a hash per checkpoint (at most one per 64 iterations, about 64 bytes
+    /// each) and the check log.
+    fn max_bytes(p: u32) -> u64 {
+        let residue = crate::residue::byte_count(p) as u64;
+        (crate::run::checkpoints::MAX_FULL_RESIDUES + 3) * residue + p as u64 + (64 << 20)
+    }
+
+    fn read(&self, path: &Path) -> Result<SavedState, StateError> {
         let corrupt = |why: String| StateError::Corrupt { path: path.to_path_buf(), why };
-        let bytes = std::fs::read(path).map_err(|source| StateError::Io { path: path.to_path_buf(), source })?;
+        let bytes = crate::fsutil::read_regular(path, Self::max_bytes(self.p)).map_err(|source| StateError::File {
+            role: "saved state",
+            path: path.to_path_buf(),
+            source,
+        })?;
         if bytes.len() < 32 {
             return Err(corrupt("truncated".into()));
         }
@@ -205,12 +260,17 @@ impl StateStore {
     /// The saved states, newest first, each either readable or the reason it is not. Files
     /// that do not exist are left out.
     pub fn candidates(&self) -> Vec<Result<SavedState, StateError>> {
-        [CURRENT, PREVIOUS].iter().map(|n| self.dir.join(n)).filter(|p| p.exists()).map(|p| Self::read(&p)).collect()
+        let present = |p: &PathBuf| p.symlink_metadata().is_ok();
+        [CURRENT, PREVIOUS].iter().map(|n| self.dir.join(n)).filter(present).map(|p| self.read(&p)).collect()
     }
 
     /// The names of the saved state files present, newest first.
     pub fn file_names(&self) -> Vec<String> {
-        [CURRENT, PREVIOUS].iter().filter(|n| self.dir.join(n).exists()).map(|n| n.to_string()).collect()
+        [CURRENT, PREVIOUS]
+            .iter()
+            .filter(|n| self.dir.join(n).symlink_metadata().is_ok())
+            .map(|n| n.to_string())
+            .collect()
     }
 
     /// Delete the saved state files, newest first, durably. Whatever else the directory holds
@@ -324,6 +384,58 @@ mod tests {
         let next = st.lock().unwrap();
         assert!(st.lock().is_err());
         next.release().unwrap();
+    }
+
+    #[test]
+    fn state_and_lock_files_that_are_not_regular_are_named_with_their_role() {
+        let root = tempfile::tempdir().unwrap();
+        let st = StateStore::open(root.path(), 89, TestKind::Ll).unwrap();
+        let cur = st.dir().join(CURRENT);
+        std::fs::create_dir(&cur).unwrap();
+        let e = StateStore::open(root.path(), 89, TestKind::Ll).unwrap_err().to_string();
+        assert!(e.starts_with(&format!("saved state {}: it is a directory", cur.display())), "{e}");
+        std::fs::remove_dir(&cur).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", &cur).unwrap();
+        let e = StateStore::open(root.path(), 89, TestKind::Ll).unwrap_err().to_string();
+        assert!(e.contains("state.cbor: it is a symbolic link"), "{e}");
+        // Met on resume (put there after the open): refused without reading /dev/zero.
+        let c = st.candidates();
+        assert!(matches!(&c[0], Err(StateError::File { role: "saved state", .. })), "{c:?}");
+        std::fs::remove_file(&cur).unwrap();
+        let fifo = |path: &Path| std::process::Command::new("mkfifo").arg(path).status().is_ok_and(|s| s.success());
+        if fifo(&cur) {
+            let c = st.candidates();
+            assert!(c[0].as_ref().unwrap_err().to_string().contains("a FIFO"), "{c:?}");
+            std::fs::remove_file(&cur).unwrap();
+        }
+        if fifo(&st.lock_path()) {
+            let e = st.lock().unwrap_err().to_string();
+            assert!(e.starts_with(&format!("lock file {}: it is a FIFO", st.lock_path().display())), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_lock_whose_holder_is_exiting_is_waited_for() {
+        let root = tempfile::tempdir().unwrap();
+        let st = StateStore::open(root.path(), 89, TestKind::Ll).unwrap();
+        let mut held = st.lock().unwrap();
+        // The holder's file names a process that is gone (Linux pids are below 2^22), as after
+        // SIGKILL: the lock is waited for, and taken when the kernel lets it go.
+        {
+            use std::io::{Seek, Write};
+            held.file.set_len(0).unwrap();
+            held.file.rewind().unwrap();
+            write!(held.file, "pid 4194305").unwrap();
+        }
+        assert!(exiting(4194305) && !exiting(std::process::id()));
+        let t = std::time::Instant::now();
+        let release = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            drop(held);
+        });
+        st.lock().unwrap();
+        assert!(t.elapsed() >= std::time::Duration::from_millis(250));
+        release.join().unwrap();
     }
 
     #[test]
