@@ -14,10 +14,13 @@ use md5::{Digest, Md5};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
-/// The file in `dir` whose `hash` of its bytes is `want` (None when there is none).
-fn find_by(dir: &Path, want: &str, hash: impl Fn(&[u8]) -> String) -> Option<(PathBuf, Vec<u8>)> {
+/// The file of M`p` in `dir` (its name starts `<p>-`, as certificates and proofs are named)
+/// whose `hash` of its bytes is `want` (None when there is none).
+fn find_by(dir: &Path, p: u64, want: &str, hash: impl Fn(&[u8]) -> String) -> Option<(PathBuf, Vec<u8>)> {
     let entries = std::fs::read_dir(dir).ok()?;
-    entries.filter_map(Result::ok).map(|e| e.path()).filter(|p| p.is_file()).find_map(|p| {
+    let prefix = format!("{p}-");
+    let ours = |e: &std::fs::DirEntry| e.file_name().to_str().is_some_and(|n| n.starts_with(&prefix));
+    entries.filter_map(Result::ok).filter(ours).map(|e| e.path()).filter(|p| p.is_file()).find_map(|p| {
         let bytes = std::fs::read(&p).ok()?;
         (hash(&bytes) == want).then_some((p, bytes))
     })
@@ -26,20 +29,21 @@ fn find_by(dir: &Path, want: &str, hash: impl Fn(&[u8]) -> String) -> Option<(Pa
 /// The proof file in `proof_dir` that `line` names, by its MD5.
 pub fn proof_file(proof_dir: &Path, line: &Value) -> Option<(PathBuf, Vec<u8>)> {
     let md5 = line.get("proof")?.get("md5")?.as_str()?;
-    find_by(proof_dir, md5, |b| hex::encode(Md5::digest(b)))
+    find_by(proof_dir, line.get("exponent")?.as_u64()?, md5, |b| hex::encode(Md5::digest(b)))
 }
 
 /// Check `line` against its certificate in `cert_dir` (and proof in `proof_dir`); the reason
 /// when it must not be sent.
 pub fn check_line(cert_dir: &Path, proof_dir: &Path, line: &Value) -> Result<(), String> {
     let id = super::outbox::line_id(line).ok_or("the line names no certificate")?;
-    let (path, bytes) = find_by(cert_dir, id, cert::certificate_hash)
+    let p = line["exponent"].as_u64().unwrap_or(0);
+    let (path, bytes) = find_by(cert_dir, p, id, cert::certificate_hash)
         .ok_or(format!("no certificate with blake3 {id} in {}", cert_dir.display()))?;
     let (body, _key) = cert::open(&bytes, None).map_err(|e| format!("{}: {e}", path.display()))?;
     let s = |k: &str| line.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
     let r = &body.result;
     let stated = [
-        ("exponent", line["exponent"].as_u64().unwrap_or(0).to_string(), body.exponent.to_string()),
+        ("exponent", p.to_string(), body.exponent.to_string()),
         ("worktype", s("worktype"), body.kind.worktype().to_string()),
         ("iterations", body.kind.full_iterations(body.exponent).to_string(), body.iterations.to_string()),
         ("status", s("status"), r.status.as_str().to_string()),
