@@ -152,8 +152,16 @@ fn check_line(v: &Value, dir: &Path, p: u32, ll: bool, aid: Option<&str>) {
     // No local path: the line goes to the server verbatim.
     let text = v.to_string();
     assert!(!text.contains(dir.to_str().unwrap()) && !text.contains(".cbor") && !text.contains(".proof"), "{text}");
-    // The certificate is there and verifies.
-    let cert = dir.join("cert").join(format!("{p}-{}.cbor", if ll { "LL" } else { "PRP-3" }));
+    // The certificate is there (named with the assignment id when there is one), is the one the
+    // line names, and verifies.
+    let worktype = if ll { "LL" } else { "PRP-3" };
+    let name = match aid {
+        Some(aid) => format!("{p}-{worktype}-{aid}.cbor"),
+        None => format!("{p}-{worktype}.cbor"),
+    };
+    let cert = dir.join("cert").join(name);
+    let blake3 = blake3::hash(&std::fs::read(&cert).unwrap()).to_hex().to_string();
+    assert_eq!(ours["certificate"]["blake3"], blake3, "{}", cert.display());
     let o = bin("verify").arg(&cert).args(["--engine", "cpu"]).output().unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
 }
@@ -325,6 +333,14 @@ fn a_worktodo_ll_line_is_checked_as_prove_checks_it() {
         let checks = &v["mersenne-cert"]["checks"];
         assert_eq!(checks["faults_injected"], 2, "M{p}: {checks}");
         assert!(checks["rollbacks"].as_u64() >= Some(2), "M{p}: {checks}");
+        // The errors caught and recovered are reported, in prime95's error-code layout.
+        let count = |k: &str| checks[k].as_u64().unwrap_or(0);
+        let (jacobi, double) = (count("jacobi_failures"), count("double_failures"));
+        assert!(jacobi + double >= 1, "M{p}: the faults were caught: {checks}");
+        assert_eq!(v["errors"]["Jacobi"], jacobi, "M{p}: {v}");
+        assert_eq!(v["errors"].get("double-check").and_then(Value::as_u64).unwrap_or(0), double, "M{p}: {v}");
+        let code = (jacobi.min(15) << 4) | (double.min(15) << 20);
+        assert_eq!(v["error-code"], format!("{code:08X}"), "M{p}: {v}");
         let doubled = checks["double_iterations"].as_u64().unwrap();
         assert!(doubled >= p as u64 - 2, "M{p}: every iteration is recomputed: {checks}");
         // The certificate holds the same checks, and verifies.
@@ -425,4 +441,110 @@ fn workers_share_one_worktodo_and_a_killed_workers_claim_is_taken_over() {
     // Every worker's lines in the progress log carry its tag.
     let log = std::fs::read_to_string(d.join("progress.log")).unwrap();
     assert!(log.lines().any(|l| l.contains(" worker 0: M")), "{log}");
+}
+
+/// A test long enough (several seconds on GMP) to edit the worktodo file while it runs.
+const LONG: u32 = 86243;
+
+fn wait_for(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(start.elapsed() < limit, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Replace the worktodo file as AutoPrimeNet does: under its `.lck`, a new file renamed over it.
+fn rewrite_as_autoprimenet(dir: &Path, text: &str) {
+    let lck = dir.join("worktodo.txt.lck");
+    let f = std::fs::OpenOptions::new().write(true).create_new(true).open(&lck);
+    let _held = f.expect("AutoPrimeNet's lock is free");
+    std::fs::write(dir.join("worktodo.tmp"), text).unwrap();
+    std::fs::rename(dir.join("worktodo.tmp"), dir.join("worktodo.txt")).unwrap();
+    std::fs::remove_file(&lck).unwrap();
+}
+
+#[test]
+fn a_line_given_an_id_while_it_runs_is_run_once_and_reported_with_the_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("worktodo.txt"), format!("PRP=1,2,{LONG},-1,75,0\nTest=N/A,9689\n")).unwrap();
+    let mut child = spawn(d, &[]);
+    let log = d.join("progress.log");
+    wait_for("the test to start", Duration::from_secs(120), || {
+        std::fs::read_to_string(&log).is_ok_and(|l| l.contains(&format!("M{LONG} PRP-3 iteration")))
+    });
+    // AutoPrimeNet's register_assignments gives the id-less line an id.
+    rewrite_as_autoprimenet(d, &format!("PRP={AID1},1,2,{LONG},-1,75,0\nTest=N/A,9689\n"));
+    assert!(result_lines(d).is_empty(), "the rewrite came before the result (else make LONG longer)");
+    assert!(child.wait().unwrap().success());
+    let results = result_lines(d);
+    assert_eq!(results.len(), 2, "{results:#?}");
+    check_line(&results[0], d, LONG, false, Some(AID1));
+    check_line(&results[1], d, 9689, true, None);
+    assert_eq!(std::fs::read_to_string(d.join("worktodo.txt")).unwrap(), "");
+    // A second run finds nothing to do; the certificate is not overwritten.
+    let cert = d.join("cert").join(format!("{LONG}-PRP-3-{AID1}.cbor"));
+    let before = std::fs::read(&cert).unwrap();
+    assert!(work(d, &[]).output().unwrap().status.success());
+    assert_eq!(result_lines(d).len(), 2);
+    assert_eq!(std::fs::read(&cert).unwrap(), before);
+}
+
+#[test]
+fn only_our_own_result_for_the_same_line_counts_as_done() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // PRPLL's LL result for M3217, and one of ours for a first-time PRP of M9719.
+    let prpll = r#"{"status":"C","exponent":3217,"worktype":"LL","res64":"0000000000000000","program":{"name":"prpll","version":"0.15"}}"#;
+    let mine = r#"{"exponent":9719,"worktype":"PRP-3","status":"C","res64":"0","program":{"name":"mersenne-cert","version":"0.1.0"},"mersenne-cert":{"worktodo":"prp=1,2,9719,-1,75,0"}}"#;
+    std::fs::write(d.join("results.json.txt"), format!("{prpll}\n{mine}\n")).unwrap();
+    std::fs::write(
+        d.join("worktodo.txt"),
+        "DoubleCheck=N/A,3217\nPRPDC=N/A,1,2,9719,-1,75,0\nPRP=N/A,1,2,9719,-1,75,0\n",
+    )
+    .unwrap();
+    let o = work(d, &[]).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let results = result_lines(d);
+    assert_eq!(results.len(), 4, "the double checks ran, the done PRP line did not: {results:#?}");
+    check_line(&results[2], d, 3217, true, None);
+    assert_eq!(
+        (results[3]["exponent"].as_u64(), results[3]["res64"].as_str()),
+        (Some(9719), Some(&*reference_res64(9719, false)))
+    );
+    assert_eq!(std::fs::read_to_string(d.join("worktodo.txt")).unwrap(), "");
+    // The double check's certificate.
+    assert!(d.join("cert/9719-PRP-3.cbor").exists());
+}
+
+#[test]
+fn autoprimenet_forms_run_and_its_lock_is_honoured() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let lines = format!("Test=0,4253\nPRP=0,1,2,4423,-1,75,0\nB1=10,B2=100;PRP={AID2},1,2,4447,-1,75,0\n");
+    std::fs::write(d.join("worktodo.txt"), &lines).unwrap();
+    // AutoPrimeNet holds its lock (an empty worktodo.txt.lck): the first test runs, but its line is
+    // not removed until the lock is gone.
+    let lck = d.join("worktodo.txt.lck");
+    std::fs::write(&lck, "").unwrap();
+    let child = work(d, &[]).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    wait_for("the first result", Duration::from_secs(60), || !result_lines(d).is_empty());
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(
+        std::fs::read_to_string(d.join("worktodo.txt")).unwrap(),
+        lines,
+        "the file is not edited under the lock"
+    );
+    std::fs::remove_file(&lck).unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("P-1 bounds 'B1=10,B2=100' ignored"), "{}", stderr(&o));
+    let results = result_lines(d);
+    assert_eq!(results.len(), 3);
+    check_line(&results[0], d, 4253, true, None);
+    check_line(&results[1], d, 4423, false, None);
+    check_line(&results[2], d, 4447, false, Some(&AID2.to_ascii_uppercase()));
+    assert_eq!(std::fs::read_to_string(d.join("worktodo.txt")).unwrap(), "");
+    assert!(!lck.exists());
 }

@@ -206,8 +206,10 @@ fn work_main(args: &Args, dir: &std::path::Path) -> Result<()> {
         None => None,
         Some("result") => Some(work::CrashPoint::AfterResult),
         Some("state") => Some(work::CrashPoint::AfterState),
-        Some(other) => bail!("--crash-at must be 'result' or 'state', got '{other}'"),
+        Some("sent") => Some(work::CrashPoint::AfterSend),
+        Some(other) => bail!("--crash-at must be 'result', 'state' or 'sent', got '{other}'"),
     };
+    let primenet = args.primenet.config(args.user.as_deref(), args.computer.as_deref())?;
     let faults = args.faults()?;
     if let Some(f) = faults.iter().find(|f| f.iteration == 0) {
         bail!("--inject-fault {}: the iteration must be at least 1", f.iteration);
@@ -242,6 +244,7 @@ fn work_main(args: &Args, dir: &std::path::Path) -> Result<()> {
         stop: interrupt_flag()?,
         crash_at,
         faults,
+        primenet,
     };
     match work::run_loop(&cfg)? {
         work::LoopEnd::Finished { done } => {

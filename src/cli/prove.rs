@@ -67,9 +67,12 @@ pub struct Args {
     #[arg(long, value_name = "SECS", requires = "work_dir")]
     pub wait: Option<f64>,
     /// Testing: with --work-dir, abort right after the result is appended (`result`) or after the
-    /// state is cleared (`state`), as a kill there would.
-    #[arg(long, value_name = "result|state", hide = true, requires = "work_dir")]
+    /// state is cleared (`state`), or (--primenet) after PrimeNet answered a result before it is
+    /// marked sent (`sent`), as a kill there would.
+    #[arg(long, value_name = "result|state|sent", hide = true, requires = "work_dir")]
     pub crash_at: Option<String>,
+    #[command(flatten)]
+    pub primenet: super::primenet::PrimeNetArgs,
     /// Write the signed certificate to FILE.
     #[arg(long, value_name = "FILE")]
     pub cert: Option<PathBuf>,

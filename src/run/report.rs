@@ -99,17 +99,31 @@ pub fn fft_length(engine_length: Option<usize>, p: u32) -> Option<usize> {
     engine_length.or_else(|| crate::transform::plan::Plan::new(p).ok().map(|plan| plan.n()))
 }
 
-/// `errors` as prime95 counts them (errors found and recovered by the test's own check:
-/// `{"gerbicz":N}` for PRP, `{"Jacobi":N}` for LL), and `error-code`, eight hex digits: the low 16
-/// bits count those failed checks, the high 16 bits failed GMP spot checks (each saturating).
+/// `errors`: the errors the test's checks found and recovered from (a rollback to the last
+/// verified state), as prime95 names them, `{"gerbicz":N}` for PRP and `{"Jacobi":N}` for LL,
+/// then, only when there were some, `"double-check":N` (LL's second engine disagreed) and
+/// `"spot":N` (a GMP spot check disagreed). `error-code`: eight hex digits in prime95's layout
+/// (its `inc_error_count`, v29.3 on): bits 4-7 count Jacobi errors, bits 20-23 errors found by a
+/// high-reliability check (prime95: Gerbicz or a doubled computation; here Gerbicz, the LL double
+/// check and the spot checks, which recompute), each saturating at 15; the other fields
+/// (round-off, SUMOUT, ...) belong to floating-point transforms and stay 0.
 pub fn gimps_errors(kind: TestKind, checks: &CheckLog) -> (Value, String) {
     let count = |key: &str| checks.summary.get(key).copied().unwrap_or(0);
-    let (name, failed) = match kind {
-        TestKind::Prp => ("gerbicz", count("gerbicz_failures")),
-        TestKind::Ll => ("Jacobi", count("jacobi_failures")),
+    let (jacobi, double, gerbicz, spot) =
+        (count("jacobi_failures"), count("double_failures"), count("gerbicz_failures"), count("spot_failures"));
+    let mut errors = serde_json::Map::new();
+    match kind {
+        TestKind::Prp => errors.insert("gerbicz".into(), json!(gerbicz)),
+        TestKind::Ll => errors.insert("Jacobi".into(), json!(jacobi)),
     };
-    let code = failed.min(0xFFFF) | count("spot_failures").min(0xFFFF) << 16;
-    (json!({ name: failed }), format!("{code:08X}"))
+    for (name, n) in [("double-check", double), ("spot", spot)] {
+        if n > 0 {
+            errors.insert(name.into(), json!(n));
+        }
+    }
+    let jacobi_bits = jacobi.min(0xF) << 4;
+    let reliable_bits = (gerbicz + double + spot).min(0xF) << 20;
+    (Value::Object(errors), format!("{:08X}", jacobi_bits | reliable_bits))
 }
 
 /// LL: the share of the test's iterations an exact check recomputed (the second engine of
@@ -236,12 +250,16 @@ mod tests {
     }
 
     #[test]
-    fn errors_count_what_the_test_check_found_and_recovered() {
+    fn errors_count_what_the_checks_found_and_recovered_in_prime95s_layout() {
         let c = log(&[("gerbicz_checks", 40), ("gerbicz_failures", 2), ("spot_checks", 9), ("jacobi_failures", 5)]);
-        assert_eq!(gimps_errors(TestKind::Prp, &c), (json!({"gerbicz": 2}), "00000002".into()));
-        assert_eq!(gimps_errors(TestKind::Ll, &c), (json!({"Jacobi": 5}), "00000005".into()));
-        let c = log(&[("spot_failures", 3), ("gerbicz_failures", 0x1_0000)]);
-        assert_eq!(gimps_errors(TestKind::Prp, &c).1, "0003FFFF");
+        assert_eq!(gimps_errors(TestKind::Prp, &c), (json!({"gerbicz": 2}), "00200050".into()));
+        assert_eq!(gimps_errors(TestKind::Ll, &c), (json!({"Jacobi": 5}), "00200050".into()));
+        // M9689 LL with two double-check failures (issue 36): counted, in bits 20-23.
+        let c = log(&[("double_failures", 2), ("rollbacks", 2)]);
+        assert_eq!(gimps_errors(TestKind::Ll, &c), (json!({"Jacobi": 0, "double-check": 2}), "00200000".into()));
+        // Saturating at 15 in each field; spot failures are named when there are some.
+        let c = log(&[("spot_failures", 3), ("gerbicz_failures", 0x1_0000), ("jacobi_failures", 99)]);
+        assert_eq!(gimps_errors(TestKind::Prp, &c), (json!({"gerbicz": 0x1_0000, "spot": 3}), "00F000F0".into()));
         assert_eq!(gimps_errors(TestKind::Ll, &CheckLog::default()), (json!({"Jacobi": 0}), "00000000".into()));
     }
 

@@ -1,9 +1,12 @@
 //! One assignment of the work loop, run to its published outputs through the same path as
 //! `prove P` ([`crate::run::test`]: the test resumed from its saved state when there is one, LL's
 //! checks and the confirmation of a "prime" residue, the proof, the certificate
-//! `cert/<p>-<worktype>.cbor`), then for PRP its GIMPS proof `proof/<p>-<power>.proof` (written
-//! atomically and read back before any line names it), and the result line. Appending the line
-//! and clearing the state are the loop's.
+//! `cert/<p>-<worktype>[-<aid>].cbor`), then for PRP its GIMPS proof `proof/<p>-<power>.proof`
+//! (written atomically and read back before any line names it), and the result line. The
+//! worktodo line is read again once the test is done, so that an id AutoPrimeNet gave the line
+//! meanwhile goes into the certificate's name and the result. A certificate or proof file that a
+//! result line names is never overwritten (the next free name `…-2`, `…-3` is taken). Appending
+//! the line and clearing the state are the loop's.
 
 use super::worktodo::Assignment;
 use super::{Paths, WorkConfig};
@@ -18,12 +21,14 @@ use crate::run::test::{random_shift, ProofSpec, TestEnd, TestSpec};
 use crate::run::RunOptions;
 use anyhow::{bail, Context, Result};
 use serde_json::Value;
-use std::path::Path;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
 
 /// How a job ended.
 pub enum JobEnd {
-    /// The outputs are written; the line is to be appended, then `store` cleared.
-    Done { line: Value, store: StateStore, summary: String },
+    /// The outputs are written; the line is to be appended, then `store` cleared. `current` is
+    /// the assignment as its worktodo line stood when the result was made.
+    Done { line: Value, store: StateStore, summary: String, current: Box<Assignment> },
     /// Stopped on request with a verified state saved at `iteration`.
     Interrupted { iteration: u64 },
 }
@@ -63,7 +68,8 @@ fn test_spec(cfg: &WorkConfig, paths: &Paths, a: &Assignment, store: &StateStore
 }
 
 /// Run assignment `a`, resuming from its saved states in `store`, to its outputs.
-pub fn run_job(cfg: &WorkConfig, paths: &Paths, a: &Assignment, store: StateStore) -> Result<JobEnd> {
+/// `source` is the worktodo file the line is in.
+pub fn run_job(cfg: &WorkConfig, paths: &Paths, a: &Assignment, source: &Path, store: StateStore) -> Result<JobEnd> {
     let (p, kind) = (a.p, a.kind);
     let mut test = test_spec(cfg, paths, a, &store)?.prepare_in(store).open()?;
     let mut rec = match test.run(cfg.stop.clone())? {
@@ -79,19 +85,29 @@ pub fn run_job(cfg: &WorkConfig, paths: &Paths, a: &Assignment, store: StateStor
         )
     })?;
     let info = test.info(&rec, built);
-    let cert_path = paths.cert.join(format!("{p}-{}.cbor", kind.worktype()));
+    let current = super::worktodo::find_current(source, a)
+        .with_context(|| format!("cannot read {}", source.display()))?
+        .unwrap_or_else(|| a.clone());
+    let named = published(&paths.results)?;
+    let stem = match &current.aid {
+        Some(aid) => format!("{p}-{}-{aid}", kind.worktype()),
+        None => format!("{p}-{}", kind.worktype()),
+    };
+    let cert_path = free_path(&paths.cert, &stem, "cbor", &named)?;
     let cert_hash = test.write_certificate(&cert_path, &cfg.key, &info, &mut rec, &outcome)?;
     if let Some(b) = &info.proof {
-        write_proof_file(&paths.proof.join(format!("{p}-{}.proof", b.power())), b)?;
+        write_proof_file(&free_path(&paths.proof, &format!("{p}-{}", b.power()), "proof", &named)?, b)?;
     }
     let ctx = LineContext {
-        aid: a.aid.as_deref(),
+        aid: current.aid.as_deref(),
         user: cfg.user.as_deref(),
         computer: cfg.computer.as_deref(),
         proof_file: info.proof.as_ref(),
         certificate: Some(&cert_hash),
     };
-    let line = report::result_line(&info, &rec, &outcome, &ctx);
+    let mut line = report::result_line(&info, &rec, &outcome, &ctx);
+    // Which line this result is for, when it has no id (results::Done::is_for).
+    line[report::PROGRAM_NAME]["worktodo"] = current.key.clone().into();
     let summary = format!(
         "M{p} {} {} (res64 {}, {:.2} s, {:.1} us/iter; {}; proof {:.2} s); certificate {}",
         kind.worktype(),
@@ -106,7 +122,44 @@ pub fn run_job(cfg: &WorkConfig, paths: &Paths, a: &Assignment, store: StateStor
     let store = test.store().clone();
     // Everything is written; the GPU context goes with the engine.
     drop(test);
-    Ok(JobEnd::Done { line, store, summary })
+    Ok(JobEnd::Done { line, store, summary, current: Box::new(current) })
+}
+
+/// What the results file names: the blake3 of every certificate and the MD5 of every proof.
+fn published(results: &Path) -> Result<HashSet<String>> {
+    let text = match std::fs::read_to_string(results) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", results.display())),
+    };
+    let mut named = HashSet::new();
+    for v in text.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()) {
+        let cert = v.get(report::PROGRAM_NAME).and_then(|o| o.get("certificate")).and_then(|c| c.get("blake3"));
+        named.extend(cert.and_then(Value::as_str).map(String::from));
+        named.extend(v.get("proof").and_then(|p| p.get("md5")).and_then(Value::as_str).map(String::from));
+    }
+    Ok(named)
+}
+
+/// `dir/stem.ext`, or `dir/stem-2.ext`, `-3`, … : the first that does not exist or holds a file
+/// no result line names (one a killed run left before its line was written).
+fn free_path(dir: &Path, stem: &str, ext: &str, named: &HashSet<String>) -> Result<PathBuf> {
+    for n in 1u32.. {
+        let path = match n {
+            1 => dir.join(format!("{stem}.{ext}")),
+            n => dir.join(format!("{stem}-{n}.{ext}")),
+        };
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(path),
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+        };
+        let md5 = hex::encode(<md5::Md5 as md5::Digest>::digest(&bytes));
+        if !named.contains(&crate::cert::certificate_hash(&bytes)) && !named.contains(&md5) {
+            return Ok(path);
+        }
+    }
+    unreachable!("some name is free")
 }
 
 /// Write the GIMPS proof file atomically and read it back: its bytes must decode to the same

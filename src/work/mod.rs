@@ -4,20 +4,26 @@
 //! `results.json.txt`, proofs in `proof/`. Several workers (one per GPU) may share the directory.
 //!
 //! - [`worktodo`]: the lines (parsing, removal);
+//! - [`apn_lock`]: AutoPrimeNet's `worktodo.txt.lck`, taken around our edits of a worktodo file;
 //! - [`claim`]: the directory lock and the claims that let several workers share one worktodo;
 //! - [`results`]: the durable append and the results already there;
 //! - [`job`]: one assignment run to its outputs;
-//! - [`workers`]: one child process per GPU (`--devices all`).
+//! - [`workers`]: one child process per GPU (`--devices all`);
+//! - [`primenet`]: the PrimeNet client (`--primenet`).
 //!
 //! The order of the steps makes a kill at any point safe: the certificate and proof files are
 //! written (atomically) first, then the result line is appended and fsynced, then the test's saved
 //! state is cleared, then its worktodo line is removed. On restart a line whose result is already
-//! in the results file (same assignment id, exponent and work type) is removed without a rerun;
-//! any other line resumes from its saved state. Reading and claiming a line, appending a result
+//! in the results file (a result of ours for it: [`results::Done::is_for`]) is removed without a rerun;
+//! any other line resumes from its saved state.
+//! A line given an assignment id meanwhile (by AutoPrimeNet) is the same assignment: the result
+//! carries the id and the rewritten line is removed. Reading and claiming a line, appending a result
 //! and removing a line happen under the directory lock; a test runs under its claim alone.
 
+pub mod apn_lock;
 pub mod claim;
 pub mod job;
+pub mod primenet;
 pub mod results;
 pub mod workers;
 pub mod worktodo;
@@ -32,7 +38,7 @@ use anyhow::{Context, Result};
 use claim::{Claims, DirLock};
 use ed25519_dalek::SigningKey;
 use job::JobEnd;
-use results::{ResultKey, ResultsFile};
+use results::ResultsFile;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -52,6 +58,8 @@ pub enum CrashPoint {
     AfterResult,
     /// After the state is cleared, before the worktodo line is removed.
     AfterState,
+    /// With PrimeNet: after the server answered a result, before it is marked sent.
+    AfterSend,
 }
 
 /// Everything the work loop needs.
@@ -81,6 +89,8 @@ pub struct WorkConfig {
     pub crash_at: Option<CrashPoint>,
     /// Testing: faults injected into each test that runs as far as their iteration.
     pub faults: Vec<Fault>,
+    /// Talk to PrimeNet (`--primenet`): assignments in, results and proofs out.
+    pub primenet: Option<primenet::Config>,
 }
 
 /// A worktodo file and the root of the saved states of its tests.
@@ -177,11 +187,32 @@ pub fn run_loop(cfg: &WorkConfig) -> Result<LoopEnd> {
     let mut done = 0;
     let files: Vec<String> = paths.sources().map(|s| s.worktodo.display().to_string()).collect();
     eprintln!("{}work: {} (results {})", paths.tag, files.join(", then "), paths.results.display());
+    let current: primenet::progress::Current = Default::default();
+    let mut net = cfg.primenet.clone().map(|mut c| {
+        c.crash_after_send = cfg.crash_at == Some(CrashPoint::AfterSend);
+        primenet::Client::new(c, &paths.dir)
+    });
+    let _progress = cfg.primenet.clone().map(|c| {
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread =
+            primenet::progress::spawn(c, &paths.dir, paths.progress_log.clone(), current.clone(), stop.clone());
+        StopOnDrop(stop, Some(thread))
+    });
+    // Results a killed run left unsent go first.
+    if let Some(net) = &mut net {
+        warn_net("results", net.flush(&paths, false).map(drop));
+    }
     loop {
         if cfg.stop.load(Ordering::SeqCst) {
             return Ok(LoopEnd::Interrupted);
         }
+        if let Some(net) = &mut net {
+            warn_net("assignments", net.fetch(&paths).map(drop));
+        }
         let Some(c) = claim_next(&paths, &results, &claims, &mut warned)? else {
+            if let Some(net) = &mut net {
+                warn_net("results", net.flush(&paths, true).map(drop));
+            }
             match cfg.wait {
                 Some(every) => {
                     if !sleep_unless_stopped(every, &cfg.stop) {
@@ -194,7 +225,10 @@ pub fn run_loop(cfg: &WorkConfig) -> Result<LoopEnd> {
         };
         let a = &c.a;
         eprintln!("{}M{} {}: {} ({})", paths.tag, a.p, a.kind.worktype(), a.line, c.source.name());
-        match job::run_job(cfg, &paths, a, c.store.clone())? {
+        if let Ok(mut now) = current.lock() {
+            *now = a.aid.clone().map(|aid| (aid, a.p, a.kind));
+        }
+        match job::run_job(cfg, &paths, a, &c.source.worktodo, c.store.clone())? {
             JobEnd::Interrupted { iteration } => {
                 let g = lock_dir(&paths)?;
                 claims.release(&g, &c.source.name(), &a.line)?;
@@ -206,7 +240,7 @@ pub fn run_loop(cfg: &WorkConfig) -> Result<LoopEnd> {
                 );
                 return Ok(LoopEnd::Interrupted);
             }
-            JobEnd::Done { line, store, summary } => {
+            JobEnd::Done { line, store, summary, current } => {
                 {
                     let _g = lock_dir(&paths)?;
                     results.append(&line).with_context(|| format!("cannot append to {}", paths.results.display()))?;
@@ -215,7 +249,7 @@ pub fn run_loop(cfg: &WorkConfig) -> Result<LoopEnd> {
                 store.clear()?;
                 crash_if(cfg, CrashPoint::AfterState);
                 let g = lock_dir(&paths)?;
-                remove_claimed(&g, &claims, c)?;
+                remove_claimed(&g, &claims, c, &current)?;
                 drop(g);
                 println!("{line}");
                 eprintln!("{}{summary}", paths.tag);
@@ -223,7 +257,29 @@ pub fn run_loop(cfg: &WorkConfig) -> Result<LoopEnd> {
                     log.line(&format!("{}{summary}", paths.tag));
                 }
                 done += 1;
+                if let Some(net) = &mut net {
+                    warn_net("results", net.flush(&paths, false).map(drop));
+                }
             }
+        }
+    }
+}
+
+/// A PrimeNet step that failed: noted, the loop goes on (what was not sent stays queued).
+fn warn_net(what: &str, r: std::result::Result<(), primenet::http::NetError>) {
+    if let Err(e) = r {
+        eprintln!("primenet: {what}: {e}");
+    }
+}
+
+/// Stops a thread when dropped, and waits for it.
+struct StopOnDrop(Arc<AtomicBool>, Option<std::thread::JoinHandle<()>>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+        if let Some(t) = self.1.take() {
+            let _ = t.join();
         }
     }
 }
@@ -233,13 +289,19 @@ fn lock_dir(paths: &Paths) -> Result<DirLock> {
 }
 
 /// Remove a claimed line whose result is written: its lock file, its claim record, then the line
-/// (a kill in between leaves the line, which the next scan finds done and removes).
-fn remove_claimed(g: &DirLock, claims: &Claims, c: Claimed) -> Result<()> {
+/// as it stands now (`current`, read again: AutoPrimeNet may have given it an id meanwhile; a kill
+/// in between leaves the line, which the next scan finds done and removes).
+fn remove_claimed(g: &DirLock, claims: &Claims, c: Claimed, current: &worktodo::Assignment) -> Result<()> {
     let file = &c.source.worktodo;
     claim::release_finished(g, c.lock).context("cannot remove a finished test's lock")?;
     claims.release(g, &c.source.name(), &c.a.line).context("cannot update the claims record")?;
-    worktodo::remove_line(file, &c.a.line).with_context(|| format!("cannot update {}", file.display()))?;
-    Ok(())
+    let update = || -> std::io::Result<()> {
+        if let Some(now) = worktodo::find_current(file, current)? {
+            worktodo::remove_line(file, &now.line)?;
+        }
+        Ok(())
+    };
+    update().with_context(|| format!("cannot update {}", file.display()))
 }
 
 /// Under the directory lock: claim the first line of the worker's own file, else of the shared
@@ -253,7 +315,7 @@ fn claim_next(
     warned: &mut HashSet<String>,
 ) -> Result<Option<Claimed>> {
     let g = lock_dir(paths)?;
-    let done = results.keys().with_context(|| format!("cannot read {}", paths.results.display()))?;
+    let done = results.done().with_context(|| format!("cannot read {}", paths.results.display()))?;
     for source in paths.sources() {
         let lines = worktodo::read_lines(&source.worktodo)
             .with_context(|| format!("cannot read {}", source.worktodo.display()))?;
@@ -269,11 +331,14 @@ fn claim_next(
                 }
                 Line::Work(a) => a,
             };
+            if let Some(note) = a.note.as_ref().filter(|_| warned.insert(raw.clone())) {
+                eprintln!("note: {name}: '{raw}': {note}");
+            }
             let at = StateStore::at(&source.state, a.p, a.kind);
             let Some(lock) = claim::try_claim(&at)? else { continue };
             let store = StateStore::open(&source.state, a.p, a.kind)?;
             let c = Claimed { a, source: source.clone(), store, lock };
-            if done.contains(&ResultKey::of_assignment(&c.a)) {
+            if done.iter().any(|d| d.is_for(&c.a)) {
                 eprintln!(
                     "{}M{} {}: its result is already in {RESULTS}; removing the line '{}'",
                     paths.tag,
@@ -282,7 +347,8 @@ fn claim_next(
                     c.a.line
                 );
                 c.store.clear()?;
-                remove_claimed(&g, claims, c)?;
+                let current = c.a.clone();
+                remove_claimed(&g, claims, c, &current)?;
                 continue;
             }
             claims.record(&g, &name, &c.a.line, &paths.worker()).context("cannot update the claims record")?;

@@ -2,7 +2,9 @@
 //! program can run, or a one-line reason why a line is left alone.
 //!
 //! Accepted (keywords case-insensitive, fields comma-separated, `aid` a 32-hex-digit PrimeNet
-//! assignment id, `N/A`, or absent):
+//! assignment id, `N/A`, `0` (AutoPrimeNet's "none"), or absent; an optional `B1=…[,B2=…];` or
+//! `B2=…;` prefix, AutoPrimeNet's P-1 bounds, is accepted and ignored with a note: this program
+//! does no P-1):
 //! - `Test=[aid,]p[,how_far_factored,has_been_pminus1ed]`, `DoubleCheck=` the same: an LL test;
 //! - `PRP=[aid,]k,b,n,c[,how_far_factored,tests_saved[,base,residue_type]][,"factors"]`, `PRPDC=`
 //!   the same: a PRP test, for k = 1, b = 2, c = −1 (a Mersenne number), base 3 and residue type 1
@@ -23,9 +25,10 @@ pub fn read_lines(path: &Path) -> std::io::Result<Vec<String>> {
 }
 
 /// Remove the first line equal to `line` from the file at `path`, durably (the file is read again
-/// and replaced atomically, so lines added meanwhile by another program stay). Returns whether
-/// such a line was there.
+/// and replaced atomically, so lines added meanwhile by another program stay), under
+/// AutoPrimeNet's lock of the file ([`super::apn_lock`]). Returns whether such a line was there.
 pub fn remove_line(path: &Path, line: &str) -> std::io::Result<bool> {
+    let _apn = super::apn_lock::ApnLock::take(path)?;
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
@@ -55,6 +58,32 @@ pub struct Assignment {
     pub aid: Option<String>,
     /// The line as it stands in the file (without its line end).
     pub line: String,
+    /// The line without its assignment id and bounds prefix (keyword lower-case): what stays the
+    /// same when AutoPrimeNet gives an id-less line an id.
+    pub key: String,
+    /// Something about the line worth a one-time note (ignored P-1 bounds).
+    pub note: Option<String>,
+}
+
+impl Assignment {
+    /// Whether `other` (a line read again later) is this assignment: the same line, or the same
+    /// line given an assignment id since (AutoPrimeNet's `register_assignments`).
+    pub fn same_as(&self, other: &Assignment) -> bool {
+        self.line == other.line || (self.key == other.key && (self.aid.is_none() || self.aid == other.aid))
+    }
+}
+
+/// The line of the worktodo file at `path` that assignment `a` is now: the same line if it is
+/// still there, else the first that is `a` given an id meanwhile ([`Assignment::same_as`]).
+pub fn find_current(path: &Path, a: &Assignment) -> std::io::Result<Option<Assignment>> {
+    let work: Vec<Assignment> = read_lines(path)?
+        .iter()
+        .filter_map(|l| match parse_line(l) {
+            Line::Work(w) => Some(w),
+            _ => None,
+        })
+        .collect();
+    Ok(work.iter().find(|w| w.line == a.line).or_else(|| work.iter().find(|w| a.same_as(w))).cloned())
 }
 
 /// What a worktodo line is.
@@ -76,13 +105,38 @@ pub fn parse_line(raw: &str) -> Line {
     if line.starts_with('[') && line.ends_with(']') {
         return Line::Ignored;
     }
+    let (bounds, line) = match line.split_once(';') {
+        Some((b, rest)) if is_bounds(b) => (Some(b.trim()), rest.trim()),
+        _ => (None, line),
+    };
     match parse_work(line) {
-        Ok((kind, p, aid)) => Line::Work(Assignment { kind, p, aid, line: raw.trim_end_matches(['\r', '\n']).into() }),
+        Ok((kind, p, aid, key)) => Line::Work(Assignment {
+            kind,
+            p,
+            aid,
+            line: raw.trim_end_matches(['\r', '\n']).into(),
+            key,
+            note: bounds.map(|b| format!("P-1 bounds '{b}' ignored: this program does no P-1, only the test")),
+        }),
         Err(why) => Line::Unusable(why),
     }
 }
 
-fn parse_work(line: &str) -> Result<(TestKind, u32, Option<String>), String> {
+/// AutoPrimeNet's P-1 bounds prefix: `B1=n`, `B1=n,B2=m` or `B2=m`.
+fn is_bounds(prefix: &str) -> bool {
+    let bound = |s: &str, name: &str| {
+        s.trim().strip_prefix(name).is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    };
+    match prefix.split_once(',') {
+        Some((b1, b2)) => bound(b1, "B1=") && bound(b2, "B2="),
+        None => bound(prefix, "B1=") || bound(prefix, "B2="),
+    }
+}
+
+/// (kind, exponent, assignment id, the line's key: see [`Assignment::key`]).
+type Parsed = (TestKind, u32, Option<String>, String);
+
+fn parse_work(line: &str) -> Result<Parsed, String> {
     let (key, rest) = line.split_once('=').ok_or("not a 'Worktype=...' line")?;
     let key = key.trim().to_ascii_lowercase();
     // A quoted list of known factors may follow the numbers (PRP cofactor tests).
@@ -92,7 +146,8 @@ fn parse_work(line: &str) -> Result<(TestKind, u32, Option<String>), String> {
     };
     let mut fields: Vec<&str> = numbers.split(',').map(str::trim).collect();
     let aid = match fields.first() {
-        Some(f) if f.eq_ignore_ascii_case("N/A") => {
+        // "0" is AutoPrimeNet's "no id" (in its own regular expressions, beside N/A).
+        Some(f) if f.eq_ignore_ascii_case("N/A") || (*f == "0" && fields.len() > 1) => {
             fields.remove(0);
             None
         }
@@ -102,6 +157,10 @@ fn parse_work(line: &str) -> Result<(TestKind, u32, Option<String>), String> {
             Some(aid)
         }
         _ => None,
+    };
+    let line_key = match factors {
+        Some(f) => format!("{key}={},{f}", fields.join(",")),
+        None => format!("{key}={}", fields.join(",")),
     };
     match key.as_str() {
         "test" | "doublecheck" => {
@@ -115,7 +174,7 @@ fn parse_work(line: &str) -> Result<(TestKind, u32, Option<String>), String> {
                 ));
             }
             integer::<u32>(fields[1..].iter().copied(), "how_far_factored / has_been_pminus1ed")?;
-            Ok((TestKind::Ll, exponent(fields[0])?, aid))
+            Ok((TestKind::Ll, exponent(fields[0])?, aid, line_key))
         }
         "prp" | "prpdc" => {
             if ![4, 6, 8].contains(&fields.len()) {
@@ -150,7 +209,7 @@ fn parse_work(line: &str) -> Result<(TestKind, u32, Option<String>), String> {
             if factors.is_some() {
                 return Err("PRP of a cofactor (known factors) is not supported".into());
             }
-            Ok((TestKind::Prp, exponent(fields[2])?, aid))
+            Ok((TestKind::Prp, exponent(fields[2])?, aid, line_key))
         }
         _ => Err(format!("work type '{}' is not supported (only Test, DoubleCheck, PRP, PRPDC)", key)),
     }
@@ -205,6 +264,56 @@ mod tests {
         }
     }
 
+    fn assignment(line: &str) -> Assignment {
+        match parse_line(line) {
+            Line::Work(a) => a,
+            other => panic!("{line}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn autoprimenet_forms_aid_zero_and_bounds_prefixes() {
+        let upper = Some(AID.to_ascii_uppercase());
+        assert_eq!(work("PRP=0,1,2,4423,-1,75,0"), (TestKind::Prp, 4423, None));
+        assert_eq!(work("Test=0,4253"), (TestKind::Ll, 4253, None));
+        assert_eq!(work("DoubleCheck=0,4253,70,1"), (TestKind::Ll, 4253, None));
+        for prefix in ["B1=10,B2=100;", "B1=50000;", "B2=100;", " B1=10 , B2=100 ; "] {
+            let a = assignment(&format!("{prefix}PRP={AID},1,2,4423,-1,75,0"));
+            assert_eq!((a.kind, a.p, &a.aid), (TestKind::Prp, 4423, &upper), "{prefix}");
+            assert!(a.note.as_deref().is_some_and(|n| n.contains("ignored")), "{prefix}");
+        }
+        assert!(assignment("PRP=N/A,1,2,4423,-1,75,0").note.is_none());
+        for bad in ["B1=;PRP=1,2,4423,-1", "B3=10;PRP=1,2,4423,-1", "B1=x;Test=4423", "B1=10,B1=10;Test=4423"] {
+            assert!(matches!(parse_line(bad), Line::Unusable(_)), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_line_given_an_id_is_the_same_assignment_and_a_double_check_is_not() {
+        let plain = assignment("PRP=1,2,86243,-1,75,0");
+        let na = assignment("PRP=N/A,1,2,86243,-1,75,0");
+        let zero = assignment("PRP=0,1,2,86243,-1,75,0");
+        let with_id = assignment(&format!("PRP={AID},1,2,86243,-1,75,0"));
+        let bounds = assignment(&format!("B1=10,B2=100;PRP={AID},1,2,86243,-1,75,0"));
+        for a in [&plain, &na, &zero] {
+            assert!(a.same_as(&with_id) && a.same_as(&bounds), "{}", a.line);
+            assert!(!with_id.same_as(a), "an id never goes away: {}", a.line);
+        }
+        assert!(with_id.same_as(&bounds));
+        let other_id = assignment("PRP=FEDCBA9876543210FEDCBA9876543210,1,2,86243,-1,75,0");
+        assert!(!with_id.same_as(&other_id));
+        assert!(!plain.same_as(&assignment("PRPDC=1,2,86243,-1,75,0")));
+        assert!(!plain.same_as(&assignment("PRP=1,2,86243,-1,76,0")));
+        assert!(!assignment("Test=3217").same_as(&assignment("DoubleCheck=3217")));
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("worktodo.txt");
+        std::fs::write(&path, format!("Test=4423\nB1=10;PRP={AID},1,2,86243,-1,75,0\n")).unwrap();
+        assert_eq!(find_current(&path, &plain).unwrap().unwrap().line, format!("B1=10;PRP={AID},1,2,86243,-1,75,0"));
+        assert!(find_current(&path, &other_id).unwrap().is_none());
+        assert_eq!(find_current(&path, &assignment("Test=4423")).unwrap().unwrap().line, "Test=4423");
+    }
+
     #[test]
     fn not_work() {
         for line in ["", "   ", "# a comment", "; prime95 comment", "// note", "[Worker #1]"] {
@@ -234,6 +343,7 @@ mod tests {
             ("9689", "not a 'Worktype=...' line"),
             ("garbage", "not a 'Worktype=...' line"),
             ("Test=0123456789ABCDEF0123456789ABCDEX,9689,75,1", "got 4 fields"),
+            ("Test=0", "exponent"),
         ] {
             let why = unusable(line);
             assert!(why.contains(needle), "{line}: {why}");
