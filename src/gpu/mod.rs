@@ -2,16 +2,16 @@
 //! (CUDA driver API through cudarc, kernels compiled at start-up by NVRTC). The only module of
 //! the crate with `unsafe` and raw CUDA handles.
 //!
-//! - [`module`]: library checks, context, NVRTC build and disk cache of the kernels;
-//! - [`pipeline`]: the plan on the device and the launch sequence of one iteration;
-//! - [`pipeline_m61m31`]: the same for the second arithmetic, GF(M61²) × GF(M31²);
-//! - [`small`]: at small lengths, one block and one launch for a whole batch of iterations;
-//! - [`engine`]: [`GpuEngine`], the [`crate::engine::Engine`] implementation;
-//! - [`selftest`]: `check`, kernel-by-kernel comparison with the CPU twin, for `gpu-selftest`;
+//! - `module`: library checks, context, NVRTC build and disk cache of the kernels;
+//! - `pipeline`: the plan on the device and the launch sequence of one iteration;
+//! - `pipeline_m61m31`: the same for the second arithmetic, GF(M61²) × GF(M31²);
+//! - `small`: at small lengths, one block and one launch for a whole batch of iterations;
+//! - `engine`: [`GpuEngine`], the [`crate::engine::Engine`] implementation;
+//! - `selftest`: `check`, kernel-by-kernel comparison with the CPU twin, for `gpu-selftest`;
 //!   and `rate`: the field operations' throughput and the floor it sets, for `gpu-selftest`
 //!   (with `floor_m61m31`, the floor model of the GF(M61²) × GF(M31²) arithmetic);
-//! - [`tune`]: the fastest pass shape per length on this GPU (`prove --tune`), cached;
-//! - [`warm`]: [`WarmUp`], the GPUs opened on a thread ahead of need (a replay's host work).
+//! - `tune`: the fastest pass shape per length on this GPU (`prove --tune`), cached;
+//! - `warm`: [`WarmUp`], the GPUs opened on a thread ahead of need (a replay's host work).
 
 mod engine;
 mod module;

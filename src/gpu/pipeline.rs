@@ -3,8 +3,8 @@
 //! column passes over the outer stages (pending carries and weights fused into the first), the
 //! row pass over contiguous chunks (inner forward stages, pointwise square or multiply, inner
 //! inverse stages), inverse column passes (unweighting and the carry walk fused into the last).
-//! The kernels are kernels/ntt_block.cu's: ntt_col_r<R> for the column passes, ntt_sq_r<R> for
-//! a squaring's row pass, ntt_r<R> for the row pass of other ops; each reads its pass's twiddle
+//! The kernels are kernels/ntt_block.cu's: `ntt_col_r<R>` for the column passes, `ntt_sq_r<R>` for
+//! a squaring's row pass, `ntt_r<R>` for the row pass of other ops; each reads its pass's twiddle
 //! table (src/transform/line.rs). A residue on the device is its
 //! digits plus one pending carry per segment (kernels/carry.cu). Kernels go out with
 //! programmatic dependent launch where the GPU has it (sm_90), so each starts while the previous

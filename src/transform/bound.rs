@@ -5,7 +5,7 @@
 //!
 //! Digits are balanced: after a carry pass every digit satisfies |d| ≤ 2^(w−1) + slack, where w is
 //! the digit's width. A squaring's cyclic convolution output is
-//! c_m = Σ_{j+l ≡ m} d_j·d_l·2^ε(j,l) where, with u_j = e_j/n = ⌈pj/n⌉ − pj/n ∈ [0, 1)
+//! c_m = Σ_{j+l ≡ m} d_j·d_l·2^ε(j,l) where, with u_j = e_j/n = ⌈pj/n⌉ − pj/n ∈ \[0, 1)
 //! (e_j = `Plan::weight_exp`), ε = u_j + u_l − u_m ∈ {0, 1} (the weights give
 //! a_j·a_l/a_m = 2^ε: the digit products' bits that fall one above digit m's start; e.g.
 //! c_0 = d_0² + 2·Σ_{j>0} d_j·d_{n−j}). Digit j is wide (w_max bits) iff e_j < f = p mod n. So
@@ -13,7 +13,7 @@
 //! digit), and 2·m_w² only if two wide digits can have ε = 1: e_j + e_l ≥ n with e_j, e_l ≤ f − 1,
 //! i.e. 2(f − 1) ≥ n; m_w = 2^(w_max−1) + slack, m_n = 2^(w_min−1) + slack; with f = 0 all
 //! digits are alike and ε = 0. So |c_m| ≤ n·T, T the largest admissible term
-//! ([`largest_term`]), and the plan is accepted only if n·T ≤ L: for Goldilocks L = (P−1)/2, so
+//! (`largest_term`), and the plan is accepted only if n·T ≤ L: for Goldilocks L = (P−1)/2, so
 //! the field element (centered in (−P/2, P/2]) *is* the integer c_m; for M61·M31
 //! L = (M61·M31 − 1)/2, so the Garner recombination ([`super::crt`]) of c mod M61 and c mod M31,
 //! centered, *is* c_m. A product of two carried digit vectors (acc_mul) obeys the same bound.

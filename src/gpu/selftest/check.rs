@@ -104,7 +104,7 @@ impl KernelChecker {
     }
 
     /// The second arithmetic's device operations (field_ops_m61m31 in kernels/field_check.cu)
-    /// against their definitions ([`super::mersenne`]), word for word, on every pair of edge inputs
+    /// against their definitions (`selftest::mersenne`), word for word, on every pair of edge inputs
     /// and `random` random pairs of partial M61 values drawn from `seed`.
     pub fn check_m61m31(&self, seed: u64, random: usize) -> Result<KernelVerdict, EngineError> {
         let edges = mersenne::edge_inputs();
