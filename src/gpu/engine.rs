@@ -1,5 +1,5 @@
 //! [`GpuEngine`]: the [`Engine`] on an NVIDIA GPU. The state, the accumulator (each as digits
-//! plus pending carries, see kernels/carry.cu) and the shift count live in device memory; the
+//! plus pending carries, see kernels/goldilocks/carry.cuh) and the shift count live in device memory; the
 //! host applies the pending carries (the CPU twin's carry_fixup) when it reads a residue, tracks
 //! the shift too and checks that both agree on every read. Iterations are launched as replays
 //! of CUDA graphs of 2^k iterations, or at small lengths as one launch of the one-block kernel

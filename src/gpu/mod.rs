@@ -2,7 +2,8 @@
 //! (CUDA driver API through cudarc, kernels compiled at start-up by NVRTC). The only module of
 //! the crate with `unsafe` and raw CUDA handles.
 //!
-//! - `module`: library checks, context, NVRTC build and disk cache of the kernels;
+//! - `driver`: the CUDA libraries' presence and versions, the GPU count;
+//! - `module`: context, NVRTC build (kernels/manifest.txt's units) and disk cache of the kernels;
 //! - `pipeline`: the plan on the device and the launch sequence of one iteration;
 //! - `pipeline_m61m31`: the same for the second arithmetic, GF(M61²) × GF(M31²);
 //! - `small`: at small lengths, one block and one launch for a whole batch of iterations;
@@ -13,6 +14,7 @@
 //! - `tune`: the fastest pass shape per length on this GPU (`prove --tune`), cached;
 //! - `warm`: [`WarmUp`], the GPUs opened on a thread ahead of need (a replay's host work).
 
+mod driver;
 mod engine;
 mod module;
 mod pipeline;
@@ -32,7 +34,7 @@ pub use warm::WarmUp;
 use crate::engine::EngineError;
 use crate::exponent::TestKind;
 
-pub use module::device_count;
+pub use driver::device_count;
 
 /// A description of the usable GPU, or why there is none (`--engine auto` falls back on error).
 pub fn probe() -> Result<String, EngineError> {

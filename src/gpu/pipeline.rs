@@ -3,10 +3,10 @@
 //! column passes over the outer stages (pending carries and weights fused into the first), the
 //! row pass over contiguous chunks (inner forward stages, pointwise square or multiply, inner
 //! inverse stages), inverse column passes (unweighting and the carry walk fused into the last).
-//! The kernels are kernels/ntt_block.cu's: `ntt_col_r<R>` for the column passes, `ntt_sq_r<R>` for
+//! The kernels are kernels/goldilocks/ntt_block.cuh's: `ntt_col_r<R>` for the column passes, `ntt_sq_r<R>` for
 //! a squaring's row pass, `ntt_r<R>` for the row pass of other ops; each reads its pass's twiddle
 //! table (src/transform/line.rs). A residue on the device is its
-//! digits plus one pending carry per segment (kernels/carry.cu). Kernels go out with
+//! digits plus one pending carry per segment (kernels/goldilocks/carry.cuh). Kernels go out with
 //! programmatic dependent launch where the GPU has it (sm_90), so each starts while the previous
 //! one drains. Nothing is copied to the host.
 
@@ -17,7 +17,7 @@ use crate::transform::plan::{ColumnPass, Plan, BLOCK_WORDS_LOG2, SHARED_BLOCKS_L
 use cudarc::driver::{sys, CudaFunction, CudaGraph, CudaSlice, DevicePtr, DeviceRepr};
 use std::ffi::c_void;
 
-/// The plan as the kernels see it; field for field the `Layout` of kernels/goldilocks.cuh.
+/// The plan as the kernels see it; field for field the `Layout` of kernels/goldilocks/field.cuh.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Layout {
@@ -34,7 +34,7 @@ pub(crate) struct Layout {
 // SAFETY: plain-old-data with the C layout the kernels declare.
 unsafe impl DeviceRepr for Layout {}
 
-/// What an ntt_r<R> launch does (the OP_* of kernels/ntt_block.cu).
+/// What an ntt_r<R> launch does (the OP_* of kernels/goldilocks/ntt_block.cuh).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Op {
     Forward = 0,
@@ -43,7 +43,7 @@ pub(crate) enum Op {
     Multiply = 3,
 }
 
-/// Flags of an ntt_r<R> launch (the FLAG_* of kernels/ntt_block.cu).
+/// Flags of an ntt_r<R> launch (the FLAG_* of kernels/goldilocks/ntt_block.cuh).
 pub(crate) const WEIGH: u32 = 1;
 pub(crate) const UNWEIGH: u32 = 2;
 pub(crate) const ADVANCE: u32 = 4;
@@ -64,14 +64,14 @@ fn late_trigger(log2: u32) -> bool {
 
 /// Whether a pass at length 2^log2 takes its lines' column twiddles by gl_shl (POW2): column
 /// passes of up to MAX_POW2_LOG2 stages whose warps lie in one column of their lines (c_log >= 5,
-/// kernels/ntt_block.cu), from POW2_MIN_LOG2 on.
+/// kernels/goldilocks/ntt_block.cuh), from POW2_MIN_LOG2 on.
 fn pow2_columns(log2: u32, stages: u32, s_log: u32, c_log: u32) -> bool {
     s_log > 0 && stages <= MAX_POW2_LOG2 && c_log >= 5 && log2 >= POW2_MIN_LOG2
 }
 
 /// log2 of the power-of-2 DFTs on a squaring's lines in one direction, each over all n values: a
 /// pass of R stages runs one of 2^R1 and one of 2^R2 values per line (R1 = ⌈R/2⌉, R2 = ⌊R/2⌋;
-/// kernels/ntt_block.cu).
+/// kernels/goldilocks/ntt_block.cuh).
 pub(crate) fn line_dfts(plan: &Plan) -> Vec<u32> {
     let passes = plan.column_passes().into_iter().map(|c| c.stages).chain([plan.shared_log2()]);
     passes.flat_map(|r| [r.div_ceil(2), r / 2]).filter(|&q| q > 0).collect()
@@ -254,7 +254,7 @@ impl Pipeline {
         let (layout, tables) = upload_plan(dev, &plan)?;
         let mut pass_tables = Vec::new();
         // A pass's table: its lines' twiddles (a line of 2^r values as 2^(r/2) columns of
-        // 2^⌈r/2⌉), then, for a column pass (s_log > 0), the pass's own (kernels/ntt_block.cu).
+        // 2^⌈r/2⌉), then, for a column pass (s_log > 0), the pass's own (kernels/goldilocks/ntt_block.cuh).
         let mut table = |s_log: u32, r: u32| -> Result<u64, EngineError> {
             let mut t = twiddle_table(&plan, r / 2, r.div_ceil(2));
             if s_log > 0 {
@@ -377,7 +377,7 @@ impl Pipeline {
             &(op as u32),
             &flags,
         ];
-        // SAFETY: the pass kernels' parameters (kernels/ntt_block.cu) in this order; x, other and
+        // SAFETY: the pass kernels' parameters (kernels/goldilocks/ntt_block.cuh) in this order; x, other and
         // the carries are residues of this plan, the table is the pass's own.
         unsafe { Self::launch(dev, f, pass.shape(self.n()), &args) }
     }
@@ -541,7 +541,7 @@ mod tests {
     use super::*;
 
     /// The products per value and the line DFTs of two plans, counted by hand from
-    /// kernels/ntt_block.cu: at 2^20 with 8 stages per line, column passes of 6 and 6 stages
+    /// kernels/goldilocks/ntt_block.cuh: at 2^20 with 8 stages per line, column passes of 6 and 6 stages
     /// (both POW2: only their pass twiddles) and a row pass of 8 (R1 = 4: 15 of 16 values take a
     /// column twiddle); at 2^18 (below POW2_MIN_LOG2) column passes of 6 and 6 that multiply
     /// their column twiddles too (7 of 8) and a row pass of 6.

@@ -1,6 +1,6 @@
 //! The M61·M31 arithmetic on the device ([`MmPipeline`]): its tables (src/transform/m61m31.rs
 //! `Tables`, uploaded, not recomputed), its work vectors and the launch sequence of one squaring
-//! or multiplication with kernels/m61m31.cu, the second arithmetic of the same engine as
+//! or multiplication with kernels/m61m31/pipeline.cuh, the second arithmetic of the same engine as
 //! [`super::pipeline::Pipeline`] (same device, module, launches, graphs and residue buffers; a
 //! residue is its digits plus one pending carry per segment, here an i128 of two words).
 //!
@@ -31,12 +31,12 @@ const BLOCK_LOG2: u32 = 10;
 /// each) (bench/notes/gpu.md, 2026-11-26).
 const CORE_LOG2: u32 = 9;
 /// Threads per block of the element-wise kernels, and of the carry kernel (MM_CARRY_THREADS in
-/// kernels/m61m31.cu).
+/// kernels/m61m31/pipeline.cuh).
 const THREADS: u64 = 256;
 /// The most shared memory the carry kernel may take per block (the default limit).
 const CARRY_SHARED_MAX: u32 = 48 << 10;
 
-/// One field's tables and constants as the kernels see them (MmTab in kernels/m61m31.cu).
+/// One field's tables and constants as the kernels see them (MmTab in kernels/m61m31/pipeline.cuh).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct MmTab {
@@ -51,7 +51,7 @@ pub(crate) struct MmTab {
     pad: u32,
 }
 
-/// The plan as the kernels see it (MmLayout in kernels/m61m31.cu, field for field).
+/// The plan as the kernels see it (MmLayout in kernels/m61m31/pipeline.cuh, field for field).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct MmLayout {
@@ -145,7 +145,7 @@ fn carry_block_digits(plan: &Plan) -> usize {
     }
 }
 
-/// i128 pending carries as the device stores them (kernels/m61m31.cu): two words each, low first.
+/// i128 pending carries as the device stores them (kernels/m61m31/pipeline.cuh): two words each, low first.
 pub(crate) fn carries_to_words(c: &[i128]) -> Vec<i64> {
     c.iter().flat_map(|&v| [v as i64, (v >> 64) as i64]).collect()
 }
@@ -281,7 +281,7 @@ impl MmPipeline {
     }
 
     /// # Safety
-    /// `args` must match the kernel's parameters (kernels/m61m31.cu), every address among them a
+    /// `args` must match the kernel's parameters (kernels/m61m31/pipeline.cuh), every address among them a
     /// live buffer of this device sized for this plan.
     unsafe fn go(
         dev: &Device,
@@ -372,7 +372,7 @@ impl MmPipeline {
     /// As [`MmPipeline::weigh`].
     pub unsafe fn pair(&self, dev: &Device, z: Zs, y: Zs) -> Launched {
         let args: [&dyn Arg; 5] = [&z.z61, &z.z31, &y.z61, &y.z31, &self.layout];
-        // Threads: half of N at 2^k (every thread a pair), N at 3·2^k (kernels/m61m31.cu).
+        // Threads: half of N at 2^k (every thread a pair), N at 3·2^k (kernels/m61m31/pipeline.cuh).
         let threads = if self.layout.odd == 1 { self.big_n().div_ceil(2) } else { self.big_n() };
         // SAFETY: mm_pair's parameters in order; the addresses are the caller's.
         unsafe { Self::go(dev, &dev.kernels.mm.pair, elementwise(threads), true, &args) }
@@ -560,7 +560,7 @@ mod tests {
     use crate::transform::bound::largest_exponent;
     use crate::transform::plan::Length;
 
-    /// Two words a carry, low word first, as kernels/m61m31.cu reads and writes them.
+    /// Two words a carry, low word first, as kernels/m61m31/pipeline.cuh reads and writes them.
     #[test]
     fn carries_are_two_words_low_first() {
         let c = [0i128, -1, 1 << 64, -(1 << 64) - 5, i128::from(i64::MIN) * 3, (1i128 << 100) + 7];

@@ -49,7 +49,7 @@ fn largest_term(p: u32, n: usize, (w_min, w_max): (u32, u32), slack: u64) -> u12
 /// Check the bound for widths in [w_min, w_max] at length n and derive the carry parameters.
 pub(super) fn carry_bounds(arith: Arith, p: u32, n: usize, w_min: u32, w_max: u32) -> Result<CarryBounds, String> {
     let (limit, max_bits) = match arith {
-        // At most 31 bits: the GPU takes a balanced digit from the low word (kernels/carry.cu).
+        // At most 31 bits: the GPU takes a balanced digit from the low word (kernels/goldilocks/carry.cuh).
         Arith::Goldilocks => (((crate::transform::goldilocks::P - 1) / 2) as u128, 31),
         // Digits are i64 (balanced by i64 shifts up to 62 bits); the bound keeps them below 47.
         Arith::M61M31 => (crate::transform::crt::MAX_ABS, 62),

@@ -30,7 +30,7 @@
 //!
 //! # Small lengths
 //! For n ≤ 2^SMALL_MAX_LOG2 there are no global passes: one GPU thread block holds all n values
-//! in shared memory and runs whole iterations in one launch (kernels/small.cu): weigh, every
+//! in shared memory and runs whole iterations in one launch (kernels/goldilocks/small.cuh): weigh, every
 //! forward stage, square, every inverse stage, unweigh, then both carry passes, the walk and the
 //! fix-up, each by one thread per segment with a barrier between. The segments are the same as
 //! above, so the CPU twin (src/transform/twin.rs) gives the same digits bit for bit.
@@ -298,7 +298,7 @@ impl Plan {
     /// smallest power of two above the fix-up depth, at least 2^SMALL_SEG_MIN_LOG2 and
     /// n/2^SMALL_SEGMENTS_LOG2), or refuse the plan when the fix-up would not fit in one segment.
     /// M61·M31 takes the smallest power of two above the fix-up depth, at least
-    /// 2^MM_SEG_MIN_LOG2 (the GPU walks each segment in one thread, kernels/m61m31.cu), or one
+    /// 2^MM_SEG_MIN_LOG2 (the GPU walks each segment in one thread, kernels/m61m31/pipeline.cuh), or one
     /// segment where that does not divide n.
     fn with_segments(mut self) -> Result<Plan, PlanError> {
         let small = (self.fixup_depth + 1).next_power_of_two().max(1 << SMALL_SEG_MIN_LOG2);
@@ -415,7 +415,7 @@ impl Plan {
         (self.start(j + 1) - self.start(j)) as u32
     }
     /// Widths of digits j, j + 1, … (cyclically past n − 1) without a product per digit, as the
-    /// GPU's carry passes take them (kernels/carry.cu Widths): with p = q·n + f and
+    /// GPU's carry passes take them (kernels/goldilocks/carry.cuh Widths): with p = q·n + f and
     /// e = weight_exp, digit j is q + 1 bits wide iff e_j < f, and e_{j+1} = e_j − f mod n.
     pub fn widths_from(&self, j: usize) -> impl Iterator<Item = u32> {
         let (n, p) = (self.n(), self.p as usize);

@@ -71,7 +71,7 @@ impl KernelChecker {
         Ok((self.get(&io.x)?, c, s[0]))
     }
 
-    /// The kernels' field operations (kernels/field_check.cu) against the CPU field, word for
+    /// The kernels' field operations (kernels/goldilocks/field_check.cuh) against the CPU field, word for
     /// word, on every pair of edge words and `random` random pairs drawn from `seed`.
     pub fn check_field(&self, seed: u64, random: usize) -> Result<KernelVerdict, EngineError> {
         let edges = edge_words();
@@ -87,7 +87,7 @@ impl KernelChecker {
         let (pa, pb, po) = (addr(&self.dev, &da), addr(&self.dev, &db), addr(&self.dev, &out));
         let shape = Shape { blocks: n.div_ceil(256), threads: 256, shared_bytes: 0 };
         // SAFETY: field_ops(const u64* a, const u64* b, u64* out, u32 n) with a, b of n words and
-        // out of 4n (kernels/field_check.cu).
+        // out of 4n (kernels/goldilocks/field_check.cuh).
         unsafe { Pipeline::launch(&self.dev, &self.dev.kernels.field_ops, shape, &[&pa, &pb, &po, &n]) }?;
         let got = self.get(&out)?;
         let want: Vec<u64> = a
@@ -103,7 +103,7 @@ impl KernelChecker {
         Ok(KernelVerdict { kernel: format!("field operations ({n} pairs)"), ok: got == want })
     }
 
-    /// The second arithmetic's device operations (field_ops_m61m31 in kernels/field_check.cu)
+    /// The second arithmetic's device operations (field_ops_m61m31 in kernels/m61m31/field_check.cuh)
     /// against their definitions (`selftest::mersenne`), word for word, on every pair of edge inputs
     /// and `random` random pairs of partial M61 values drawn from `seed`.
     pub fn check_m61m31(&self, seed: u64, random: usize) -> Result<KernelVerdict, EngineError> {
@@ -121,7 +121,7 @@ impl KernelChecker {
         let (pa, pb, po) = (addr(&self.dev, &da), addr(&self.dev, &db), addr(&self.dev, &out));
         let shape = Shape { blocks: n.div_ceil(256), threads: 256, shared_bytes: 0 };
         // SAFETY: field_ops_m61m31(const u64* a, const u64* b, u64* out, u32 n) with a, b of n words
-        // and out of MERSENNE_OUT·n (kernels/field_check.cu).
+        // and out of MERSENNE_OUT·n (kernels/goldilocks/field_check.cuh).
         unsafe { Pipeline::launch(&self.dev, &self.dev.kernels.field_ops_m61m31, shape, &[&pa, &pb, &po, &n]) }?;
         let ok = self.get(&out)? == mersenne::expected(&a, &b);
         Ok(KernelVerdict { kernel: format!("field operations of M61, M31, GF(p^2) and the CRT ({n} inputs)"), ok })
@@ -141,7 +141,7 @@ impl KernelChecker {
         let plan = Plan::with_log2(p, log2)?;
         let mut rng = SeededRng::new(seed);
         if plan.is_small() {
-            return crate::gpu::small::check(&self.dev, &plan, &mut rng);
+            return super::small::check(&self.dev, &plan, &mut rng);
         }
         let pipe = Pipeline::new(&self.dev, plan.clone())?;
         let digits: Vec<i64> = (0..n)

@@ -1,4 +1,4 @@
-//! The M61·M31 kernels (kernels/m61m31.cu) against the CPU twin's stage functions
+//! The M61·M31 kernels (kernels/m61m31/pipeline.cuh) against the CPU twin's stage functions
 //! (src/transform/m61m31.rs, twin.rs carry_walk/carry_fixup), stage by stage on random input so
 //! that a failure names the stage; then a whole squaring and a product of digits with random
 //! pending carries against the twin, for `gpu-selftest m61m31`.

@@ -1,7 +1,7 @@
-//! The field operations' throughput with nothing else in the way (kernels/field_rate.cu: values
+//! The field operations' throughput with nothing else in the way (kernels/goldilocks/field_rate.cuh: values
 //! in registers, no memory traffic, the GPU full of threads), and from it the floor under one
 //! squaring's arithmetic on a plan: no kernel made of these operations does that squaring
-//! faster. Likewise for the second arithmetic's operations (kernels/field_rate_m61m31.cu), whose
+//! faster. Likewise for the second arithmetic's operations (kernels/m61m31/field_rate.cuh), whose
 //! floor model is floor_m61m31.rs, and the memory bandwidth. For `gpu-selftest field-rate`.
 
 use super::floor_m61m31::{self, FqRates, MersenneFloor, MersenneRates};
@@ -53,7 +53,7 @@ const COPIES: u32 = 10;
 
 /// Time the rate kernels (each once to warm up, then once with CUDA events).
 pub fn field_rate() -> Result<FieldRate, EngineError> {
-    // Operations per round and thread (kernels/field_rate.cu): q butterflies per value for
+    // Operations per round and thread (kernels/goldilocks/field_rate.cuh): q butterflies per value for
     // rate_lines<q> (32 values, 64 for q = MAX_POW2_LOG2), one product per value for rate_mul (32).
     let per_round = |q: u32| if q == MAX_POW2_LOG2 { 64 * q } else { 32 * q };
     let dev = Device::open()?;
@@ -68,11 +68,11 @@ pub fn field_rate() -> Result<FieldRate, EngineError> {
     let rate = |f: &CudaFunction, per_round: u32, seed: u64| -> Result<f64, EngineError> {
         let shape = || Shape { blocks, threads: THREADS, shared_bytes: 0 };
         // SAFETY: rate_*(u64* out, u32 rounds, u64 seed) with out of one word per thread
-        // (kernels/field_rate.cu).
+        // (kernels/goldilocks/field_rate.cuh).
         unsafe { Pipeline::launch(&dev, f, shape(), &[&out_addr, &ROUNDS, &seed]) }?;
         let timer = Timer::start(&dev)?;
         // SAFETY: rate_*(u64* out, u32 rounds, u64 seed) with out of one word per thread
-        // (kernels/field_rate.cu).
+        // (kernels/goldilocks/field_rate.cuh).
         unsafe { Pipeline::launch(&dev, f, shape(), &[&out_addr, &ROUNDS, &seed]) }?;
         let seconds = timer.ms()? * 1e-3;
         Ok(f64::from(blocks * THREADS) * f64::from(ROUNDS) * f64::from(per_round) / seconds)
@@ -84,7 +84,7 @@ pub fn field_rate() -> Result<FieldRate, EngineError> {
         .map(|q| rate(&f(&format!("rate_lines{q}"))?, per_round(q), seed ^ u64::from(q)))
         .collect::<Result<_, _>>()?;
     let products = rate(&f("rate_mul")?, 32, seed)?;
-    // Operations per round and thread of each kernel (kernels/field_rate_m61m31.cu).
+    // Operations per round and thread of each kernel (kernels/m61m31/field_rate.cuh).
     let fq = |field: &str| -> Result<FqRates, EngineError> {
         let r = |kernel: &str, per_round: u32| rate(&f(&format!("rate_{field}{kernel}"))?, per_round, seed);
         Ok(FqRates {

@@ -21,6 +21,8 @@
 // Every kernel but mm_weigh and mm_carry runs both fields at once: blockIdx.y = 0 is GF(M61^2),
 // 1 is GF(M31^2). Launched with programmatic dependent launch, each waits for the previous kernel
 // (griddepcontrol.wait) before touching memory.
+#pragma once
+#include "m61m31/fields.cuh"
 
 typedef __int128 i128;
 
