@@ -1,4 +1,4 @@
-// The NTT passes of lengths above the small ones (src/gpu/pipeline.rs launches them). A pass
+// The NTT passes of lengths above the small ones (src/gpu/goldilocks/passes.rs launches them). A pass
 // runs R stages on lines of 2^R values; a thread block takes C = 2^c_log lines.
 //
 // R = R1 + R2: a thread first holds the 2^R1 values k = g + h*2^R2 of its line, then, after one
@@ -27,7 +27,7 @@
 // previous one before touching memory, and lets the next one launch once every block is half
 // way (after its exchange), so at most one kernel waits ahead of the running one; the _late
 // kernels (LATE) let it launch only as their blocks exit, which is faster at 2^17-2^19
-// (src/gpu/pipeline.rs).
+// (src/gpu/goldilocks/passes.rs).
 #pragma once
 #include "goldilocks/carry.cuh"
 #include "goldilocks/ops.cuh"
@@ -274,7 +274,7 @@ __device__ __forceinline__ void ntt_block(u64* x, const u64* other, const u64* p
 // (bench/RESULTS.md). The column passes were split off the generic kernel likewise (2026-11-25).
 // Up to R = 8 (the most stages per line the tuner tries), ntt_sq_r<R> and ntt_col_r<R> come twice:
 // as named, and with the suffix _late (LATE: the next kernel launches as the blocks exit), which
-// src/gpu/pipeline.rs takes at 2^17-2^19.
+// src/gpu/goldilocks/passes.rs takes at 2^17-2^19.
 #define NTT_PASS_KERNELS(R, SUFFIX, LATE)                                                              \
     extern "C" __global__ void __launch_bounds__(256, 3) ntt_sq_r##R##SUFFIX(u64* x, const u64*, const u64* ptw, \
                                                                              i64* carries, u32* shift, Layout L, u32, \

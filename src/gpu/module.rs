@@ -136,7 +136,7 @@ pub(crate) struct Kernels {
     pub mm: MmKernels,
 }
 
-/// The M61·M31 kernels (kernels/m61m31/pipeline.cuh), launched by src/gpu/pipeline_m61m31.rs.
+/// The M61·M31 kernels (kernels/m61m31/pipeline.cuh), launched by src/gpu/m61m31/pipeline.rs.
 pub(crate) struct MmKernels {
     pub weigh: CudaFunction,
     pub radix3: CudaFunction,

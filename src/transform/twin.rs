@@ -204,7 +204,7 @@ mod tests {
     use crate::exponent::is_prime;
     use crate::residue::Residue;
     use crate::rng::SeededRng;
-    use crate::transform::bound::largest_exponent;
+    use crate::transform::length::largest_exponent;
     use crate::transform::plan::{Arith, Length};
     use quickcheck::{quickcheck, TestResult};
     use rug::integer::Order;
@@ -256,7 +256,7 @@ mod tests {
     /// The largest exponent with a small plan, computed once.
     fn largest_small() -> u32 {
         static P: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-        *P.get_or_init(crate::transform::plan::largest_small_exponent)
+        *P.get_or_init(crate::transform::length::largest_small_exponent)
     }
 
     /// `iters` iterations of the twin on `plan` from r at shift s, against rug.

@@ -5,8 +5,9 @@
 
 use super::mersenne;
 use crate::engine::EngineError;
+use crate::gpu::goldilocks::{Op, Passes};
+use crate::gpu::launch::{addr, launch, Res, Shape, ADVANCE, LL};
 use crate::gpu::module::{cuda_err, Device};
-use crate::gpu::pipeline::{addr, Op, Pipeline, Res, Shape, ADVANCE, LL};
 use crate::rng::SeededRng;
 use crate::transform::goldilocks::{edge_words, Gl, P};
 use crate::transform::plan::Plan;
@@ -88,7 +89,7 @@ impl KernelChecker {
         let shape = Shape { blocks: n.div_ceil(256), threads: 256, shared_bytes: 0 };
         // SAFETY: field_ops(const u64* a, const u64* b, u64* out, u32 n) with a, b of n words and
         // out of 4n (kernels/goldilocks/field_check.cuh).
-        unsafe { Pipeline::launch(&self.dev, &self.dev.kernels.field_ops, shape, &[&pa, &pb, &po, &n]) }?;
+        unsafe { launch(&self.dev, &self.dev.kernels.field_ops, shape, &[&pa, &pb, &po, &n]) }?;
         let got = self.get(&out)?;
         let want: Vec<u64> = a
             .iter()
@@ -122,7 +123,7 @@ impl KernelChecker {
         let shape = Shape { blocks: n.div_ceil(256), threads: 256, shared_bytes: 0 };
         // SAFETY: field_ops_m61m31(const u64* a, const u64* b, u64* out, u32 n) with a, b of n words
         // and out of MERSENNE_OUT·n (kernels/goldilocks/field_check.cuh).
-        unsafe { Pipeline::launch(&self.dev, &self.dev.kernels.field_ops_m61m31, shape, &[&pa, &pb, &po, &n]) }?;
+        unsafe { launch(&self.dev, &self.dev.kernels.field_ops_m61m31, shape, &[&pa, &pb, &po, &n]) }?;
         let ok = self.get(&out)? == mersenne::expected(&a, &b);
         Ok(KernelVerdict { kernel: format!("field operations of M61, M31, GF(p^2) and the CRT ({n} inputs)"), ok })
     }
@@ -143,7 +144,7 @@ impl KernelChecker {
         if plan.is_small() {
             return super::small::check(&self.dev, &plan, &mut rng);
         }
-        let pipe = Pipeline::new(&self.dev, plan.clone())?;
+        let pipe = Passes::new(&self.dev, plan.clone())?;
         let digits: Vec<i64> = (0..n)
             .map(|j| {
                 let w = plan.width(j);

@@ -5,9 +5,9 @@
 
 use super::check::KernelVerdict;
 use crate::engine::EngineError;
+use crate::gpu::launch::{addr, Res, ADVANCE, LL};
+use crate::gpu::m61m31::{carries_from_words, carries_to_words, MmPipeline, Zs};
 use crate::gpu::module::{cuda_err, Device};
-use crate::gpu::pipeline::{addr, Res, ADVANCE, LL};
-use crate::gpu::pipeline_m61m31::{carries_from_words, carries_to_words, MmPipeline, Zs};
 use crate::rng::SeededRng;
 use crate::transform::field::Field;
 use crate::transform::gfp2::{Gfp2, Mersenne};

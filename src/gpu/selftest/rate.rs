@@ -6,8 +6,9 @@
 
 use super::floor_m61m31::{self, FqRates, MersenneFloor, MersenneRates};
 use crate::engine::EngineError;
+use crate::gpu::goldilocks::{general_products_per_value, line_dfts};
+use crate::gpu::launch::{launch, Shape};
 use crate::gpu::module::{cuda_err, Device, Timer};
-use crate::gpu::pipeline::{general_products_per_value, line_dfts, Pipeline, Shape};
 use crate::transform::line::MAX_POW2_LOG2;
 use crate::transform::plan::Plan;
 use cudarc::driver::sys::CUdevice_attribute;
@@ -63,17 +64,17 @@ pub fn field_rate() -> Result<FieldRate, EngineError> {
     let blocks = sms * BLOCKS_PER_SM;
     // SAFETY: each kernel writes one word per thread, all of which the buffer holds.
     let out = unsafe { dev.stream.alloc::<u64>((blocks * THREADS) as usize) }.map_err(cuda_err("rate buffer"))?;
-    let out_addr = crate::gpu::pipeline::addr(&dev, &out);
+    let out_addr = crate::gpu::launch::addr(&dev, &out);
     // Operations per second of one kernel doing `per_round` per round and thread.
     let rate = |f: &CudaFunction, per_round: u32, seed: u64| -> Result<f64, EngineError> {
         let shape = || Shape { blocks, threads: THREADS, shared_bytes: 0 };
         // SAFETY: rate_*(u64* out, u32 rounds, u64 seed) with out of one word per thread
         // (kernels/goldilocks/field_rate.cuh).
-        unsafe { Pipeline::launch(&dev, f, shape(), &[&out_addr, &ROUNDS, &seed]) }?;
+        unsafe { launch(&dev, f, shape(), &[&out_addr, &ROUNDS, &seed]) }?;
         let timer = Timer::start(&dev)?;
         // SAFETY: rate_*(u64* out, u32 rounds, u64 seed) with out of one word per thread
         // (kernels/goldilocks/field_rate.cuh).
-        unsafe { Pipeline::launch(&dev, f, shape(), &[&out_addr, &ROUNDS, &seed]) }?;
+        unsafe { launch(&dev, f, shape(), &[&out_addr, &ROUNDS, &seed]) }?;
         let seconds = timer.ms()? * 1e-3;
         Ok(f64::from(blocks * THREADS) * f64::from(ROUNDS) * f64::from(per_round) / seconds)
     };
@@ -113,15 +114,15 @@ pub fn field_rate() -> Result<FieldRate, EngineError> {
 fn copy_bandwidth(dev: &Device, copy: &CudaFunction, sms: u32) -> Result<f64, EngineError> {
     let input = dev.stream.alloc_zeros::<u64>(COPY_WORDS).map_err(cuda_err("copy buffer"))?;
     let output = dev.stream.alloc_zeros::<u64>(COPY_WORDS).map_err(cuda_err("copy buffer"))?;
-    let (a, b) = (crate::gpu::pipeline::addr(dev, &input), crate::gpu::pipeline::addr(dev, &output));
+    let (a, b) = (crate::gpu::launch::addr(dev, &input), crate::gpu::launch::addr(dev, &output));
     let words = COPY_WORDS as u64;
     let shape = || Shape { blocks: sms * 8, threads: 256, shared_bytes: 0 };
     // SAFETY: rate_copy(const u64* in, u64* out, u64 n) with both buffers of n words.
-    unsafe { Pipeline::launch(dev, copy, shape(), &[&a, &b, &words]) }?;
+    unsafe { launch(dev, copy, shape(), &[&a, &b, &words]) }?;
     let timer = Timer::start(dev)?;
     for _ in 0..COPIES {
         // SAFETY: as above.
-        unsafe { Pipeline::launch(dev, copy, shape(), &[&a, &b, &words]) }?;
+        unsafe { launch(dev, copy, shape(), &[&a, &b, &words]) }?;
     }
     let seconds = timer.ms()? * 1e-3;
     Ok(f64::from(COPIES) * 2.0 * 8.0 * words as f64 / seconds)

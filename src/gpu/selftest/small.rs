@@ -1,11 +1,11 @@
-//! The one-block kernel (src/gpu/small.rs, kernels/goldilocks/small.cuh) against the CPU twin,
+//! The one-block kernel (src/gpu/goldilocks/small.rs, kernels/goldilocks/small.cuh) against the CPU twin,
 //! for `gpu-selftest check` at small lengths.
 
 use super::check::{as_words, signed_words, KernelVerdict};
 use crate::engine::EngineError;
+use crate::gpu::goldilocks::{SmallPipeline, MAX_STAGES};
+use crate::gpu::launch::{addr, Res};
 use crate::gpu::module::{cuda_err, Device};
-use crate::gpu::pipeline::{addr, Res};
-use crate::gpu::small::{SmallPipeline, MAX_STAGES};
 use crate::rng::SeededRng;
 use crate::transform::plan::Plan;
 use crate::transform::twin;

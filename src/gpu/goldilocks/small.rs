@@ -3,14 +3,17 @@
 //! the opt-in above 48 KiB), the launches (`count` squarings in one launch; the product acc·x),
 //! and its check against the CPU twin for `gpu-selftest kernels`.
 
-use super::module::{cuda_err, Device, Timer};
-use super::pipeline::{upload_plan, Layout, Op, Pipeline, Res, Shape, ADVANCE, LL};
 use crate::engine::EngineError;
+use crate::gpu::arith::Pipeline;
+use crate::gpu::goldilocks::{upload_plan, Layout, Op};
+use crate::gpu::graphs::Graphs;
+use crate::gpu::launch::{launch, Res, Shape, ADVANCE, LL};
+use crate::gpu::module::{cuda_err, Device, Timer};
 use crate::transform::plan::Plan;
 use cudarc::driver::{sys, CudaSlice};
 
 /// Most stages per round (the small_r1 .. small_r4 kernels).
-pub(crate) const MAX_STAGES: u32 = super::module::SMALL_MAX_STAGES;
+pub(crate) const MAX_STAGES: u32 = crate::gpu::module::SMALL_MAX_STAGES;
 /// The default shared memory of a block; more needs the opt-in attribute.
 const DEFAULT_SHARED_BYTES: u32 = 48 << 10;
 /// Iterations per launch at most (a launch of more would hold the GPU for seconds).
@@ -103,11 +106,11 @@ impl SmallPipeline {
     ) -> Result<(), EngineError> {
         let f = &dev.kernels.small[self.stages as usize - 1];
         let shape = Shape { blocks: 1, threads: self.threads, shared_bytes: self.shared_bytes };
-        let args: [&dyn super::pipeline::Arg; 10] =
+        let args: [&dyn crate::gpu::launch::Arg; 10] =
             [&x.x, &x.carries, &other.x, &other.carries, &tmp, &shift, &self.layout, &count, &(op as u32), &flags];
         // SAFETY: small_r<R>'s parameters (kernels/goldilocks/small.cuh) in this order; the residues, carries
         // and tmp are sized for this plan.
-        unsafe { Pipeline::launch(dev, f, shape, &args) }
+        unsafe { launch(dev, f, shape, &args) }
     }
 
     /// `count` squarings of x (one launch per MAX_LAUNCH_ITERS); each doubles the shift count
@@ -137,20 +140,50 @@ impl SmallPipeline {
         // SAFETY: the addresses are the caller's, under this function's contract.
         unsafe { self.launch(dev, acc, x, tmp, shift, 1, Op::Multiply, 0) }
     }
+}
+
+impl Pipeline for SmallPipeline {
+    fn plan(&self) -> &Plan {
+        &self.plan
+    }
+    fn carry_words(&self) -> usize {
+        self.segments()
+    }
+    fn apply_carries(&self, digits: &mut [i64], words: &[i64]) {
+        crate::transform::twin::carry_fixup(&self.plan, digits, words);
+    }
+    fn transform_name(&self) -> String {
+        format!("NTT n=2^{}", self.plan.log2())
+    }
+    /// One launch for the whole batch (no graph).
+    unsafe fn queue_squarings(
+        &self,
+        dev: &Device,
+        _graphs: &mut Graphs,
+        x: Res,
+        shift: u64,
+        ll: bool,
+        count: u64,
+    ) -> Result<(), EngineError> {
+        // SAFETY: the addresses are the caller's, under the trait's contract.
+        unsafe { self.square(dev, x, shift, ll, count) }
+    }
+    unsafe fn queue_multiply(
+        &self,
+        dev: &Device,
+        _graphs: &mut Graphs,
+        acc: Res,
+        x: Res,
+        tmp: u64,
+        shift: u64,
+    ) -> Result<(), EngineError> {
+        // SAFETY: the addresses are the caller's, under the trait's contract.
+        unsafe { self.multiply(dev, acc, x, tmp, shift) }
+    }
 
     /// Microseconds per squaring, `reps` of them in one launch (for tuning; the data is whatever
     /// x holds, the shift count advances).
-    ///
-    /// # Safety
-    /// Every device address passed (in a [`Res`] or as a `u64`) must point at a live buffer of
-    /// `dev` sized for this plan: a residue of n words, its segments' carries, the shift word.
-    pub unsafe fn profile(
-        &self,
-        dev: &Device,
-        x: Res,
-        shift: u64,
-        reps: usize,
-    ) -> Result<Vec<(String, f64)>, EngineError> {
+    unsafe fn profile(&self, dev: &Device, x: Res, shift: u64, reps: usize) -> Result<Vec<(String, f64)>, EngineError> {
         let timer = Timer::start(dev)?;
         // SAFETY: the addresses are the caller's, under this function's contract.
         unsafe { self.square(dev, x, shift, true, reps as u64) }?;
