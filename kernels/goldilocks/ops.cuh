@@ -1,5 +1,5 @@
 // The operations and flags of the Goldilocks kernels' launches (ntt_block.cuh, small.cuh); the
-// same numbers as src/gpu/goldilocks/passes.rs's Op and flag constants.
+// same numbers as src/gpu/goldilocks/passes.rs's Op and flags (ADVANCE, LL: src/gpu/launch.rs).
 #pragma once
 
 #define OP_FORWARD 0

@@ -31,9 +31,10 @@ mod tune;
 mod warm;
 
 pub use engine::GpuEngine;
-pub use selftest::check::{KernelChecker, KernelVerdict};
+pub use selftest::check::KernelChecker;
 pub use selftest::floor_m61m31::{predicted, FqRates, MLength, MersenneFloor, MersenneRates};
 pub use selftest::rate::{field_rate, FieldRate, Floor};
+pub use selftest::verdict::KernelVerdict;
 pub use tune::{tune, Tuning};
 pub use warm::WarmUp;
 

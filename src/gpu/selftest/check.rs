@@ -4,6 +4,7 @@
 //! on the same input. Small lengths run on the one-block kernel, checked by small.rs.
 
 use super::mersenne;
+use super::verdict::{as_words, signed_words, KernelVerdict};
 use crate::engine::EngineError;
 use crate::gpu::goldilocks::{Op, Passes};
 use crate::gpu::launch::{addr, launch, Res, Shape, ADVANCE, LL};
@@ -13,13 +14,6 @@ use crate::transform::goldilocks::{edge_words, Gl, P};
 use crate::transform::plan::Plan;
 use crate::transform::twin;
 use cudarc::driver::CudaSlice;
-
-/// One kernel's verdict at one length.
-#[derive(Debug, Clone)]
-pub struct KernelVerdict {
-    pub kernel: String,
-    pub ok: bool,
-}
 
 /// A kernel's input and output buffers.
 struct Io {
@@ -31,13 +25,6 @@ struct Io {
 /// An opened GPU for repeated kernel checks.
 pub struct KernelChecker {
     dev: Device,
-}
-
-pub(in crate::gpu) fn as_words(v: &[Gl]) -> Vec<u64> {
-    v.iter().map(|g| g.value()).collect()
-}
-pub(in crate::gpu) fn signed_words(v: &[i64]) -> Vec<u64> {
-    v.iter().map(|&d| d as u64).collect()
 }
 
 impl KernelChecker {

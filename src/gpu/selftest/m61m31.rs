@@ -3,7 +3,7 @@
 //! that a failure names the stage; then a whole squaring and a product of digits with random
 //! pending carries against the twin, for `gpu-selftest m61m31`.
 
-use super::check::KernelVerdict;
+use super::verdict::KernelVerdict;
 use crate::engine::EngineError;
 use crate::gpu::launch::{addr, Res, ADVANCE, LL};
 use crate::gpu::m61m31::{carries_from_words, carries_to_words, MmPipeline, Zs};

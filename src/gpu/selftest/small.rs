@@ -1,7 +1,7 @@
 //! The one-block kernel (src/gpu/goldilocks/small.rs, kernels/goldilocks/small.cuh) against the CPU twin,
 //! for `gpu-selftest check` at small lengths.
 
-use super::check::{as_words, signed_words, KernelVerdict};
+use super::verdict::{as_words, signed_words, KernelVerdict};
 use crate::engine::EngineError;
 use crate::gpu::goldilocks::{SmallPipeline, MAX_STAGES};
 use crate::gpu::launch::{addr, Res};
