@@ -2,7 +2,8 @@
 //! `MERSENNE_CERT_COMMIT` when set at build time, else `git describe` of the source tree
 //! (`+dirty` when files differ from that commit, as in a copy of a tree whose .git is stale),
 //! else "unknown" (a tree without git). With `system-gmp`, a GMP rebuilt by scripts/gmp.sh
-//! reruns it, so that the binaries are linked again with the new library.
+//! reruns it, so that the binaries are linked again with the new library. Also writes the table
+//! of the kernel files (kernels/) that src/gpu/module.rs embeds.
 
 use std::process::Command;
 
@@ -27,10 +28,39 @@ fn main() {
     if std::env::var_os("CARGO_FEATURE_SYSTEM_GMP").is_some() {
         println!("cargo:rerun-if-changed=.gmp/stamp");
     }
+    kernel_table();
     let commit = std::env::var("MERSENNE_CERT_COMMIT")
         .ok()
         .filter(|c| !c.is_empty())
         .or_else(|| git(&["describe", "--always", "--dirty=+dirty", "--abbrev=12", "--exclude=*"]))
         .unwrap_or_else(|| "unknown".into());
     println!("cargo:rustc-env=MERSENNE_CERT_COMMIT={commit}");
+}
+
+/// `$OUT_DIR/kernel_files.rs`: every file under kernels/ as (path relative to kernels/, text),
+/// for src/gpu/module.rs, which reads kernels/manifest.txt to learn what to compile.
+fn kernel_table() {
+    fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).expect("kernels/ is readable").flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else {
+                out.push(path);
+            }
+        }
+    }
+    let root = std::path::Path::new(&std::env::var("CARGO_MANIFEST_DIR").expect("set by cargo")).join("kernels");
+    let mut files = Vec::new();
+    walk(&root, &mut files);
+    files.sort();
+    let rows: String = files
+        .iter()
+        .map(|f| {
+            let name = f.strip_prefix(&root).expect("under kernels/").to_string_lossy().replace('\\', "/");
+            format!("    ({name:?}, include_str!({:?})),\n", f.display().to_string())
+        })
+        .collect();
+    let out = std::path::Path::new(&std::env::var("OUT_DIR").expect("set by cargo")).join("kernel_files.rs");
+    std::fs::write(out, format!("&[\n{rows}]\n")).expect("OUT_DIR is writable");
 }

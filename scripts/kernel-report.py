@@ -2,9 +2,9 @@
 """Registers, spills and SASS instruction mix of the GPU kernels, without a GPU (issue 5: "check
 the compiler's register/spill report and the SASS for the hot kernels").
 
-The kernel files are joined in the order src/gpu/module.rs compiles them (its SOURCES list, then
-the field-rate unit's own file), then compiled for sm_90 with nvcc (-Xptxas -v) and disassembled
-with cuobjdump. For each kernel: its registers, spill bytes, instructions, and how many of them
+Each unit of kernels/manifest.txt (the units src/gpu/module.rs compiles) is compiled for sm_90
+with nvcc (-Xptxas -v, the kernels folder on the include path, as NVRTC gets the headers) and
+disassembled with cuobjdump. For each kernel: its registers, spill bytes, instructions, and how many of them
 go to the integer ALU pipe (IADD3, LOP3, SEL, shifts...), to the FMA-heavy pipe (IMAD*), or are
 memory operations; the passes are bound by the two integer pipes (bench/notes/gpu.md, 2026-11-25).
 
@@ -44,13 +44,16 @@ def tool(name):
     return path
 
 
-def sources():
-    text = open(os.path.join(ROOT, "src/gpu/module.rs")).read()
-    # Every list's files, each once, in order (SOURCES, then the field-rate unit's own file).
-    names = list(dict.fromkeys(re.findall(r'\("([\w.]+)", include_str!\("\.\./\.\./kernels/\1"\)\)', text)))
-    if not names:
-        sys.exit("kernel-report: no SOURCES list found in src/gpu/module.rs")
-    return names
+def units(kernels):
+    """The unit files of kernels/manifest.txt (`name file` lines), in order."""
+    files = []
+    for line in open(os.path.join(kernels, "manifest.txt")):
+        words = line.split("#", 1)[0].split()
+        if words:
+            files.append(words[1])
+    if not files:
+        sys.exit("kernel-report: no unit in %s/manifest.txt" % kernels)
+    return files
 
 
 def pipe(op):
@@ -71,19 +74,19 @@ def main():
     args = ap.parse_args()
     nvcc, cuobjdump = tool("nvcc"), tool("cuobjdump")
     env = dict(os.environ, PATH=os.path.dirname(nvcc) + os.pathsep + os.environ.get("PATH", ""))
+    log, sass = "", ""
     with tempfile.TemporaryDirectory() as tmp:
-        unit = os.path.join(tmp, "all.cu")
-        with open(unit, "w") as f:
-            for name in sources():
-                f.write(open(os.path.join(args.dir, name)).read() + "\n")
-        cubin = os.path.join(tmp, "all.cubin")
-        cc = subprocess.run([nvcc, "-arch=sm_90", "-std=c++17", "-cubin", "-o", cubin, unit, "-Xptxas", "-v"],
-                            capture_output=True, text=True, env=env)
-        if cc.returncode != 0:
-            sys.exit(cc.stderr)
-        sass = subprocess.run([cuobjdump, "-sass", cubin], capture_output=True, text=True, env=env, check=True).stdout
+        for i, unit in enumerate(units(args.dir)):
+            cubin = os.path.join(tmp, "%d.cubin" % i)
+            cc = subprocess.run([nvcc, "-arch=sm_90", "-std=c++17", "-cubin", "-I", args.dir, "-o", cubin,
+                                 os.path.join(args.dir, unit), "-Xptxas", "-v"], capture_output=True, text=True, env=env)
+            if cc.returncode != 0:
+                sys.exit(cc.stderr)
+            log += cc.stderr
+            sass += subprocess.run([cuobjdump, "-sass", cubin], capture_output=True, text=True, env=env,
+                                   check=True).stdout
     regs = {}
-    for m in re.finditer(r"Compiling entry function '(\w+)'.*?(\d+) bytes spill stores.*?Used (\d+) registers", cc.stderr, re.S):
+    for m in re.finditer(r"Compiling entry function '(\w+)'.*?(\d+) bytes spill stores.*?Used (\d+) registers", log, re.S):
         regs[m.group(1)] = (int(m.group(3)), int(m.group(2)))
     counts, text, cur = collections.defaultdict(collections.Counter), collections.defaultdict(list), None
     for line in sass.splitlines():

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Compile the GPU kernels with NVRTC, as src/gpu/module.rs does, without a GPU.
 
-Concatenates kernels/ in module.rs's SOURCES order (and, with --rate, RATE_SOURCES), compiles for
---arch (default sm_90) with module.rs's options (--gpu-architecture, --std=c++17, --device-int128), prints the
-log and exits non-zero on a compilation error.
+Compiles each unit of kernels/manifest.txt (or those named) as module.rs does: the unit's file
+as the program, every header it #includes (transitively) passed by name as an include source,
+module.rs's options (--gpu-architecture, --std=c++17, --device-int128); prints the log and exits
+non-zero on a compilation error. --ptx DIR also writes each unit's PTX (for compute_XX of
+--arch) to DIR/<unit>.ptx, to compare the kernels of two trees.
 
-    scripts/nvrtc-check.py [--arch sm_90] [--rate] [--only m61m31.cu] [--ptxas-v] [--lib /path/libnvrtc.so.13]
+    scripts/nvrtc-check.py [--arch sm_90] [--dir kernels] [--ptxas-v] [--ptx DIR] [--lib PATH] [UNIT...]
 """
 import argparse
 import ctypes
@@ -15,15 +17,29 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LIBS = ["/tmp/nvrtc/nvidia/cu13/lib/libnvrtc.so.13", "libnvrtc.so.13", "libnvrtc.so"]
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 
-def sources(const):
-    """File names of module.rs's `const` table (SOURCES or RATE_SOURCES), in order."""
-    text = open(os.path.join(ROOT, "src/gpu/module.rs")).read()
-    body = re.search(r"const %s: \[\(&str, &str\); \d+\] = \[(.*?)\];" % const, text, re.S)
-    if not body:
-        sys.exit("nvrtc-check: %s not found in src/gpu/module.rs" % const)
-    return re.findall(r'\("([^"]+)", include_str!', body.group(1))
+def manifest(kernels):
+    """The units of kernels/manifest.txt: [(name, file)], in order."""
+    units = []
+    for line in open(os.path.join(kernels, "manifest.txt")):
+        line = line.split("#", 1)[0].split()
+        if line:
+            units.append((line[0], line[1]))
+    return units
+
+
+def closure(kernels, file):
+    """The unit's text and every header it includes (name -> text), as module.rs gathers them."""
+    text = open(os.path.join(kernels, file)).read()
+    headers, todo = {}, INCLUDE.findall(text)
+    while todo:
+        name = todo.pop()
+        if name not in headers:
+            headers[name] = open(os.path.join(kernels, name)).read()
+            todo += INCLUDE.findall(headers[name])
+    return text, headers
 
 
 def load(lib):
@@ -35,46 +51,61 @@ def load(lib):
     sys.exit("nvrtc-check: libnvrtc not found (tried %s)" % ", ".join([lib] if lib else LIBS))
 
 
-def compile_unit(nv, files, arch, verbose=False):
-    src = "".join(open(os.path.join(ROOT, "kernels", f)).read() for f in files).encode()
+def compile_unit(nv, kernels, file, arch, verbose=False):
+    """(return code, log, PTX or None) of one unit."""
+    text, headers = closure(kernels, file)
+    names = sorted(headers)
+    arr = lambda items: (ctypes.c_char_p * len(items))(*items)
     prog = ctypes.c_void_p()
-    rc = nv.nvrtcCreateProgram(ctypes.byref(prog), src, b"kernels.cu", 0, None, None)
+    rc = nv.nvrtcCreateProgram(ctypes.byref(prog), text.encode(), file.encode(), len(names),
+                               arr([headers[n].encode() for n in names]), arr([n.encode() for n in names]))
     if rc != 0:
         sys.exit("nvrtc-check: nvrtcCreateProgram failed (%d)" % rc)
     opts = [("--gpu-architecture=%s" % arch).encode(), b"--std=c++17", b"--device-int128"]
     if verbose:
         opts.append(b"--ptxas-options=-v")
-    arr = (ctypes.c_char_p * len(opts))(*opts)
-    rc = nv.nvrtcCompileProgram(prog, len(opts), arr)
+    rc = nv.nvrtcCompileProgram(prog, len(opts), arr(opts))
     size = ctypes.c_size_t()
     nv.nvrtcGetProgramLogSize(prog, ctypes.byref(size))
     log = ctypes.create_string_buffer(size.value)
     nv.nvrtcGetProgramLog(prog, log)
+    ptx = None
+    if rc == 0 and arch.startswith("compute_"):
+        nv.nvrtcGetPTXSize(prog, ctypes.byref(size))
+        buf = ctypes.create_string_buffer(size.value)
+        nv.nvrtcGetPTX(prog, buf)
+        ptx = buf.value.decode()
     nv.nvrtcDestroyProgram(ctypes.byref(prog))
-    return rc, log.value.decode(errors="replace")
+    return rc, log.value.decode(errors="replace"), ptx
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("units", nargs="*", help="units of kernels/manifest.txt (default: all)")
     ap.add_argument("--arch", default="sm_90")
-    ap.add_argument("--rate", action="store_true", help="also the field-rate unit (RATE_SOURCES)")
+    ap.add_argument("--dir", default=os.path.join(ROOT, "kernels"), help="the kernels folder")
     ap.add_argument("--lib", default=None)
     ap.add_argument("--ptxas-v", action="store_true", help="print ptxas's register and spill report")
-    ap.add_argument("--only", nargs="+", metavar="FILE",
-                    help="compile only these files of SOURCES (after goldilocks.cuh and mersenne_fields.cuh): faster")
+    ap.add_argument("--ptx", metavar="DIR", help="also write each unit's PTX to DIR/<unit>.ptx")
     args = ap.parse_args()
     nv = load(args.lib)
-    units = ["SOURCES"] + (["RATE_SOURCES"] if args.rate else [])
+    units = manifest(args.dir)
+    unknown = set(args.units) - {name for name, _ in units}
+    if unknown:
+        sys.exit("nvrtc-check: no unit %s in kernels/manifest.txt" % ", ".join(sorted(unknown)))
     failed = False
-    for const in units:
-        files = sources(const)
-        if args.only and const == "SOURCES":
-            files = [f for f in files if f in ["goldilocks.cuh", "mersenne_fields.cuh"] + args.only]
-        rc, log = compile_unit(nv, files, args.arch, args.ptxas_v)
-        print("%s (%s): %s" % (const, " ".join(files), "OK" if rc == 0 else "FAILED (%d)" % rc))
+    for name, file in units:
+        if args.units and name not in args.units:
+            continue
+        rc, log, _ = compile_unit(nv, args.dir, file, args.arch, args.ptxas_v)
+        print("%s (%s): %s" % (name, file, "OK" if rc == 0 else "FAILED (%d)" % rc))
         if log.strip():
             print(log)
         failed |= rc != 0
+        if args.ptx and rc == 0:
+            os.makedirs(args.ptx, exist_ok=True)
+            _, _, ptx = compile_unit(nv, args.dir, file, "compute_" + args.arch.split("_", 1)[1])
+            open(os.path.join(args.ptx, name + ".ptx"), "w").write(ptx)
     sys.exit(1 if failed else 0)
 
 

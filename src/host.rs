@@ -2,7 +2,7 @@
 //! certificates and result lines. The GPU, when used, is named by the engine's own description.
 //! Also the limits on thread-count options: what this machine can run at once.
 
-/// "host <name>, <cpu model> x<cores>" from what Linux exposes; missing pieces are left out.
+/// `"host <name>, <cpu model> x<cores>"` from what Linux exposes; missing pieces are left out.
 pub fn describe() -> String {
     let name = std::fs::read_to_string("/proc/sys/kernel/hostname").map(|s| s.trim().to_string()).ok();
     let cpu = std::fs::read_to_string("/proc/cpuinfo").ok().and_then(|s| {

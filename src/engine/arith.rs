@@ -7,7 +7,7 @@
 
 use crate::engine::{select, EngineChoice, EngineError};
 use crate::exponent::TestKind;
-use crate::transform::bound::smallest_length;
+use crate::transform::length::smallest_length;
 use crate::transform::plan::{Arith, Length, MIN_EXPONENT};
 
 /// `--arith`: what the user asks for.

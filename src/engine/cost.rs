@@ -40,7 +40,7 @@ fn interpolate(table: &[(u32, f64)], p: u32) -> f64 {
     x * (p / a).powf((y / x).ln() / (b / a).ln())
 }
 
-/// The GPU engine's µs per iteration at exponent p: the measured rates ([`GPU_MEASURED`])
+/// The GPU engine's µs per iteration at exponent p: the measured rates (`GPU_MEASURED`)
 /// interpolated, never below the smallest (launch latency and one-block transforms are a floor).
 /// An H100 is 1–10% slower (bench/gpu-bench.csv).
 pub fn gpu_us_per_iter(p: u32) -> f64 {

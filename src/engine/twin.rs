@@ -1,20 +1,18 @@
-//! The CPU twin of the GPU engine as an [`Engine`]: the stage functions of
-//! [`crate::transform::twin`] (Goldilocks) or [`crate::transform::m61m31`] (M61·M31) strung
-//! into a slow engine that computes exactly what the GPU computes, digit for digit (for tests,
+//! The CPU twin of the GPU engine as an [`Engine`]: the stages of the plan's arithmetic
+//! ([`crate::transform::registry`]) strung into a slow engine that computes exactly what the GPU computes, digit for digit (for tests,
 //! and to check the proof arithmetic on a transform engine).
 
 use crate::engine::{Engine, EngineError, Shift, Slots, Value};
 use crate::exponent::TestKind;
 use crate::residue::Residue;
-use crate::transform::m61m31::{self, M61M31Tables};
 use crate::transform::plan::{Arith, Plan};
-use crate::transform::twin::{self, iterate_digits};
+use crate::transform::registry::{self, TwinStages};
 
 /// A slow engine on the CPU that computes exactly what the GPU computes.
 pub struct TwinEngine {
     plan: Plan,
-    /// The M61·M31 tables when the plan is of that arithmetic (Goldilocks' are in the plan).
-    m61m31: Option<M61M31Tables>,
+    /// The plan's arithmetic's stages (and its tables).
+    stages: Box<dyn TwinStages>,
     kind: TestKind,
     digits: Vec<i64>,
     shift: Shift,
@@ -38,10 +36,7 @@ impl TwinEngine {
     /// to differ from a prover).
     pub fn with_plan(plan: Plan, kind: TestKind, shift: u32) -> Result<TwinEngine, EngineError> {
         let p = plan.exponent();
-        let m61m31 = match plan.arith() {
-            Arith::Goldilocks => None,
-            Arith::M61M31 => Some(M61M31Tables::new(&plan)?),
-        };
+        let stages = registry::get(plan.arith()).twin(&plan)?;
         let start = Residue::from_u64(p, kind.start_value());
         let shift = Shift::new(p, shift);
         let digits = plan.residue_to_digits(&start, shift.get());
@@ -51,7 +46,7 @@ impl TwinEngine {
             digits,
             shift,
             plan,
-            m61m31,
+            stages,
             kind,
             slots: Slots::default(),
         })
@@ -68,10 +63,7 @@ impl TwinEngine {
 impl Engine for TwinEngine {
     fn describe(&self) -> String {
         let (lo, hi) = self.plan.widths();
-        match self.plan.arith() {
-            Arith::Goldilocks => format!("cpu-twin NTT n={} widths {lo}-{hi} bits", self.plan.n()),
-            Arith::M61M31 => format!("cpu-twin m61m31 n={} widths {lo}-{hi} bits", self.plan.length()),
-        }
+        format!("cpu-twin {} widths {lo}-{hi} bits", self.stages.transform_name(&self.plan))
     }
     fn fft_length(&self) -> Option<usize> {
         Some(self.plan.n())
@@ -86,10 +78,7 @@ impl Engine for TwinEngine {
     }
     fn iterate(&mut self, count: u64) -> Result<(), EngineError> {
         let digits = std::mem::take(&mut self.digits);
-        (self.digits, self.shift) = match &self.m61m31 {
-            None => iterate_digits(&self.plan, self.kind, digits, self.shift, count),
-            Some(t) => m61m31::iterate_digits(&self.plan, t, self.kind, digits, self.shift, count),
-        };
+        (self.digits, self.shift) = self.stages.iterate(&self.plan, self.kind, digits, self.shift, count);
         Ok(())
     }
     fn read(&mut self) -> Result<Residue, EngineError> {
@@ -101,10 +90,7 @@ impl Engine for TwinEngine {
         Ok(())
     }
     fn acc_mul(&mut self) -> Result<(), EngineError> {
-        self.acc = match &self.m61m31 {
-            None => twin::multiply_digits(&self.plan, &self.acc, &self.digits),
-            Some(t) => m61m31::multiply_digits(&self.plan, t, &self.acc, &self.digits),
-        };
+        self.acc = self.stages.multiply(&self.plan, &self.acc, &self.digits);
         self.acc_shift = self.acc_shift.plus(self.shift);
         Ok(())
     }

@@ -1,22 +1,20 @@
 //! [`GpuEngine`]: the [`Engine`] on an NVIDIA GPU. The state, the accumulator (each as digits
-//! plus pending carries, see kernels/carry.cu) and the shift count live in device memory; the
+//! plus pending carries, see kernels/goldilocks/carry.cuh) and the shift count live in device memory; the
 //! host applies the pending carries (the CPU twin's carry_fixup) when it reads a residue, tracks
 //! the shift too and checks that both agree on every read. Iterations are launched as replays
 //! of CUDA graphs of 2^k iterations, or at small lengths as one launch of the one-block kernel
-//! (small.rs) for the whole batch.
+//! (gpu/goldilocks/small.rs) for the whole batch. What differs between arithmetics is behind
+//! [`super::arith::Pipeline`], chosen once per plan by [`super::arith::pipeline`].
 
+use super::arith::{pipeline, Pipeline};
+use super::graphs::Graphs;
+use super::launch::{addr, flip_bit, Res};
 use super::module::{cuda_err, Device};
-use super::pipeline::{addr, capture, flip_bit, Pipeline, Res};
-use super::pipeline_m61m31::{carries_from_words, MmPipeline};
-use super::small::SmallPipeline;
 use crate::engine::{Engine, EngineError, Shift, Slots, Value};
 use crate::exponent::TestKind;
 use crate::residue::Residue;
-use crate::transform::plan::{Arith, Plan};
-use cudarc::driver::{CudaEvent, CudaGraph, CudaSlice, PinnedHostSlice};
-
-/// The CUDA graphs hold 2^0 … 2^GRAPH_LOG2_MAX iterations.
-const GRAPH_LOG2_MAX: usize = 5;
+use crate::transform::plan::Plan;
+use cudarc::driver::{CudaEvent, CudaSlice, PinnedHostSlice};
 
 /// Device buffers of one engine.
 struct Buffers {
@@ -44,44 +42,16 @@ struct Staging {
     sent: Option<CudaEvent>,
 }
 
-/// How the engine squares: the multi-pass pipeline, or one block at small lengths (Goldilocks), or
-/// the M61·M31 pipeline.
-enum Route {
-    Passes(Pipeline),
-    Small(SmallPipeline),
-    M61M31(Box<MmPipeline>),
-}
-
-impl Route {
-    fn plan(&self) -> &Plan {
-        match self {
-            Route::Passes(p) => &p.plan,
-            Route::Small(s) => &s.plan,
-            Route::M61M31(m) => &m.plan,
-        }
-    }
-    /// 64-bit words of a residue's pending carries (an i64 each, or an i128 for M61·M31).
-    fn carry_words(&self) -> usize {
-        match self {
-            Route::Passes(p) => p.segments(),
-            Route::Small(s) => s.segments(),
-            Route::M61M31(m) => m.carry_words(),
-        }
-    }
-}
-
 /// The GPU engine for one exponent, test kind and starting shift.
 pub struct GpuEngine {
     dev: Device,
-    pipe: Route,
+    pipe: Box<dyn Pipeline>,
     buf: Buffers,
     kind: TestKind,
     shift: Shift,
     acc_shift: Shift,
-    /// graphs[k]: 2^k iterations, captured on first use.
-    graphs: [Option<Graph>; GRAPH_LOG2_MAX + 1],
-    /// acc := acc·state on the multi-pass pipeline (about ten launches), captured on first use.
-    mul_graph: Option<Graph>,
+    /// The squarings and the product, as CUDA graphs captured on first use.
+    graphs: Graphs,
     /// Host side of reads, allocated by the first.
     host: Option<HostCopy>,
     /// Host side of uploads, allocated by the first.
@@ -89,13 +59,6 @@ pub struct GpuEngine {
     /// Scratch slots (digits, pending carries) for the proof arithmetic.
     slots: Slots<(CudaSlice<u64>, CudaSlice<i64>)>,
 }
-
-/// A captured batch of iterations.
-struct Graph(CudaGraph);
-
-// SAFETY: the graph is only touched through `&mut GpuEngine`, so never from two threads at once,
-// which is all CUDA asks of graph objects; its context is made current by cudarc on each call.
-unsafe impl Send for Graph {}
 
 impl GpuEngine {
     /// Open the GPU, plan the smallest safe length for p and load the start value (4 or 3)
@@ -127,11 +90,7 @@ impl GpuEngine {
     fn on_device(dev: Device, plan: Plan, kind: TestKind, shift: u32) -> Result<GpuEngine, EngineError> {
         let p = plan.exponent();
         let n = plan.n();
-        let pipe = match plan.arith() {
-            Arith::M61M31 => Route::M61M31(Box::new(MmPipeline::new(&dev, plan)?)),
-            Arith::Goldilocks if plan.is_small() => Route::Small(SmallPipeline::new(&dev, plan)?),
-            Arith::Goldilocks => Route::Passes(Pipeline::new(&dev, plan)?),
-        };
+        let pipe = pipeline(&dev, plan)?;
         crate::trace::mark("gpu: tables uploaded, pipeline built");
         let alloc = |len: usize| dev.stream.alloc_zeros::<u64>(len).map_err(cuda_err("alloc"));
         let carries = || dev.stream.alloc_zeros::<i64>(pipe.carry_words()).map_err(cuda_err("alloc"));
@@ -151,8 +110,7 @@ impl GpuEngine {
             kind,
             shift,
             acc_shift: shift,
-            graphs: Default::default(),
-            mul_graph: None,
+            graphs: Graphs::default(),
             host: None,
             staging: None,
             slots: Slots::default(),
@@ -257,11 +215,7 @@ impl GpuEngine {
         let words = h.x.as_slice().map_err(cuda_err("download"))?;
         let mut digits: Vec<i64> = words.iter().map(|&w| w as i64).collect();
         let carries = h.carries.as_slice().map_err(cuda_err("download"))?;
-        let plan = self.pipe.plan();
-        match plan.arith() {
-            Arith::Goldilocks => crate::transform::twin::carry_fixup(plan, &mut digits, carries),
-            Arith::M61M31 => crate::transform::twin::carry_fixup(plan, &mut digits, &carries_from_words(carries)),
-        }
+        self.pipe.apply_carries(&mut digits, carries);
         Ok((digits, h.shift.as_slice().map_err(cuda_err("download"))?[0]))
     }
 
@@ -294,20 +248,8 @@ impl GpuEngine {
     pub(crate) fn launch_iterations(&mut self, count: u64) -> Result<(), EngineError> {
         let (x, s) = (self.res(Which::State), addr(&self.dev, &self.buf.shift));
         let ll = self.kind == TestKind::Ll;
-        match &self.pipe {
-            Route::Small(small) => {
-                // SAFETY: the engine's own buffers, allocated for this plan on this device.
-                unsafe { small.square(&self.dev, x, s, ll, count) }?
-            }
-            // SAFETY: the engine's own buffers, allocated for this plan on this device.
-            Route::Passes(pipe) => {
-                queue_graphs(&mut self.graphs, &self.dev, count, || unsafe { pipe.square(&self.dev, x, s, ll) })?
-            }
-            // SAFETY: the engine's own buffers, allocated for this plan on this device.
-            Route::M61M31(pipe) => {
-                queue_graphs(&mut self.graphs, &self.dev, count, || unsafe { pipe.square(&self.dev, x, s, ll) })?
-            }
-        }
+        // SAFETY: the engine's own buffers, allocated for this plan on this device.
+        unsafe { self.pipe.queue_squarings(&self.dev, &mut self.graphs, x, s, ll, count) }?;
         for _ in 0..count {
             self.shift = self.shift.squared();
         }
@@ -318,23 +260,11 @@ impl GpuEngine {
         self.dev.stream.synchronize().map_err(cuda_err("run"))
     }
 
-    /// Per-kernel timings of this engine's squaring (see Pipeline::profile).
+    /// Per-kernel timings of this engine's squaring (see `Pipeline::profile`).
     pub fn profile(&mut self, reps: usize) -> Result<Vec<(String, f64)>, EngineError> {
         let (x, s) = (self.res(Which::State), addr(&self.dev, &self.buf.shift));
-        let out = match &self.pipe {
-            Route::Passes(pipe) => {
-                // SAFETY: the engine's own buffers, allocated for this plan on this device.
-                unsafe { pipe.profile(&self.dev, x, s, reps) }?
-            }
-            Route::Small(small) => {
-                // SAFETY: the engine's own buffers, allocated for this plan on this device.
-                unsafe { small.profile(&self.dev, x, s, reps) }?
-            }
-            Route::M61M31(pipe) => {
-                // SAFETY: the engine's own buffers, allocated for this plan on this device.
-                unsafe { pipe.profile(&self.dev, x, s, reps) }?
-            }
-        };
+        // SAFETY: the engine's own buffers, allocated for this plan on this device.
+        let out = unsafe { self.pipe.profile(&self.dev, x, s, reps) }?;
         self.synchronize()?;
         Ok(out)
     }
@@ -342,37 +272,6 @@ impl GpuEngine {
     pub(crate) fn device_handle(&self) -> &Device {
         &self.dev
     }
-}
-
-/// Launch the graph in `slot`, captured from `count` runs of `op` on first use.
-fn launch_cached(
-    slot: &mut Option<Graph>,
-    dev: &Device,
-    count: u64,
-    op: impl Fn() -> Result<(), EngineError>,
-) -> Result<(), EngineError> {
-    if slot.is_none() {
-        *slot = Some(Graph(capture(dev, count, op)?));
-    }
-    slot.as_ref().expect("captured above").0.launch().map_err(cuda_err("graph launch"))
-}
-
-/// Queue `count` squarings (each queued by `square`) on a multi-pass pipeline as replays of CUDA
-/// graphs of 2^k iterations (count in binary, at most 2^GRAPH_LOG2_MAX per replay), each captured
-/// on first use: one launch per replay instead of one per kernel.
-fn queue_graphs(
-    graphs: &mut [Option<Graph>; GRAPH_LOG2_MAX + 1],
-    dev: &Device,
-    count: u64,
-    square: impl Fn() -> Result<(), EngineError>,
-) -> Result<(), EngineError> {
-    let mut left = count;
-    while left > 0 {
-        let k = (63 - left.leading_zeros() as usize).min(GRAPH_LOG2_MAX);
-        launch_cached(&mut graphs[k], dev, 1 << k, &square)?;
-        left -= 1 << k;
-    }
-    Ok(())
 }
 
 #[derive(Clone, Copy)]
@@ -383,12 +282,8 @@ enum Which {
 
 impl Engine for GpuEngine {
     fn describe(&self) -> String {
-        let plan = self.pipe.plan();
-        let (lo, hi) = plan.widths();
-        match plan.arith() {
-            Arith::Goldilocks => format!("gpu {} NTT n=2^{} widths {lo}-{hi} bits", self.dev.name, plan.log2()),
-            Arith::M61M31 => format!("gpu {} m61m31 n={} widths {lo}-{hi} bits", self.dev.name, plan.length()),
-        }
+        let (lo, hi) = self.pipe.plan().widths();
+        format!("gpu {} {} widths {lo}-{hi} bits", self.dev.name, self.pipe.transform_name())
     }
     fn fft_length(&self) -> Option<usize> {
         Some(self.pipe.plan().n())
@@ -424,20 +319,8 @@ impl Engine for GpuEngine {
         let (acc, x) = (self.res(Which::Acc), self.res(Which::State));
         let d = &self.dev;
         let (tmp, shift) = (addr(d, &self.buf.tmp), addr(d, &self.buf.shift));
-        match &self.pipe {
-            Route::Passes(pipe) => {
-                // SAFETY: the engine's own buffers, allocated for this plan on this device.
-                launch_cached(&mut self.mul_graph, d, 1, || unsafe { pipe.multiply(d, acc, x, tmp, shift) })?
-            }
-            Route::Small(small) => {
-                // SAFETY: the engine's own buffers, allocated for this plan on this device.
-                unsafe { small.multiply(d, acc, x, tmp, shift) }?
-            }
-            Route::M61M31(pipe) => {
-                // SAFETY: the engine's own buffers, allocated for this plan on this device.
-                launch_cached(&mut self.mul_graph, d, 1, || unsafe { pipe.multiply(d, acc, x, shift) })?
-            }
-        }
+        // SAFETY: the engine's own buffers, allocated for this plan on this device.
+        unsafe { self.pipe.queue_multiply(d, &mut self.graphs, acc, x, tmp, shift) }?;
         self.acc_shift = self.acc_shift.plus(self.shift);
         Ok(())
     }

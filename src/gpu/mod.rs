@@ -2,37 +2,46 @@
 //! (CUDA driver API through cudarc, kernels compiled at start-up by NVRTC). The only module of
 //! the crate with `unsafe` and raw CUDA handles.
 //!
-//! - [`module`]: library checks, context, NVRTC build and disk cache of the kernels;
-//! - [`pipeline`]: the plan on the device and the launch sequence of one iteration;
-//! - [`pipeline_m61m31`]: the same for the second arithmetic, GF(M61²) × GF(M31²);
-//! - [`small`]: at small lengths, one block and one launch for a whole batch of iterations;
-//! - [`engine`]: [`GpuEngine`], the [`crate::engine::Engine`] implementation;
-//! - [`selftest`]: `check`, kernel-by-kernel comparison with the CPU twin, for `gpu-selftest`;
+//! - `driver`: the CUDA libraries' presence and versions, the GPU count;
+//! - `arith`: the device side of an arithmetic (trait `Pipeline`) and the one place that
+//!   picks it for a plan; `graphs`: batches of launches captured as CUDA graphs; `launch`:
+//!   kernel launches and their arguments, shared by every pipeline;
+//! - `module`: context, NVRTC build (kernels/manifest.txt's units) and disk cache of the kernels;
+//! - `goldilocks`: that arithmetic's pipelines: `passes` (the plan on the device and the launch
+//!   sequence of one iteration) and `small` (at small lengths, one block and one launch for a
+//!   whole batch of iterations);
+//! - `m61m31`: the same for the second arithmetic, GF(M61²) × GF(M31²);
+//! - `engine`: [`GpuEngine`], the [`crate::engine::Engine`] implementation;
+//! - `selftest`: `check`, kernel-by-kernel comparison with the CPU twin, for `gpu-selftest`;
 //!   and `rate`: the field operations' throughput and the floor it sets, for `gpu-selftest`
 //!   (with `floor_m61m31`, the floor model of the GF(M61²) × GF(M31²) arithmetic);
-//! - [`tune`]: the fastest pass shape per length on this GPU (`prove --tune`), cached;
-//! - [`warm`]: [`WarmUp`], the GPUs opened on a thread ahead of need (a replay's host work).
+//! - `tune`: the fastest pass shape per length on this GPU (`prove --tune`), cached;
+//! - `warm`: [`WarmUp`], the GPUs opened on a thread ahead of need (a replay's host work).
 
+mod arith;
+mod driver;
 mod engine;
+mod goldilocks;
+mod graphs;
+mod launch;
+mod m61m31;
 mod module;
-mod pipeline;
-mod pipeline_m61m31;
 mod selftest;
-mod small;
 mod tune;
 mod warm;
 
 pub use engine::GpuEngine;
-pub use selftest::check::{KernelChecker, KernelVerdict};
+pub use selftest::check::KernelChecker;
 pub use selftest::floor_m61m31::{predicted, FqRates, MLength, MersenneFloor, MersenneRates};
 pub use selftest::rate::{field_rate, FieldRate, Floor};
+pub use selftest::verdict::KernelVerdict;
 pub use tune::{tune, Tuning};
 pub use warm::WarmUp;
 
 use crate::engine::EngineError;
 use crate::exponent::TestKind;
 
-pub use module::device_count;
+pub use driver::device_count;
 
 /// A description of the usable GPU, or why there is none (`--engine auto` falls back on error).
 pub fn probe() -> Result<String, EngineError> {

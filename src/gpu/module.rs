@@ -1,8 +1,10 @@
-//! Opening the GPU and building the kernels: checks that the CUDA driver and NVRTC libraries
-//! exist (else [`EngineError::NoGpu`], never a panic), creates the context and one stream,
-//! compiles kernels/*.cu with NVRTC for the device's own architecture and caches the cubin on
-//! disk, keyed by source hash, GPU name, driver and NVRTC versions, so a second start is instant.
+//! Opening the GPU and building the kernels: once `driver` has found the CUDA libraries,
+//! creates the context and one stream, compiles the units of kernels/manifest.txt with NVRTC
+//! (each unit's file with the headers it includes as named include sources) for the device's
+//! own architecture and caches each cubin on disk, keyed by the unit's files, GPU name, driver
+//! and NVRTC versions, so a second start is instant.
 
+use super::driver::{device_count, driver_version, libraries_present, nvrtc_version};
 use crate::engine::EngineError;
 use crate::trace;
 use crate::transform::plan::MAX_SHARED_LOG2;
@@ -12,46 +14,96 @@ use std::ffi::CString;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-/// Kernel sources (file name in kernels/, text), in the order they are concatenated into one
-/// compilation unit.
-const SOURCES: [(&str, &str); 10] = [
-    ("goldilocks.cuh", include_str!("../../kernels/goldilocks.cuh")),
-    ("mersenne_fields.cuh", include_str!("../../kernels/mersenne_fields.cuh")),
-    ("carry.cu", include_str!("../../kernels/carry.cu")),
-    ("stages.cuh", include_str!("../../kernels/stages.cuh")),
-    ("ntt_block.cu", include_str!("../../kernels/ntt_block.cu")),
-    ("small.cu", include_str!("../../kernels/small.cu")),
-    ("fault_inject.cu", include_str!("../../kernels/fault_inject.cu")),
-    ("weights.cu", include_str!("../../kernels/weights.cu")),
-    ("field_check.cu", include_str!("../../kernels/field_check.cu")),
-    ("m61m31.cu", include_str!("../../kernels/m61m31.cu")),
-];
+/// Every file of kernels/ (path under it, text), embedded by build.rs.
+const KERNEL_FILES: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/kernel_files.rs"));
 
-/// The field-rate kernels' compilation unit (`gpu-selftest field-rate`), a module of its own so
-/// that no engine start compiles them (they add ~3 s, 14%, to a first compilation).
-const RATE_SOURCES: [(&str, &str); 5] = [
-    ("goldilocks.cuh", include_str!("../../kernels/goldilocks.cuh")),
-    ("stages.cuh", include_str!("../../kernels/stages.cuh")),
-    ("field_rate.cu", include_str!("../../kernels/field_rate.cu")),
-    ("mersenne_fields.cuh", include_str!("../../kernels/mersenne_fields.cuh")),
-    ("field_rate_m61m31.cu", include_str!("../../kernels/field_rate_m61m31.cu")),
-];
+/// The NVRTC units (kernels/manifest.txt): what is compiled, one module each.
+const MANIFEST: &str = include_str!("../../kernels/manifest.txt");
 
-/// The compilation unit: the built-in sources, or, for kernel development, the files of the same
-/// names in the folder MERSENNE_CERT_KERNEL_DIR (so that variants can be timed on a GPU machine
-/// without rebuilding the binaries; the disk cache is keyed by the text, so they never mix).
-fn source(files: &[(&str, &str)]) -> Result<String, EngineError> {
-    let Some(dir) = std::env::var_os("MERSENNE_CERT_KERNEL_DIR") else {
-        return Ok(files.iter().map(|(_, text)| *text).collect());
-    };
-    let dir = PathBuf::from(dir);
-    files
-        .iter()
-        .map(|(name, _)| {
-            let path = dir.join(name);
-            std::fs::read_to_string(&path)
-                .map_err(|e| EngineError::Other(format!("kernel source {}: {e}", path.display())))
+/// The engine's units, one per arithmetic, compiled when a GPU opens.
+const GOLDILOCKS_UNIT: &str = "goldilocks";
+const M61M31_UNIT: &str = "m61m31";
+/// The field-rate kernels' unit (`gpu-selftest field-rate`), a module of its own so that no
+/// engine start compiles them (they add ~3 s, 14%, to a first compilation).
+const RATE_UNIT: &str = "rate";
+
+/// The file of `unit` in the manifest (`name file` lines; `#` starts a comment).
+fn unit_file(unit: &str) -> Result<&'static str, EngineError> {
+    MANIFEST
+        .lines()
+        .map(|l| l.split('#').next().unwrap_or("").split_whitespace().collect::<Vec<_>>())
+        .find_map(|w| match w[..] {
+            [name, file] if name == unit => Some(file),
+            _ => None,
         })
+        .ok_or_else(|| EngineError::Other(format!("kernels/manifest.txt has no unit {unit}")))
+}
+
+/// A unit's source: its file's text and every header it includes, transitively (`#include
+/// "path"`, path under kernels/), by name, as NVRTC takes them.
+struct Unit {
+    file: String,
+    text: String,
+    headers: Vec<(String, String)>,
+}
+
+impl Unit {
+    /// `unit` of the manifest, its files read by `read` (a path under kernels/ to its text).
+    fn gather(unit: &str, read: impl Fn(&str) -> Result<String, EngineError>) -> Result<Unit, EngineError> {
+        let file = unit_file(unit)?.to_string();
+        let text = read(&file)?;
+        let mut headers: Vec<(String, String)> = Vec::new();
+        let mut todo = includes(&text);
+        while let Some(name) = todo.pop() {
+            if headers.iter().all(|(h, _)| *h != name) {
+                let header = read(&name)?;
+                todo.extend(includes(&header));
+                headers.push((name, header));
+            }
+        }
+        headers.sort();
+        Ok(Unit { file, text, headers })
+    }
+
+    /// `unit` from the built-in files, or, for kernel development, from the files of the same
+    /// paths under the folder MERSENNE_CERT_KERNEL_DIR (so that variants can be timed on a GPU
+    /// machine without rebuilding the binaries; the disk cache is keyed by the text, so they
+    /// never mix).
+    fn load(unit: &str) -> Result<Unit, EngineError> {
+        match std::env::var_os("MERSENNE_CERT_KERNEL_DIR") {
+            None => Unit::gather(unit, |name| {
+                KERNEL_FILES
+                    .iter()
+                    .find(|(file, _)| *file == name)
+                    .map(|(_, text)| text.to_string())
+                    .ok_or_else(|| EngineError::Other(format!("kernel source {name}: not in kernels/")))
+            }),
+            Some(dir) => {
+                let dir = PathBuf::from(dir);
+                Unit::gather(unit, |name| {
+                    let path = dir.join(name);
+                    std::fs::read_to_string(&path)
+                        .map_err(|e| EngineError::Other(format!("kernel source {}: {e}", path.display())))
+                })
+            }
+        }
+    }
+
+    /// What the compiled unit depends on besides the GPU and the compiler: every file's name
+    /// and text (a header's change changes it).
+    fn key_text(&self) -> String {
+        std::iter::once((&self.file, &self.text))
+            .chain(self.headers.iter().map(|(n, t)| (n, t)))
+            .map(|(name, text)| format!("{name}\n{}\n{text}\n", text.len()))
+            .collect()
+    }
+}
+
+/// The paths of a kernel file's `#include "path"` lines.
+fn includes(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| l.trim_start().strip_prefix("#include")?.trim().strip_prefix('"')?.split('"').next())
+        .map(str::to_string)
         .collect()
 }
 
@@ -59,10 +111,10 @@ pub(crate) fn cuda_err(what: &str) -> impl Fn(cudarc::driver::DriverError) -> En
     move |e| EngineError::Cuda(format!("{what}: {e:?}"))
 }
 
-/// The most stages per line of the _late kernels (kernels/ntt_block.cu), and so the tuner's
+/// The most stages per line of the _late kernels (kernels/goldilocks/ntt_block.cuh), and so the tuner's
 /// largest candidate; the kernels of 9 and 10 stages would add ~14 s to each compilation.
 pub(crate) const LATE_MAX_STAGES: u32 = 8;
-/// The most stages per round of the one-block kernels (small_r1 .. small_r4, kernels/small.cu).
+/// The most stages per round of the one-block kernels (small_r1 .. small_r4, kernels/goldilocks/small.cuh).
 pub(crate) const SMALL_MAX_STAGES: u32 = 4;
 
 /// Every kernel the engine launches.
@@ -80,11 +132,11 @@ pub(crate) struct Kernels {
     pub expand_weights: CudaFunction,
     pub field_ops: CudaFunction,
     pub field_ops_m61m31: CudaFunction,
-    /// The M61·M31 arithmetic's kernels (kernels/m61m31.cu).
+    /// The M61·M31 arithmetic's kernels (kernels/m61m31/pipeline.cuh).
     pub mm: MmKernels,
 }
 
-/// The M61·M31 kernels (kernels/m61m31.cu), launched by src/gpu/pipeline_m61m31.rs.
+/// The M61·M31 kernels (kernels/m61m31/pipeline.cuh), launched by src/gpu/m61m31/pipeline.rs.
 pub(crate) struct MmKernels {
     pub weigh: CudaFunction,
     pub radix3: CudaFunction,
@@ -97,12 +149,12 @@ pub(crate) struct MmKernels {
     pub carry: CudaFunction,
 }
 
-/// The most stages of one mm_pass_r<R> kernel (kernels/m61m31.cu instantiates 1 ..= this): at
+/// The most stages of one mm_pass_r<R> kernel (kernels/m61m31/pipeline.cuh instantiates 1 ..= this): at
 /// 2^22 on an H100 a pass of 4 stages took 80 µs (140 registers a thread), one of 3 took 42
 /// (bench/notes/gpu.md, 2026-11-26).
 pub(crate) const MM_PASS_MAX_STAGES: u32 = 3;
 
-/// The column passes and a squaring's row pass (kernels/ntt_block.cu), of one launch trigger.
+/// The column passes and a squaring's row pass (kernels/goldilocks/ntt_block.cuh), of one launch trigger.
 pub(crate) struct PassKernels {
     /// square_rows[R − 1]: ntt_sq_r<R>, the row pass of a squaring alone.
     pub square_rows: Vec<CudaFunction>,
@@ -120,7 +172,8 @@ pub(crate) struct Device {
     /// Launch with programmatic dependent launch (sm_90 and later, unless
     /// MERSENNE_CERT_NO_PDL is set: for measuring what it gains).
     pub pdl: bool,
-    /// The kernels' cache key (source, GPU, driver, NVRTC): tuning results are kept under it.
+    /// The Goldilocks unit's cache key (its files, GPU, driver, NVRTC): tuning results (of
+    /// that arithmetic's passes) are kept under it.
     pub kernel_key: String,
     /// The architecture the kernels are compiled for ("sm_90").
     arch: String,
@@ -149,45 +202,37 @@ impl Timer {
     }
 }
 
-fn driver_version() -> i32 {
-    let mut v = 0i32;
-    // SAFETY: plain out-parameter call into the driver, after is_culib_present.
-    let _ = unsafe { sys::cuDriverGetVersion(&mut v) };
-    v
-}
-
-fn nvrtc_version() -> (i32, i32) {
-    let (mut major, mut minor) = (0i32, 0i32);
-    // SAFETY: plain out-parameter call, after is_culib_present.
-    let _ = unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut major, &mut minor) };
-    (major, minor)
-}
-
-/// Check that the libraries are there before anything in cudarc touches them.
-fn libraries_present() -> Result<(), EngineError> {
-    // SAFETY: these only try to dlopen the library.
-    if !unsafe { sys::is_culib_present() } {
-        return Err(EngineError::NoGpu("the NVIDIA driver library (libcuda.so) was not found".into()));
-    }
-    trace::mark("gpu: libcuda present (dlopen)");
-    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
-        return Err(EngineError::NoGpu(
-            "the CUDA run-time compiler library (libnvrtc.so, CUDA 13) was not found".into(),
-        ));
-    }
-    trace::mark("gpu: libnvrtc present (dlopen, dlclose)");
-    Ok(())
-}
-
-/// Compile the kernel source to a cubin for `arch` (e.g. "sm_90") with NVRTC.
-fn compile(source: &str, arch: &str) -> Result<Vec<u8>, EngineError> {
+/// Compile a unit to a cubin for `arch` (e.g. "sm_90") with NVRTC, its headers passed as
+/// named include sources.
+fn compile(unit: &Unit, arch: &str) -> Result<Vec<u8>, EngineError> {
     use cudarc::nvrtc::{result, sys as nv};
     let err = |what: &str, e: result::NvrtcError| EngineError::Cuda(format!("NVRTC {what}: {e:?}"));
-    let src = CString::new(source).map_err(|_| EngineError::Other("kernel source holds a NUL".into()))?;
-    let prog = result::create_program(&src, None).map_err(|e| err("create", e))?;
+    let c_string =
+        |s: &str| CString::new(s).map_err(|_| EngineError::Other(format!("kernel source {s:.40} holds a NUL")));
+    let (src, name) = (c_string(&unit.text)?, c_string(&unit.file)?);
+    let texts = unit.headers.iter().map(|(_, text)| c_string(text)).collect::<Result<Vec<_>, _>>()?;
+    let names = unit.headers.iter().map(|(name, _)| c_string(name)).collect::<Result<Vec<_>, _>>()?;
+    let (text_ptrs, name_ptrs): (Vec<_>, Vec<_>) =
+        texts.iter().zip(&names).map(|(t, n)| (t.as_ptr(), n.as_ptr())).unzip();
+    let mut prog = std::mem::MaybeUninit::uninit();
+    // SAFETY: every pointer is to a NUL-terminated string alive until this call returns (NVRTC
+    // copies them), and the two arrays hold headers.len() entries each.
+    let prog = unsafe {
+        nv::nvrtcCreateProgram(
+            prog.as_mut_ptr(),
+            src.as_ptr(),
+            name.as_ptr(),
+            text_ptrs.len() as i32,
+            text_ptrs.as_ptr(),
+            name_ptrs.as_ptr(),
+        )
+        .result()
+        .map_err(|e| err("create", e))?;
+        prog.assume_init()
+    };
     // MERSENNE_CERT_PTXAS_LOG=1 prints ptxas's register/spill report of a fresh compilation.
     let report = std::env::var_os("MERSENNE_CERT_PTXAS_LOG").is_some();
-    // --device-int128: the M61·M31 carry walk (kernels/m61m31.cu) takes i128 convolution outputs.
+    // --device-int128: the M61·M31 carry walk (kernels/m61m31/pipeline.cuh) takes i128 convolution outputs.
     let mut options = vec![format!("--gpu-architecture={arch}"), "--std=c++17".into(), "--device-int128".into()];
     if report {
         options.push("--ptxas-options=-v".into());
@@ -225,20 +270,21 @@ pub(crate) fn cache_path(file: &str) -> Option<PathBuf> {
     dirs::cache_dir().map(|d| d.join("mersenne-cert").join(file))
 }
 
-/// What the compiled kernels depend on: their source, the GPU, the driver and NVRTC.
-fn kernel_key(source: &str, arch: &str, name: &str) -> String {
+/// What a compiled unit depends on: its files (the unit's and every header's), the GPU, the
+/// driver and NVRTC.
+fn kernel_key(unit: &Unit, arch: &str, name: &str) -> String {
     let (nv_major, nv_minor) = nvrtc_version();
-    let key_text = format!("{source}\n{arch}\n{name}\n{}\n{nv_major}.{nv_minor}", driver_version());
+    let key_text = format!("{}\n{arch}\n{name}\n{}\n{nv_major}.{nv_minor}", unit.key_text(), driver_version());
     blake3::hash(key_text.as_bytes()).to_hex()[..32].to_string()
 }
 
 /// The cubin for this device: from the disk cache when present, else compiled and stored.
-fn cubin_for(source: &str, arch: &str, key: &str) -> Result<(Vec<u8>, bool), EngineError> {
+fn cubin_for(unit: &Unit, arch: &str, key: &str) -> Result<(Vec<u8>, bool), EngineError> {
     let path = cache_path(&format!("kernels-{key}.cubin"));
     if let Some(bytes) = path.as_ref().and_then(|p| std::fs::read(p).ok()) {
         return Ok((bytes, true));
     }
-    let cubin = compile(source, arch)?;
+    let cubin = compile(unit, arch)?;
     if let Some(p) = path {
         // A cache that cannot be written only costs the next start a compilation.
         let tmp = p.with_extension(format!("tmp{}", std::process::id()));
@@ -252,8 +298,10 @@ fn cubin_for(source: &str, arch: &str, key: &str) -> Result<(Vec<u8>, bool), Eng
     Ok((cubin, false))
 }
 
-fn load_kernels(module: &Arc<CudaModule>) -> Result<Kernels, EngineError> {
-    let f = |name: &str| module.load_function(name).map_err(cuda_err(name));
+/// The kernels of the two engine units' modules (Goldilocks', M61·M31's).
+fn load_kernels(gl: &Arc<CudaModule>, mm: &Arc<CudaModule>) -> Result<Kernels, EngineError> {
+    let f = |name: &str| gl.load_function(name).map_err(cuda_err(name));
+    let g = |name: &str| mm.load_function(name).map_err(cuda_err(name));
     // One kernel per stage count R = 1..=max, named prefix R suffix (R: a pass's or round's stages).
     let all = |prefix: &str, suffix: &str, max: u32| -> Result<Vec<CudaFunction>, EngineError> {
         (1..=max).map(|r| f(&format!("{prefix}{r}{suffix}"))).collect()
@@ -269,25 +317,17 @@ fn load_kernels(module: &Arc<CudaModule>) -> Result<Kernels, EngineError> {
         flip_bit: f("flip_bit")?,
         expand_weights: f("expand_weights")?,
         field_ops: f("field_ops")?,
-        field_ops_m61m31: f("field_ops_m61m31")?,
+        field_ops_m61m31: g("field_ops_m61m31")?,
         mm: MmKernels {
-            weigh: f("mm_weigh")?,
-            radix3: f("mm_radix3")?,
-            passes: all("mm_pass_r", "", MM_PASS_MAX_STAGES)?,
-            block: f("mm_block")?,
-            pair: f("mm_pair")?,
-            core: f("mm_core")?,
-            carry: f("mm_carry")?,
+            weigh: g("mm_weigh")?,
+            radix3: g("mm_radix3")?,
+            passes: (1..=MM_PASS_MAX_STAGES).map(|r| g(&format!("mm_pass_r{r}"))).collect::<Result<_, _>>()?,
+            block: g("mm_block")?,
+            pair: g("mm_pair")?,
+            core: g("mm_core")?,
+            carry: g("mm_carry")?,
         },
     })
-}
-
-/// How many CUDA devices the driver sees (an error when the CUDA libraries are missing).
-pub fn device_count() -> Result<usize, EngineError> {
-    libraries_present()?;
-    CudaContext::device_count()
-        .map(|n| n.max(0) as usize)
-        .map_err(|e| EngineError::NoGpu(format!("cannot count CUDA devices: {e:?}")))
 }
 
 impl Device {
@@ -320,11 +360,13 @@ impl Device {
         let arch = format!("sm_{major}{minor}");
         let mem = ctx.total_mem().map_err(cuda_err("memory size"))? >> 20;
         trace::mark("gpu: device queried");
-        let source = source(&SOURCES)?;
-        let kernel_key = kernel_key(&source, &arch, &name);
-        trace::mark("gpu: source hashed, cache key (nvrtc loaded)");
-        let (module, cached) = build_module(&ctx, &source, &arch, &kernel_key)?;
-        let kernels = load_kernels(&module)?;
+        let (gl, mm) = (Unit::load(GOLDILOCKS_UNIT)?, Unit::load(M61M31_UNIT)?);
+        let (gl_key, mm_key) = (kernel_key(&gl, &arch, &name), kernel_key(&mm, &arch, &name));
+        trace::mark("gpu: sources hashed, cache keys (nvrtc loaded)");
+        let (gl_module, gl_cached) = build_module(&ctx, &gl, &arch, &gl_key)?;
+        let (mm_module, mm_cached) = build_module(&ctx, &mm, &arch, &mm_key)?;
+        let cached = gl_cached && mm_cached;
+        let kernels = load_kernels(&gl_module, &mm_module)?;
         trace::mark("gpu: functions loaded");
         let pdl = major >= 9 && std::env::var_os("MERSENNE_CERT_NO_PDL").is_none();
         let description = format!(
@@ -333,14 +375,14 @@ impl Device {
             if cached { "from cache" } else { "compiled" },
             if pdl { "dependent launch" } else { "plain launch" }
         );
-        Ok(Device { ctx, stream, kernels, description, name, pdl, kernel_key, arch })
+        Ok(Device { ctx, stream, kernels, description, name, pdl, kernel_key: gl_key, arch })
     }
 
-    /// The field-rate kernels' module (kernels/field_rate.cu, field_rate_m61m31.cu), compiled (or
-    /// read from the cache) on demand.
+    /// The field-rate kernels' module (the manifest's `rate` unit), compiled (or read from the
+    /// cache) on demand.
     pub fn rate_module(&self) -> Result<Arc<CudaModule>, EngineError> {
-        let source = source(&RATE_SOURCES)?;
-        Ok(build_module(&self.ctx, &source, &self.arch, &kernel_key(&source, &self.arch, &self.name))?.0)
+        let unit = Unit::load(RATE_UNIT)?;
+        Ok(build_module(&self.ctx, &unit, &self.arch, &kernel_key(&unit, &self.arch, &self.name))?.0)
     }
 }
 
@@ -348,16 +390,16 @@ impl Device {
 /// if that entry does not load), else compiled and stored; and whether it came from the cache.
 fn build_module(
     ctx: &Arc<CudaContext>,
-    source: &str,
+    unit: &Unit,
     arch: &str,
     key: &str,
 ) -> Result<(Arc<CudaModule>, bool), EngineError> {
-    let (cubin, cached) = cubin_for(source, arch, key)?;
+    let (cubin, cached) = cubin_for(unit, arch, key)?;
     trace::mark(if cached { "gpu: cubin read from cache" } else { "gpu: cubin compiled" });
     let module = match ctx.load_module(Ptx::from_binary(cubin)) {
         Ok(m) => m,
         // A damaged cache entry: compile afresh.
-        Err(_) if cached => ctx.load_module(Ptx::from_binary(compile(source, arch)?)).map_err(cuda_err("module"))?,
+        Err(_) if cached => ctx.load_module(Ptx::from_binary(compile(unit, arch)?)).map_err(cuda_err("module"))?,
         Err(e) => return Err(cuda_err("module")(e)),
     };
     trace::mark("gpu: module loaded");
@@ -368,11 +410,17 @@ fn build_module(
 mod tests {
     use super::*;
 
-    /// The ntt kernels that kernels/ntt_block.cu instantiates are the ones load_kernels asks for:
-    /// every stage count with its _late kernels up to LATE_MAX_STAGES, without them above.
+    /// The built-in text of kernels/`name`.
+    fn file(name: &str) -> &'static str {
+        KERNEL_FILES.iter().find(|(f, _)| *f == name).map(|(_, t)| *t).unwrap_or_else(|| panic!("{name}"))
+    }
+
+    /// The ntt kernels that kernels/goldilocks/ntt_block.cuh instantiates are the ones
+    /// load_kernels asks for: every stage count with its _late kernels up to LATE_MAX_STAGES,
+    /// without them above.
     #[test]
     fn the_late_kernels_are_instantiated_up_to_late_max_stages() {
-        let text = SOURCES.iter().find(|(name, _)| *name == "ntt_block.cu").map(|(_, t)| *t).unwrap();
+        let text = file("goldilocks/ntt_block.cuh");
         let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("NTT_KERNEL")).collect();
         let expected: Vec<String> = (1..=MAX_SHARED_LOG2)
             .map(
@@ -383,12 +431,57 @@ mod tests {
         assert!(text.contains("#define NTT_KERNEL_AND_LATE(R) NTT_KERNEL(R) NTT_PASS_KERNELS(R, _late, true)"));
     }
 
-    /// kernels/m61m31.cu instantiates mm_pass_r1 ..= mm_pass_r<MM_PASS_MAX_STAGES>, as load_kernels asks.
+    /// kernels/m61m31/pipeline.cuh instantiates mm_pass_r1 ..= mm_pass_r<MM_PASS_MAX_STAGES>, as
+    /// load_kernels asks.
     #[test]
     fn the_m61m31_passes_are_instantiated_up_to_their_max() {
-        let text = SOURCES.iter().find(|(name, _)| *name == "m61m31.cu").map(|(_, t)| *t).unwrap();
+        let text = file("m61m31/pipeline.cuh");
         let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("MM_PASS_KERNEL(")).collect();
         let expected: Vec<String> = (1..=MM_PASS_MAX_STAGES).map(|r| format!("MM_PASS_KERNEL({r})")).collect();
         assert_eq!(lines, expected);
+    }
+
+    /// Every unit of the manifest gathers from the built-in files: its headers are the ones it
+    /// includes, transitively, each once; the engine's units share only common/.
+    #[test]
+    fn the_manifest_units_gather_their_headers() {
+        let gl = Unit::load(GOLDILOCKS_UNIT).unwrap();
+        let names = |u: &Unit| u.headers.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
+        assert_eq!(gl.file, "goldilocks/engine.cu");
+        assert!(names(&gl).contains(&"goldilocks/field.cuh".to_string()), "{:?}", names(&gl));
+        assert!(names(&gl).contains(&"common/types.cuh".to_string()), "{:?}", names(&gl));
+        let mm = Unit::load(M61M31_UNIT).unwrap();
+        assert!(names(&mm).iter().all(|n| !n.starts_with("goldilocks/")), "{:?}", names(&mm));
+        assert!(names(&gl).iter().all(|n| !n.starts_with("m61m31/")), "{:?}", names(&gl));
+        let rate = Unit::load(RATE_UNIT).unwrap();
+        assert!(names(&rate).contains(&"m61m31/field_rate.cuh".to_string()), "{:?}", names(&rate));
+        // Every file under kernels/ but the manifest is some unit's file or header.
+        let used: Vec<String> =
+            [&gl, &mm, &rate].iter().flat_map(|u| std::iter::once(u.file.clone()).chain(names(u))).collect();
+        for (f, _) in KERNEL_FILES {
+            assert!(*f == "manifest.txt" || used.iter().any(|u| u == f), "kernels/{f} is compiled by no unit");
+        }
+        assert!(unit_file("nonesuch").is_err());
+    }
+
+    /// A header's text is part of the cache key: a change to a file the unit only includes
+    /// changes it, as does a change to the unit's own file.
+    #[test]
+    fn a_header_change_changes_the_cache_key() {
+        let read = |edit: &'static str| {
+            move |name: &str| {
+                let text = file(name).to_string();
+                Ok(if name == edit { text + "// edited\n" } else { text })
+            }
+        };
+        let key = |u: &Unit| u.key_text();
+        let plain = Unit::gather(GOLDILOCKS_UNIT, read("")).unwrap();
+        assert_eq!(key(&plain), key(&Unit::load(GOLDILOCKS_UNIT).unwrap()));
+        for edited in ["common/types.cuh", "goldilocks/carry.cuh", "goldilocks/engine.cu"] {
+            assert_ne!(key(&Unit::gather(GOLDILOCKS_UNIT, read(edited)).unwrap()), key(&plain), "{edited}");
+        }
+        // A file the unit does not include leaves it alone.
+        assert_eq!(key(&Unit::gather(GOLDILOCKS_UNIT, read("m61m31/fields.cuh")).unwrap()), key(&plain));
+        assert_eq!(includes("#include \"a/b.cuh\"\n  #include \"c.cuh\" // x\n#define X"), ["a/b.cuh", "c.cuh"]);
     }
 }

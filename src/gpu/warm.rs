@@ -8,7 +8,7 @@
 //! the [`WarmUp`] waits for the thread (the process never exits in the middle of the driver's
 //! start) and releases those in parallel.
 
-use super::module::device_count;
+use super::driver::device_count;
 use cudarc::driver::CudaContext;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;

@@ -42,7 +42,7 @@ pub trait ProofArith {
     }
     /// The root of the binary tree over the `count` values `leaf(0)`, …, `leaf(count − 1)`
     /// (count a power of two; each leaf is asked for once, in order), in which the node over a
-    /// pair (left, right) at height t (t = 0: two leaves) is left^heights[t] · right. The
+    /// pair (left, right) at height t (t = 0: two leaves) is left^heights\[t\] · right. The
     /// default is [`fold_in_blocks`]; an engine keeps the values in its own memory instead.
     fn fold(&mut self, count: usize, heights: &[u64], leaf: &mut Leaves<'_>) -> Result<Residue, ProofError> {
         fold_in_blocks(self, count, heights, leaf)

@@ -3,7 +3,7 @@
 //! Jacobi for LL at every checkpoint spare threads allow, optionally a second engine that
 //! recomputes every LL segment, GMP spot checks for both) and rolls back to the last confirmed
 //! state when one fails; saves resumable states to disk; stops cleanly when asked (Ctrl-C).
-//! [`test`] takes one test from its settings to its verdict and certificate around the driver:
+//! [`test`](mod@test) takes one test from its settings to its verdict and certificate around the driver:
 //! the path that `prove P` and each assignment of the work loop share.
 
 pub mod checkpoints;

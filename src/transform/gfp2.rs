@@ -1,4 +1,4 @@
-//! GF(M_q²) = GF(M_q)[i], i² = −1, over a Mersenne prime field M_q = 2^q − 1 ≡ 3 mod 4 (so −1
+//! GF(M_q²) = GF(M_q)\[i\], i² = −1, over a Mersenne prime field M_q = 2^q − 1 ≡ 3 mod 4 (so −1
 //! is not a square): one generic type [`Gfp2`] over the small [`Mersenne`] trait that
 //! [`super::m61::M61`] and [`super::m31::M31`] implement.
 //!

@@ -1,7 +1,7 @@
 //! The Goldilocks prime field P = 2^64 − 2^32 + 1: one element type with `const fn` arithmetic
 //! (128-bit products folded with 2^64 ≡ 2^32 − 1 and 2^96 ≡ −1), powers, inverses, the
 //! primitive 2^k-th roots of unity and the n-th roots of 2 that the IBDWT weights are made of.
-//! The CUDA kernels (kernels/goldilocks.cuh) transcribe exactly these formulas.
+//! The CUDA kernels (kernels/goldilocks/field.cuh) transcribe exactly these formulas.
 
 /// The modulus.
 pub const P: u64 = 0xFFFF_FFFF_0000_0001;

@@ -1,4 +1,4 @@
-//! How the GPU passes factor their stages (kernels/ntt_block.cu, kernels/stages.cuh), and the
+//! How the GPU passes factor their stages (kernels/goldilocks/ntt_block.cuh, kernels/goldilocks/stages.cuh), and the
 //! twiddle tables they read. r radix-2 stages over a block-row of M = 2^(t+r) values, taken as
 //! 2^t columns i of lines of 2^r values k (value i + k·2^t), are, per column, a DFT of length
 //! 2^r followed by the twiddle ω_M^(i·rev_r(k)) at position k (rev_r: r-bit reversal). The DFT's
@@ -12,7 +12,7 @@ use crate::transform::bit_reverse;
 use crate::transform::goldilocks::Gl;
 use crate::transform::plan::Plan;
 
-/// ω_64 = 2^W64_LOG2 (kernels/goldilocks.cuh's GL_W64_LOG2).
+/// ω_64 = 2^W64_LOG2 (kernels/goldilocks/field.cuh's GL_W64_LOG2).
 pub const W64_LOG2: u64 = 39;
 /// The longest line whose DFT twiddles are powers of 2.
 pub const MAX_POW2_LOG2: u32 = 6;
@@ -146,8 +146,8 @@ mod tests {
                 assert_eq!(pow2(pow2_exp(q, j)), w.pow(j), "q={q} j={j}");
             }
         }
-        let cuh = include_str!("../../kernels/goldilocks.cuh");
-        assert!(cuh.contains(&format!("#define GL_W64_LOG2 {W64_LOG2}\n")), "goldilocks.cuh disagrees on ω_64");
+        let cuh = include_str!("../../kernels/goldilocks/field.cuh");
+        assert!(cuh.contains(&format!("#define GL_W64_LOG2 {W64_LOG2}\n")), "goldilocks/field.cuh disagrees on ω_64");
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The Mersenne prime field GF(M31), M31 = 2^31 − 1: one element type with `const fn`
 //! arithmetic on 32-bit values (products in 64 bits). 2^31 ≡ 1, so a reduction is
 //! shift-and-add (x mod M31 = (x & M31) + (x >> 31), folded once more if needed) and a product
-//! by 2^k is a rotation of the 31-bit value. M31 ≡ 3 mod 4, so GF(M31²) = GF(M31)[i]
+//! by 2^k is a rotation of the 31-bit value. M31 ≡ 3 mod 4, so GF(M31²) = GF(M31)\[i\]
 //! ([`super::gfp2`]). The CUDA kernels are to transcribe exactly these formulas.
 
 /// The exponent q of M_q = 2^q − 1 (also the multiplicative order of 2).

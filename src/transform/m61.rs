@@ -1,7 +1,7 @@
 //! The Mersenne prime field GF(M61), M61 = 2^61 − 1: one element type with `const fn`
 //! arithmetic. 2^61 ≡ 1, so a reduction is shift-and-add (x mod M61 = (x & M61) + (x >> 61),
 //! folded once more if needed) and a product by 2^k is a rotation of the 61-bit value. M61 ≡ 3
-//! mod 4, so −1 is not a square and GF(M61²) = GF(M61)[i] ([`super::gfp2`]) holds the roots of
+//! mod 4, so −1 is not a square and GF(M61²) = GF(M61)\[i\] ([`super::gfp2`]) holds the roots of
 //! unity of the M61·M31 transform. The CUDA kernels are to transcribe exactly these formulas.
 
 /// The exponent q of M_q = 2^q − 1 (also the multiplicative order of 2).

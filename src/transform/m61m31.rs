@@ -312,7 +312,7 @@ mod tests {
     use crate::exponent::is_prime;
     use crate::residue::Residue;
     use crate::rng::SeededRng;
-    use crate::transform::bound::largest_exponent;
+    use crate::transform::length::largest_exponent;
     use crate::transform::plan::Length;
     use quickcheck::{quickcheck, TestResult};
     use rug::Integer;

@@ -2,17 +2,20 @@
 //! proven overflow bound: `bound`), residue ↔ digits, and the CPU twin of the GPU's squaring.
 //! Depends on `residue` (and `exponent` for test kinds) only; nothing above it.
 
+pub mod arith;
 pub mod bound;
 pub mod crt;
 pub mod digits;
 pub mod field;
 pub mod gfp2;
 pub mod goldilocks;
+pub mod length;
 pub mod line;
 pub mod m31;
 pub mod m61;
 pub mod m61m31;
 pub mod plan;
+pub mod registry;
 pub mod twin;
 
 /// Why a transform plan or a digit vector is not usable.

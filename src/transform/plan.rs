@@ -30,61 +30,16 @@
 //!
 //! # Small lengths
 //! For n ≤ 2^SMALL_MAX_LOG2 there are no global passes: one GPU thread block holds all n values
-//! in shared memory and runs whole iterations in one launch (kernels/small.cu): weigh, every
+//! in shared memory and runs whole iterations in one launch (kernels/goldilocks/small.cuh): weigh, every
 //! forward stage, square, every inverse stage, unweigh, then both carry passes, the walk and the
 //! fix-up, each by one thread per segment with a barrier between. The segments are the same as
 //! above, so the CPU twin (src/transform/twin.rs) gives the same digits bit for bit.
 
-use crate::transform::bound::{carry_bounds, largest_exponent, smallest_length};
-use crate::transform::goldilocks::{Gl, MAX_ROOT_OF_TWO_LOG};
+pub use crate::transform::arith::{Arith, Length, MAX_LOG2, MIN_EXPONENT};
+use crate::transform::bound::carry_bounds;
+use crate::transform::goldilocks::Gl;
 use crate::transform::PlanError;
 
-/// The exact arithmetic a plan squares in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Arith {
-    /// GF(2^64 − 2^32 + 1), lengths 2^k.
-    Goldilocks,
-    /// GF(M61²) × GF(M31²) with the product recovered by CRT, lengths 2^k and 3·2^k.
-    M61M31,
-}
-
-impl Arith {
-    /// Every arithmetic, in the order the names list them.
-    pub const ALL: [Arith; 2] = [Arith::Goldilocks, Arith::M61M31];
-
-    /// The name in `--arith`, result lines and certificates.
-    pub fn name(self) -> &'static str {
-        match self {
-            Arith::Goldilocks => "goldilocks",
-            Arith::M61M31 => "m61m31",
-        }
-    }
-
-    /// The arithmetic of a name ([`Arith::name`]), None for any other text.
-    pub fn from_name(name: &str) -> Option<Arith> {
-        Arith::ALL.into_iter().find(|a| a.name() == name)
-    }
-
-    /// The lengths this arithmetic plans, shortest first (n ≤ 2^MAX_LOG2).
-    pub fn lengths(self) -> Vec<Length> {
-        let mut v: Vec<Length> = (1..=MAX_LOG2).map(|log2| Length { odd: 1, log2 }).collect();
-        if self == Arith::M61M31 {
-            v.extend((1..MAX_LOG2 - 1).map(|log2| Length { odd: 3, log2 }));
-        }
-        v.sort_by_key(|l| l.n());
-        v
-    }
-
-    /// The largest exponent with a plan of this arithmetic at any length.
-    pub fn largest_exponent(self) -> u32 {
-        self.lengths().into_iter().filter_map(|len| largest_exponent(self, len)).max().unwrap_or(0)
-    }
-}
-
-/// Largest supported transform length: 2^26 (the largest n with an n-th root of 2 in the field).
-pub const MAX_LOG2: u32 = MAX_ROOT_OF_TWO_LOG;
-/// The smallest exponent with a plan (p = 13: four digits of 3–4 bits).
-pub const MIN_EXPONENT: u32 = 13;
 /// log2 of the largest chunk the row pass transforms (1024 words: 32 values per thread in
 /// registers, with their twiddles).
 pub const MAX_SHARED_LOG2: u32 = 10;
@@ -137,29 +92,6 @@ pub struct ColumnPass {
     pub c_log: u32,
 }
 
-/// Transform length odd·2^log2. Goldilocks plans odd = 1; M61·M31 odd = 1 and 3 (the type
-/// leaves room for 5·2^k on Goldilocks, whose P − 1 has the factors 3 and 5).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Length {
-    pub odd: u32,
-    pub log2: u32,
-}
-
-impl Length {
-    pub const fn n(self) -> usize {
-        (self.odd as usize) << self.log2
-    }
-}
-
-impl std::fmt::Display for Length {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.odd {
-            1 => write!(f, "2^{}", self.log2),
-            odd => write!(f, "{odd}·2^{}", self.log2),
-        }
-    }
-}
-
 /// Everything both engines need to square modulo M_p with an IBDWT of length n.
 #[derive(Debug, Clone)]
 pub struct Plan {
@@ -187,12 +119,6 @@ pub struct Plan {
     pub(crate) inv_twiddle: Vec<Gl>,
 }
 
-/// The largest exponent whose plan is small (n ≤ 2^SMALL_MAX_LOG2; lengths grow with p).
-pub fn largest_small_exponent() -> u32 {
-    let exponents: Vec<u32> = (MIN_EXPONENT..32 << SMALL_MAX_LOG2).collect();
-    MIN_EXPONENT + exponents.partition_point(|&p| Plan::new(p).is_ok_and(|q| q.is_small())) as u32 - 1
-}
-
 /// ⌈p·j/n⌉ for a power-of-two n.
 const fn ceil_div_pow2(pj: u64, log2: u32) -> u64 {
     (pj + (1u64 << log2) - 1) >> log2
@@ -203,18 +129,6 @@ fn no_plan(p: u32, why: String) -> PlanError {
 }
 
 impl Plan {
-    /// The smallest (power-of-two) Goldilocks length that satisfies the bound: [`Plan::for_arith`]
-    /// of Goldilocks.
-    pub fn new(p: u32) -> Result<Plan, PlanError> {
-        Plan::for_arith(p, Arith::Goldilocks)
-    }
-
-    /// The smallest length of `arith` that satisfies its bound; beyond every length's bound,
-    /// an error naming the largest supported exponent.
-    pub fn for_arith(p: u32, arith: Arith) -> Result<Plan, PlanError> {
-        Plan::with_length(p, arith, smallest_length(p, arith)?)
-    }
-
     /// The plan of `arith` with length `len`, if it is safe (Goldilocks: lengths 2^k only).
     pub fn with_length(p: u32, arith: Arith, len: Length) -> Result<Plan, PlanError> {
         match (arith, len.odd) {
@@ -252,7 +166,7 @@ impl Plan {
     }
 
     /// The layout and carry segments of a plan of `arith` at `len`, without the Goldilocks
-    /// tables: whether the plan exists, cheaply (for [`smallest_length`] and [`largest_exponent`]).
+    /// tables: whether the plan exists, cheaply (for the length search, [`super::length`]).
     pub(super) fn layout_of(p: u32, arith: Arith, len: Length) -> Result<Plan, PlanError> {
         match (arith, len.odd) {
             (Arith::Goldilocks, 1) | (Arith::M61M31, 1 | 3) if len.log2 >= 1 && len.n() <= 1 << MAX_LOG2 => {
@@ -298,7 +212,7 @@ impl Plan {
     /// smallest power of two above the fix-up depth, at least 2^SMALL_SEG_MIN_LOG2 and
     /// n/2^SMALL_SEGMENTS_LOG2), or refuse the plan when the fix-up would not fit in one segment.
     /// M61·M31 takes the smallest power of two above the fix-up depth, at least
-    /// 2^MM_SEG_MIN_LOG2 (the GPU walks each segment in one thread, kernels/m61m31.cu), or one
+    /// 2^MM_SEG_MIN_LOG2 (the GPU walks each segment in one thread, kernels/m61m31/pipeline.cuh), or one
     /// segment where that does not divide n.
     fn with_segments(mut self) -> Result<Plan, PlanError> {
         let small = (self.fixup_depth + 1).next_power_of_two().max(1 << SMALL_SEG_MIN_LOG2);
@@ -415,7 +329,7 @@ impl Plan {
         (self.start(j + 1) - self.start(j)) as u32
     }
     /// Widths of digits j, j + 1, … (cyclically past n − 1) without a product per digit, as the
-    /// GPU's carry passes take them (kernels/carry.cu Widths): with p = q·n + f and
+    /// GPU's carry passes take them (kernels/goldilocks/carry.cuh Widths): with p = q·n + f and
     /// e = weight_exp, digit j is q + 1 bits wide iff e_j < f, and e_{j+1} = e_j − f mod n.
     pub fn widths_from(&self, j: usize) -> impl Iterator<Item = u32> {
         let (n, p) = (self.n(), self.p as usize);
@@ -564,7 +478,7 @@ mod tests {
         let (tiny, p10) = (Plan::new(127).unwrap(), Plan::new(23_209).unwrap());
         assert!(tiny.is_small() && tiny.column_passes().is_empty() && tiny.global_passes().is_empty());
         assert_eq!((tiny.n(), tiny.seg_len(), p10.log2(), p10.seg_len(), p10.shared_log2()), (8, 4, 10, 4, 10));
-        let top = largest_small_exponent();
+        let top = crate::transform::length::largest_small_exponent();
         let (last, next) = (Plan::new(top).unwrap(), Plan::new(top + 1).unwrap());
         assert!(
             last.is_small() && last.log2() == SMALL_MAX_LOG2 && !next.is_small() && next.log2() == SMALL_MAX_LOG2 + 1

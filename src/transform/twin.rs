@@ -3,7 +3,7 @@
 //! natural: no bit-reversal pass), the same weighting and the same segmented carry with fix-up
 //! and the same "−2·2^s" term. The GPU walks the carries at the end of a squaring and applies
 //! the fix-up at the start of the next one (or on the host before a read); the twin does both
-//! at once, which gives the same digits (the small-length kernel, kernels/small.cu, also does
+//! at once, which gives the same digits (the small-length kernel, kernels/goldilocks/small.cuh, also does
 //! both at once). Each stage is a public function so that the GPU
 //! self-test can compare every kernel with it; `engine::twin::TwinEngine` strings them into a slow engine.
 
@@ -89,7 +89,7 @@ impl Conv for i128 {
 }
 
 /// Balanced remainder d of t modulo 2^w, in [−2^(w−1), 2^(w−1)), and the carry (t − d)/2^w,
-/// which is (t + 2^(w−1)) >> w (kernels/carry.cu computes it so, off the remainder's path).
+/// which is (t + 2^(w−1)) >> w (kernels/goldilocks/carry.cuh computes it so, off the remainder's path).
 /// For |t| < 2^62 (i64; 2^126 for i128) and 1 ≤ w ≤ 62.
 fn balance<C: Conv>(t: C, w: u32) -> (i64, C) {
     let half = C::from(1) << (w - 1);
@@ -204,7 +204,7 @@ mod tests {
     use crate::exponent::is_prime;
     use crate::residue::Residue;
     use crate::rng::SeededRng;
-    use crate::transform::bound::largest_exponent;
+    use crate::transform::length::largest_exponent;
     use crate::transform::plan::{Arith, Length};
     use quickcheck::{quickcheck, TestResult};
     use rug::integer::Order;
@@ -256,7 +256,7 @@ mod tests {
     /// The largest exponent with a small plan, computed once.
     fn largest_small() -> u32 {
         static P: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-        *P.get_or_init(crate::transform::plan::largest_small_exponent)
+        *P.get_or_init(crate::transform::length::largest_small_exponent)
     }
 
     /// `iters` iterations of the twin on `plan` from r at shift s, against rug.

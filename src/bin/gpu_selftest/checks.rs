@@ -8,7 +8,7 @@ use mersenne_cert::exponent::{is_prime, TestKind};
 use mersenne_cert::gpu::{GpuEngine, KernelChecker};
 use mersenne_cert::residue::Residue;
 use mersenne_cert::rng::SeededRng;
-use mersenne_cert::transform::bound::largest_exponent;
+use mersenne_cert::transform::length::largest_exponent;
 use mersenne_cert::transform::plan::{Arith, Length, Plan};
 use rug::Integer;
 use std::time::Instant;

@@ -149,7 +149,7 @@ pub(crate) fn field_rate(rng: &mut SeededRng, iters: u64, exponents: Vec<u32>) -
     Ok(true)
 }
 
-/// The second arithmetic's rates, in G/s (kernels/field_rate_m61m31.cu), and the bandwidth.
+/// The second arithmetic's rates, in G/s (kernels/m61m31/field_rate.cuh), and the bandwidth.
 fn print_mersenne_rates(rate: &gpu::FieldRate) {
     let r = &rate.mersenne;
     println!("{:<54} {:>8} {:>8}", "GF(M61), GF(M31) and GF(p^2) in registers alone, G/s:", "M61", "M31");

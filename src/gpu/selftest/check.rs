@@ -4,21 +4,16 @@
 //! on the same input. Small lengths run on the one-block kernel, checked by small.rs.
 
 use super::mersenne;
+use super::verdict::{as_words, signed_words, KernelVerdict};
 use crate::engine::EngineError;
+use crate::gpu::goldilocks::{Op, Passes};
+use crate::gpu::launch::{addr, launch, Res, Shape, ADVANCE, LL};
 use crate::gpu::module::{cuda_err, Device};
-use crate::gpu::pipeline::{addr, Op, Pipeline, Res, Shape, ADVANCE, LL};
 use crate::rng::SeededRng;
 use crate::transform::goldilocks::{edge_words, Gl, P};
 use crate::transform::plan::Plan;
 use crate::transform::twin;
 use cudarc::driver::CudaSlice;
-
-/// One kernel's verdict at one length.
-#[derive(Debug, Clone)]
-pub struct KernelVerdict {
-    pub kernel: String,
-    pub ok: bool,
-}
 
 /// A kernel's input and output buffers.
 struct Io {
@@ -30,13 +25,6 @@ struct Io {
 /// An opened GPU for repeated kernel checks.
 pub struct KernelChecker {
     dev: Device,
-}
-
-pub(in crate::gpu) fn as_words(v: &[Gl]) -> Vec<u64> {
-    v.iter().map(|g| g.value()).collect()
-}
-pub(in crate::gpu) fn signed_words(v: &[i64]) -> Vec<u64> {
-    v.iter().map(|&d| d as u64).collect()
 }
 
 impl KernelChecker {
@@ -71,7 +59,7 @@ impl KernelChecker {
         Ok((self.get(&io.x)?, c, s[0]))
     }
 
-    /// The kernels' field operations (kernels/field_check.cu) against the CPU field, word for
+    /// The kernels' field operations (kernels/goldilocks/field_check.cuh) against the CPU field, word for
     /// word, on every pair of edge words and `random` random pairs drawn from `seed`.
     pub fn check_field(&self, seed: u64, random: usize) -> Result<KernelVerdict, EngineError> {
         let edges = edge_words();
@@ -87,8 +75,8 @@ impl KernelChecker {
         let (pa, pb, po) = (addr(&self.dev, &da), addr(&self.dev, &db), addr(&self.dev, &out));
         let shape = Shape { blocks: n.div_ceil(256), threads: 256, shared_bytes: 0 };
         // SAFETY: field_ops(const u64* a, const u64* b, u64* out, u32 n) with a, b of n words and
-        // out of 4n (kernels/field_check.cu).
-        unsafe { Pipeline::launch(&self.dev, &self.dev.kernels.field_ops, shape, &[&pa, &pb, &po, &n]) }?;
+        // out of 4n (kernels/goldilocks/field_check.cuh).
+        unsafe { launch(&self.dev, &self.dev.kernels.field_ops, shape, &[&pa, &pb, &po, &n]) }?;
         let got = self.get(&out)?;
         let want: Vec<u64> = a
             .iter()
@@ -103,8 +91,8 @@ impl KernelChecker {
         Ok(KernelVerdict { kernel: format!("field operations ({n} pairs)"), ok: got == want })
     }
 
-    /// The second arithmetic's device operations (field_ops_m61m31 in kernels/field_check.cu)
-    /// against their definitions ([`super::mersenne`]), word for word, on every pair of edge inputs
+    /// The second arithmetic's device operations (field_ops_m61m31 in kernels/m61m31/field_check.cuh)
+    /// against their definitions (`selftest::mersenne`), word for word, on every pair of edge inputs
     /// and `random` random pairs of partial M61 values drawn from `seed`.
     pub fn check_m61m31(&self, seed: u64, random: usize) -> Result<KernelVerdict, EngineError> {
         let edges = mersenne::edge_inputs();
@@ -121,8 +109,8 @@ impl KernelChecker {
         let (pa, pb, po) = (addr(&self.dev, &da), addr(&self.dev, &db), addr(&self.dev, &out));
         let shape = Shape { blocks: n.div_ceil(256), threads: 256, shared_bytes: 0 };
         // SAFETY: field_ops_m61m31(const u64* a, const u64* b, u64* out, u32 n) with a, b of n words
-        // and out of MERSENNE_OUT·n (kernels/field_check.cu).
-        unsafe { Pipeline::launch(&self.dev, &self.dev.kernels.field_ops_m61m31, shape, &[&pa, &pb, &po, &n]) }?;
+        // and out of MERSENNE_OUT·n (kernels/goldilocks/field_check.cuh).
+        unsafe { launch(&self.dev, &self.dev.kernels.field_ops_m61m31, shape, &[&pa, &pb, &po, &n]) }?;
         let ok = self.get(&out)? == mersenne::expected(&a, &b);
         Ok(KernelVerdict { kernel: format!("field operations of M61, M31, GF(p^2) and the CRT ({n} inputs)"), ok })
     }
@@ -141,9 +129,9 @@ impl KernelChecker {
         let plan = Plan::with_log2(p, log2)?;
         let mut rng = SeededRng::new(seed);
         if plan.is_small() {
-            return crate::gpu::small::check(&self.dev, &plan, &mut rng);
+            return super::small::check(&self.dev, &plan, &mut rng);
         }
-        let pipe = Pipeline::new(&self.dev, plan.clone())?;
+        let pipe = Passes::new(&self.dev, plan.clone())?;
         let digits: Vec<i64> = (0..n)
             .map(|j| {
                 let w = plan.width(j);

@@ -187,7 +187,7 @@ pub fn counts(len: MLength, passes: &[u32]) -> Counts {
     c
 }
 
-/// Operations per second of one field's operations (kernels/field_rate_m61m31.cu).
+/// Operations per second of one field's operations (kernels/m61m31/field_rate.cuh).
 #[derive(Clone, Copy, Debug)]
 pub struct FqRates {
     /// Real add+sub pairs.

@@ -1,13 +1,13 @@
-//! The M61·M31 kernels (kernels/m61m31.cu) against the CPU twin's stage functions
+//! The M61·M31 kernels (kernels/m61m31/pipeline.cuh) against the CPU twin's stage functions
 //! (src/transform/m61m31.rs, twin.rs carry_walk/carry_fixup), stage by stage on random input so
 //! that a failure names the stage; then a whole squaring and a product of digits with random
 //! pending carries against the twin, for `gpu-selftest m61m31`.
 
-use super::check::KernelVerdict;
+use super::verdict::KernelVerdict;
 use crate::engine::EngineError;
+use crate::gpu::launch::{addr, Res, ADVANCE, LL};
+use crate::gpu::m61m31::{carries_from_words, carries_to_words, MmPipeline, Zs};
 use crate::gpu::module::{cuda_err, Device};
-use crate::gpu::pipeline::{addr, Res, ADVANCE, LL};
-use crate::gpu::pipeline_m61m31::{carries_from_words, carries_to_words, MmPipeline, Zs};
 use crate::rng::SeededRng;
 use crate::transform::field::Field;
 use crate::transform::gfp2::{Gfp2, Mersenne};

@@ -1,5 +1,5 @@
 //! The reference for `gpu-selftest`'s check of the second arithmetic's device operations
-//! (kernels/mersenne_fields.cuh, run by field_ops_m61m31 in kernels/field_check.cu): GF(M61),
+//! (kernels/m61m31/fields.cuh, run by field_ops_m61m31 in kernels/m61m31/field_check.cuh): GF(M61),
 //! GF(M31), GF(M_q²) = GF(M_q)[i] and the CRT, computed from their definitions with u128/i128
 //! remainders, and the words that kernel must write for given inputs.
 
@@ -14,7 +14,7 @@ pub(crate) const M31: Fq = Fq { q: 31 };
 
 /// Words per input index of field_ops_m61m31: 22 for each field, then the CRT's two.
 pub(crate) const OUT_WORDS: usize = 46;
-/// Words per field of field_ops_m61m31 (field_ops_fq in kernels/field_check.cu).
+/// Words per field of field_ops_m61m31 (field_ops_fq in kernels/m61m31/field_check.cuh).
 const FIELD_WORDS: usize = 22;
 
 /// A complex value (re, im) of GF(M_q²), canonical components.
@@ -68,7 +68,7 @@ impl Fq {
         (self.r(x.0 as u128), self.r(x.1 as u128))
     }
 
-    /// field_ops_fq's 22 words for complex inputs x, y, z, u and shift e (kernels/field_check.cu):
+    /// field_ops_fq's 22 words for complex inputs x, y, z, u and shift e (kernels/goldilocks/field_check.cuh):
     /// x.re ± x.im, x.re · x.im, x.re · 2^e, x·y (twice: by 3 and by 4 products), x·w8, the
     /// butterfly (x + y, (x − y)·z), the DFT of (x, y, z, u).
     fn ops(self, x: Cx, y: Cx, z: Cx, u: Cx, e: u32) -> [u64; FIELD_WORDS] {

@@ -1,10 +1,13 @@
 //! Self-tests and rate benchmarks of the GPU engine, for `gpu-selftest`: the kernels against the
 //! CPU twin ([`check`]; the second arithmetic's device operations against [`mersenne`], its kernels stage by stage against the twin in [`m61m31`]), the field
-//! operations' throughput with the floor it sets ([`rate`]), and the second arithmetic's floor
-//! model ([`floor_m61m31`]).
+//! operations' throughput with the floor it sets ([`rate`]), the second arithmetic's floor
+//! model ([`floor_m61m31`]), the one-block kernel against the twin ([`small`]) and what every
+//! check reports ([`verdict`]).
 
 pub mod check;
 pub mod floor_m61m31;
 pub mod m61m31;
 pub mod mersenne;
 pub mod rate;
+pub mod small;
+pub mod verdict;

@@ -1,13 +1,14 @@
-//! The field operations' throughput with nothing else in the way (kernels/field_rate.cu: values
+//! The field operations' throughput with nothing else in the way (kernels/goldilocks/field_rate.cuh: values
 //! in registers, no memory traffic, the GPU full of threads), and from it the floor under one
 //! squaring's arithmetic on a plan: no kernel made of these operations does that squaring
-//! faster. Likewise for the second arithmetic's operations (kernels/field_rate_m61m31.cu), whose
+//! faster. Likewise for the second arithmetic's operations (kernels/m61m31/field_rate.cuh), whose
 //! floor model is floor_m61m31.rs, and the memory bandwidth. For `gpu-selftest field-rate`.
 
 use super::floor_m61m31::{self, FqRates, MersenneFloor, MersenneRates};
 use crate::engine::EngineError;
+use crate::gpu::goldilocks::{general_products_per_value, line_dfts};
+use crate::gpu::launch::{launch, Shape};
 use crate::gpu::module::{cuda_err, Device, Timer};
-use crate::gpu::pipeline::{general_products_per_value, line_dfts, Pipeline, Shape};
 use crate::transform::line::MAX_POW2_LOG2;
 use crate::transform::plan::Plan;
 use cudarc::driver::sys::CUdevice_attribute;
@@ -53,7 +54,7 @@ const COPIES: u32 = 10;
 
 /// Time the rate kernels (each once to warm up, then once with CUDA events).
 pub fn field_rate() -> Result<FieldRate, EngineError> {
-    // Operations per round and thread (kernels/field_rate.cu): q butterflies per value for
+    // Operations per round and thread (kernels/goldilocks/field_rate.cuh): q butterflies per value for
     // rate_lines<q> (32 values, 64 for q = MAX_POW2_LOG2), one product per value for rate_mul (32).
     let per_round = |q: u32| if q == MAX_POW2_LOG2 { 64 * q } else { 32 * q };
     let dev = Device::open()?;
@@ -63,17 +64,17 @@ pub fn field_rate() -> Result<FieldRate, EngineError> {
     let blocks = sms * BLOCKS_PER_SM;
     // SAFETY: each kernel writes one word per thread, all of which the buffer holds.
     let out = unsafe { dev.stream.alloc::<u64>((blocks * THREADS) as usize) }.map_err(cuda_err("rate buffer"))?;
-    let out_addr = crate::gpu::pipeline::addr(&dev, &out);
+    let out_addr = crate::gpu::launch::addr(&dev, &out);
     // Operations per second of one kernel doing `per_round` per round and thread.
     let rate = |f: &CudaFunction, per_round: u32, seed: u64| -> Result<f64, EngineError> {
         let shape = || Shape { blocks, threads: THREADS, shared_bytes: 0 };
         // SAFETY: rate_*(u64* out, u32 rounds, u64 seed) with out of one word per thread
-        // (kernels/field_rate.cu).
-        unsafe { Pipeline::launch(&dev, f, shape(), &[&out_addr, &ROUNDS, &seed]) }?;
+        // (kernels/goldilocks/field_rate.cuh).
+        unsafe { launch(&dev, f, shape(), &[&out_addr, &ROUNDS, &seed]) }?;
         let timer = Timer::start(&dev)?;
         // SAFETY: rate_*(u64* out, u32 rounds, u64 seed) with out of one word per thread
-        // (kernels/field_rate.cu).
-        unsafe { Pipeline::launch(&dev, f, shape(), &[&out_addr, &ROUNDS, &seed]) }?;
+        // (kernels/goldilocks/field_rate.cuh).
+        unsafe { launch(&dev, f, shape(), &[&out_addr, &ROUNDS, &seed]) }?;
         let seconds = timer.ms()? * 1e-3;
         Ok(f64::from(blocks * THREADS) * f64::from(ROUNDS) * f64::from(per_round) / seconds)
     };
@@ -84,7 +85,7 @@ pub fn field_rate() -> Result<FieldRate, EngineError> {
         .map(|q| rate(&f(&format!("rate_lines{q}"))?, per_round(q), seed ^ u64::from(q)))
         .collect::<Result<_, _>>()?;
     let products = rate(&f("rate_mul")?, 32, seed)?;
-    // Operations per round and thread of each kernel (kernels/field_rate_m61m31.cu).
+    // Operations per round and thread of each kernel (kernels/m61m31/field_rate.cuh).
     let fq = |field: &str| -> Result<FqRates, EngineError> {
         let r = |kernel: &str, per_round: u32| rate(&f(&format!("rate_{field}{kernel}"))?, per_round, seed);
         Ok(FqRates {
@@ -113,15 +114,15 @@ pub fn field_rate() -> Result<FieldRate, EngineError> {
 fn copy_bandwidth(dev: &Device, copy: &CudaFunction, sms: u32) -> Result<f64, EngineError> {
     let input = dev.stream.alloc_zeros::<u64>(COPY_WORDS).map_err(cuda_err("copy buffer"))?;
     let output = dev.stream.alloc_zeros::<u64>(COPY_WORDS).map_err(cuda_err("copy buffer"))?;
-    let (a, b) = (crate::gpu::pipeline::addr(dev, &input), crate::gpu::pipeline::addr(dev, &output));
+    let (a, b) = (crate::gpu::launch::addr(dev, &input), crate::gpu::launch::addr(dev, &output));
     let words = COPY_WORDS as u64;
     let shape = || Shape { blocks: sms * 8, threads: 256, shared_bytes: 0 };
     // SAFETY: rate_copy(const u64* in, u64* out, u64 n) with both buffers of n words.
-    unsafe { Pipeline::launch(dev, copy, shape(), &[&a, &b, &words]) }?;
+    unsafe { launch(dev, copy, shape(), &[&a, &b, &words]) }?;
     let timer = Timer::start(dev)?;
     for _ in 0..COPIES {
         // SAFETY: as above.
-        unsafe { Pipeline::launch(dev, copy, shape(), &[&a, &b, &words]) }?;
+        unsafe { launch(dev, copy, shape(), &[&a, &b, &words]) }?;
     }
     let seconds = timer.ms()? * 1e-3;
     Ok(f64::from(COPIES) * 2.0 * 8.0 * words as f64 / seconds)

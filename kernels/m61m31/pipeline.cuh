@@ -2,7 +2,7 @@
 // the CPU twin src/transform/m61m31.rs (weight_in, forward_radix3, forward_stages, pair_step,
 // inverse_stages, inverse_radix3, unweight_out, recombine) and the i128 carry of
 // src/transform/twin.rs (carry_walk, carry_fixup), so that every kernel's output can be compared
-// with the twin's (src/gpu/selftest/m61m31.rs). src/gpu/pipeline_m61m31.rs launches them.
+// with the twin's (src/gpu/selftest/m61m31.rs). src/gpu/m61m31/pipeline.rs launches them.
 //
 // A residue is n digits (i64 as u64 words) plus one pending carry per segment of seg_len digits,
 // an i128 here (the walk's carries out exceed 64 bits at the longest lengths). A squaring:
@@ -21,6 +21,8 @@
 // Every kernel but mm_weigh and mm_carry runs both fields at once: blockIdx.y = 0 is GF(M61^2),
 // 1 is GF(M31^2). Launched with programmatic dependent launch, each waits for the previous kernel
 // (griddepcontrol.wait) before touching memory.
+#pragma once
+#include "m61m31/fields.cuh"
 
 typedef __int128 i128;
 
@@ -28,7 +30,7 @@ typedef __int128 i128;
 #define MM_LL 8
 
 // One field's tables (device addresses) and constants; field for field MmTab in
-// src/gpu/pipeline_m61m31.rs. tw[h + i] = w_2h^i, itw[h + i] = w_2h^-i, root[f] = w_N^f,
+// src/gpu/m61m31/pipeline.rs. tw[h + i] = w_2h^i, itw[h + i] = w_2h^-i, root[f] = w_N^f,
 // rootc[a] = w_N^(bitrev(a) N / C) for a < C = 2^log_c (bitrev over log_c bits: the roots of the
 // frequencies' high bits, in the storage order of a chunk).
 struct MmTab {
@@ -38,7 +40,7 @@ struct MmTab {
     u32 pad;
 };
 
-// The plan as these kernels see it (MmLayout in src/gpu/pipeline_m61m31.rs).
+// The plan as these kernels see it (MmLayout in src/gpu/m61m31/pipeline.rs).
 struct MmLayout {
     MmTab t[2];  // GF(M61^2), GF(M31^2)
     u32 p, n;    // exponent, real length
@@ -560,7 +562,7 @@ __device__ __forceinline__ typename F::W mm_unweigh(const Cx<F>* z, const MmLayo
 }
 
 // The carry kernel's blocks: MM_CARRY_THREADS threads over L.carry_digits consecutive digits (a
-// whole number of segments, src/gpu/pipeline_m61m31.rs), the convolution outputs staged in shared
+// whole number of segments, src/gpu/m61m31/pipeline.rs), the convolution outputs staged in shared
 // memory with one pad slot per segment (so the walking threads hit different banks).
 #define MM_CARRY_THREADS 256
 

@@ -1,19 +1,19 @@
-//! The one-block kernel for small lengths (n ≤ 2^SMALL_MAX_LOG2, kernels/small.cu): the plan on
+//! The one-block kernel for small lengths (n ≤ 2^SMALL_MAX_LOG2, kernels/goldilocks/small.cuh): the plan on
 //! the device, the launch shape (rounds of at most V radix-2 stages, threads, shared memory with
 //! the opt-in above 48 KiB), the launches (`count` squarings in one launch; the product acc·x),
 //! and its check against the CPU twin for `gpu-selftest kernels`.
 
-use super::module::{cuda_err, Device, Timer};
-use super::pipeline::{addr, upload_plan, Layout, Op, Pipeline, Res, Shape, ADVANCE, LL};
-use super::selftest::check::{as_words, signed_words, KernelVerdict};
 use crate::engine::EngineError;
-use crate::rng::SeededRng;
+use crate::gpu::arith::Pipeline;
+use crate::gpu::goldilocks::{upload_plan, Layout, Op};
+use crate::gpu::graphs::Graphs;
+use crate::gpu::launch::{launch, Res, Shape, ADVANCE, LL};
+use crate::gpu::module::{cuda_err, Device, Timer};
 use crate::transform::plan::Plan;
-use crate::transform::twin;
 use cudarc::driver::{sys, CudaSlice};
 
 /// Most stages per round (the small_r1 .. small_r4 kernels).
-pub(crate) const MAX_STAGES: u32 = super::module::SMALL_MAX_STAGES;
+pub(crate) const MAX_STAGES: u32 = crate::gpu::module::SMALL_MAX_STAGES;
 /// The default shared memory of a block; more needs the opt-in attribute.
 const DEFAULT_SHARED_BYTES: u32 = 48 << 10;
 /// Iterations per launch at most (a launch of more would hold the GPU for seconds).
@@ -49,7 +49,7 @@ impl SmallPipeline {
             return Err(EngineError::Other(format!("no one-block kernel for n=2^{}, {stages} stages", plan.log2())));
         }
         let (layout, tables) = upload_plan(dev, &plan)?;
-        // Values (one pad word per 2^pad_log, pad_log as in kernels/small.cu) and the carries.
+        // Values (one pad word per 2^pad_log, pad_log as in kernels/goldilocks/small.cuh) and the carries.
         let (n, seg_log) = (plan.n(), plan.seg_len().trailing_zeros() as usize);
         let words = n + (n >> seg_log.max(4)) + (n >> seg_log);
         let shared_bytes = (words * 8) as u32;
@@ -106,11 +106,11 @@ impl SmallPipeline {
     ) -> Result<(), EngineError> {
         let f = &dev.kernels.small[self.stages as usize - 1];
         let shape = Shape { blocks: 1, threads: self.threads, shared_bytes: self.shared_bytes };
-        let args: [&dyn super::pipeline::Arg; 10] =
+        let args: [&dyn crate::gpu::launch::Arg; 10] =
             [&x.x, &x.carries, &other.x, &other.carries, &tmp, &shift, &self.layout, &count, &(op as u32), &flags];
-        // SAFETY: small_r<R>'s parameters (kernels/small.cu) in this order; the residues, carries
+        // SAFETY: small_r<R>'s parameters (kernels/goldilocks/small.cuh) in this order; the residues, carries
         // and tmp are sized for this plan.
-        unsafe { Pipeline::launch(dev, f, shape, &args) }
+        unsafe { launch(dev, f, shape, &args) }
     }
 
     /// `count` squarings of x (one launch per MAX_LAUNCH_ITERS); each doubles the shift count
@@ -140,97 +140,54 @@ impl SmallPipeline {
         // SAFETY: the addresses are the caller's, under this function's contract.
         unsafe { self.launch(dev, acc, x, tmp, shift, 1, Op::Multiply, 0) }
     }
+}
+
+impl Pipeline for SmallPipeline {
+    fn plan(&self) -> &Plan {
+        &self.plan
+    }
+    fn carry_words(&self) -> usize {
+        self.segments()
+    }
+    fn apply_carries(&self, digits: &mut [i64], words: &[i64]) {
+        crate::transform::twin::carry_fixup(&self.plan, digits, words);
+    }
+    fn transform_name(&self) -> String {
+        format!("NTT n=2^{}", self.plan.log2())
+    }
+    /// One launch for the whole batch (no graph).
+    unsafe fn queue_squarings(
+        &self,
+        dev: &Device,
+        _graphs: &mut Graphs,
+        x: Res,
+        shift: u64,
+        ll: bool,
+        count: u64,
+    ) -> Result<(), EngineError> {
+        // SAFETY: the addresses are the caller's, under the trait's contract.
+        unsafe { self.square(dev, x, shift, ll, count) }
+    }
+    unsafe fn queue_multiply(
+        &self,
+        dev: &Device,
+        _graphs: &mut Graphs,
+        acc: Res,
+        x: Res,
+        tmp: u64,
+        shift: u64,
+    ) -> Result<(), EngineError> {
+        // SAFETY: the addresses are the caller's, under the trait's contract.
+        unsafe { self.multiply(dev, acc, x, tmp, shift) }
+    }
 
     /// Microseconds per squaring, `reps` of them in one launch (for tuning; the data is whatever
     /// x holds, the shift count advances).
-    ///
-    /// # Safety
-    /// Every device address passed (in a [`Res`] or as a `u64`) must point at a live buffer of
-    /// `dev` sized for this plan: a residue of n words, its segments' carries, the shift word.
-    pub unsafe fn profile(
-        &self,
-        dev: &Device,
-        x: Res,
-        shift: u64,
-        reps: usize,
-    ) -> Result<Vec<(String, f64)>, EngineError> {
+    unsafe fn profile(&self, dev: &Device, x: Res, shift: u64, reps: usize) -> Result<Vec<(String, f64)>, EngineError> {
         let timer = Timer::start(dev)?;
         // SAFETY: the addresses are the caller's, under this function's contract.
         unsafe { self.square(dev, x, shift, true, reps as u64) }?;
         let us = timer.ms()? * 1000.0 / reps as f64;
         Ok(vec![(format!("{} (per squaring, {reps} in one launch)", self.describe()), us)])
     }
-}
-
-/// Check the one-block kernel at a small plan against the CPU twin, for every stages-per-round
-/// variant: 1 and 7 LL squarings and 2 PRP squarings at a random shift, then one product (and
-/// the transform of x it leaves in tmp), from random digits with random pending carries.
-pub(crate) fn check(dev: &Device, plan: &Plan, rng: &mut SeededRng) -> Result<Vec<KernelVerdict>, EngineError> {
-    let (n, p) = (plan.n(), plan.exponent());
-    let segs = n / plan.seg_len();
-    let (w_min, _) = plan.widths();
-    let mut digits = || -> Vec<i64> {
-        (0..n)
-            .map(|j| {
-                let w = plan.width(j);
-                (rng.next_u64() % (1 << w)) as i64 - (1 << (w - 1))
-            })
-            .collect()
-    };
-    let (d, a, b) = (digits(), digits(), digits());
-    // Pending carries of the size a walk leaves (about n·2^(w−2)), and their fix-up by the twin.
-    let span = (n as u64) << (w_min - 1);
-    let mut carries =
-        || -> Vec<i64> { (0..segs).map(|_| (rng.next_u64() % span) as i64 - (span / 2) as i64).collect() };
-    let (dc, ac, bc) = (carries(), carries(), carries());
-    let fixed = |d: &[i64], c: &[i64]| {
-        let mut f = d.to_vec();
-        twin::carry_fixup(plan, &mut f, c);
-        f
-    };
-    let s0 = (rng.next_u64() % p as u64) as u32;
-    let alloc = |len: usize| dev.stream.alloc_zeros::<u64>(len).map_err(cuda_err("alloc"));
-    let (mut x, mut xc, mut y, mut yc, tmp) = (alloc(n)?, alloc(segs)?, alloc(n)?, alloc(segs)?, alloc(n)?);
-    let mut sh = dev.stream.alloc_zeros::<u32>(1).map_err(cuda_err("alloc"))?;
-    let put = |buf: &mut CudaSlice<u64>, words: &[u64]| dev.stream.memcpy_htod(words, buf).map_err(cuda_err("upload"));
-    let get = |buf: &CudaSlice<u64>| dev.stream.clone_dtoh(buf).map_err(cuda_err("download"));
-    let res = |v: &CudaSlice<u64>, c: &CudaSlice<u64>| Res { x: addr(dev, v), carries: addr(dev, c) };
-    let mut out = Vec::new();
-    for stages in 1..=MAX_STAGES {
-        let pipe = SmallPipeline::with_stages(dev, plan.clone(), stages)?;
-        for (count, ll) in [(1u32, true), (7, true), (2, false)] {
-            put(&mut x, &signed_words(&d))?;
-            put(&mut xc, &signed_words(&dc))?;
-            dev.stream.memcpy_htod(&[s0], &mut sh).map_err(cuda_err("upload"))?;
-            let (xs, shift) = (res(&x, &xc), addr(dev, &sh));
-            // SAFETY: the self-test's buffers, allocated for this plan on this device.
-            unsafe { pipe.square(dev, xs, shift, ll, count as u64) }?;
-            let got_s = dev.stream.clone_dtoh(&sh).map_err(cuda_err("download"))?;
-            let (got, got_c) = (get(&x)?, get(&xc)?);
-            let (mut want, mut s) = (fixed(&d, &dc), s0);
-            for _ in 0..count {
-                s = ((2 * s as u64) % p as u64) as u32;
-                want = twin::square_digits(plan, &want, ll.then(|| plan.minus_two_at(s)));
-            }
-            let ok = got == signed_words(&want) && got_c.iter().all(|&c| c == 0) && got_s[0] == s;
-            let what = if ll { "LL" } else { "PRP" };
-            out.push(KernelVerdict { kernel: format!("one block, rounds of {stages}: {count} {what} squarings"), ok });
-        }
-        put(&mut x, &signed_words(&a))?;
-        put(&mut xc, &signed_words(&ac))?;
-        put(&mut y, &signed_words(&b))?;
-        put(&mut yc, &signed_words(&bc))?;
-        dev.stream.memcpy_htod(&[s0], &mut sh).map_err(cuda_err("upload"))?;
-        // SAFETY: the self-test's buffers, allocated for this plan on this device.
-        unsafe { pipe.multiply(dev, res(&x, &xc), res(&y, &yc), addr(dev, &tmp), addr(dev, &sh)) }?;
-        let (fa, fb) = (fixed(&a, &ac), fixed(&b, &bc));
-        let ok = get(&x)? == signed_words(&twin::multiply_digits(plan, &fa, &fb))
-            && get(&tmp)? == as_words(&twin::forward(plan, &fb))
-            && get(&xc)?.iter().all(|&c| c == 0)
-            && get(&y)? == signed_words(&b)
-            && dev.stream.clone_dtoh(&sh).map_err(cuda_err("download"))?[0] == s0;
-        out.push(KernelVerdict { kernel: format!("one block, rounds of {stages}: product"), ok });
-    }
-    dev.stream.synchronize().map_err(cuda_err("run"))?;
-    Ok(out)
 }

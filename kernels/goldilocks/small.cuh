@@ -1,10 +1,10 @@
 // The small-length kernel (src/transform/plan.rs, "Small lengths": n = 2^log_n <= 2^SMALL_MAX_LOG2): ONE
 // thread block holds the whole residue in shared memory and runs `count` squarings in one
 // launch, looping inside the kernel (op OP_SQUARE, flags FLAG_ADVANCE / FLAG_LL as in
-// ntt_block.cu: each iteration doubles the shift count mod p first, then the walk subtracts
+// goldilocks/ntt_block.cuh: each iteration doubles the shift count mod p first, then the walk subtracts
 // 2*2^s), or one product x := x*other (op OP_MULTIPLY, for the Gerbicz accumulator; the forward
 // transform of `other` goes through `tmp`, n words of global memory). The residue format is the
-// one of every kernel (carry.cu): digits plus one pending carry per segment; the kernel applies
+// one of every kernel (goldilocks/carry.cuh): digits plus one pending carry per segment; the kernel applies
 // the pending carries on load and leaves none (zeros) at exit.
 //
 // An iteration is the CPU twin's square_digits (src/transform/twin.rs), value for value:
@@ -21,11 +21,15 @@
 // against bank conflicts; pad_log >= seg_log keeps each carry segment contiguous for
 // walk_segment), then one carry per segment. Twiddles come from the plan's tables (L.tw, L.itw:
 // tw[m + i] = w_{2m}^i) through the read-only cache.
+#pragma once
+#include "goldilocks/carry.cuh"
+#include "goldilocks/ops.cuh"
+#include "goldilocks/stages.cuh"
 
 // Slot of value i in shared memory.
 __device__ __forceinline__ u32 small_slot(u32 i, u32 pad_log) { return i + (i >> pad_log); }
 
-// Twiddles of one group's stages (stages.cuh): local stage q is stage q0+q, and the pair whose
+// Twiddles of one group's stages (goldilocks/stages.cuh): local stage q is stage q0+q, and the pair whose
 // lower value has index (base + i*2^q0), i mod 2^q = j, takes w_{2^(q0+q+1)}^(lo + j*2^q0), i.e.
 // tw[2^(q0+q) + lo + j*2^q0] (lo = base mod 2^q0), through the read-only cache.
 struct GroupTw {

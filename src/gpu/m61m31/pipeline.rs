@@ -1,7 +1,7 @@
 //! The M61·M31 arithmetic on the device ([`MmPipeline`]): its tables (src/transform/m61m31.rs
 //! `Tables`, uploaded, not recomputed), its work vectors and the launch sequence of one squaring
-//! or multiplication with kernels/m61m31.cu, the second arithmetic of the same engine as
-//! [`super::pipeline::Pipeline`] (same device, module, launches, graphs and residue buffers; a
+//! or multiplication with kernels/m61m31/pipeline.cuh, the second arithmetic of the same engine as
+//! [`crate::gpu::goldilocks::Passes`] (same device, module, launches, graphs and residue buffers; a
 //! residue is its digits plus one pending carry per segment, here an i128 of two words).
 //!
 //! A squaring: weigh (fix-up, weights, pack) → radix-3 step (3·2^k) → global passes of up to
@@ -11,9 +11,11 @@
 //! mirrored chunks, whose values pair with each other). Both fields run in the same launches.
 //! Nothing is copied to the host.
 
-use super::module::{cuda_err, Device, MM_PASS_MAX_STAGES};
-use super::pipeline::{time_steps, Arg, Pipeline, Res, Shape, Step, ADVANCE, LL};
 use crate::engine::EngineError;
+use crate::gpu::arith::Pipeline;
+use crate::gpu::graphs::Graphs;
+use crate::gpu::launch::{launch_grid, time_steps, Arg, Res, Shape, Step, ADVANCE, LL};
+use crate::gpu::module::{cuda_err, Device, MM_PASS_MAX_STAGES};
 use crate::transform::bit_reverse;
 use crate::transform::gfp2::Gfp2;
 use crate::transform::m31::M31;
@@ -31,12 +33,12 @@ const BLOCK_LOG2: u32 = 10;
 /// each) (bench/notes/gpu.md, 2026-11-26).
 const CORE_LOG2: u32 = 9;
 /// Threads per block of the element-wise kernels, and of the carry kernel (MM_CARRY_THREADS in
-/// kernels/m61m31.cu).
+/// kernels/m61m31/pipeline.cuh).
 const THREADS: u64 = 256;
 /// The most shared memory the carry kernel may take per block (the default limit).
 const CARRY_SHARED_MAX: u32 = 48 << 10;
 
-/// One field's tables and constants as the kernels see them (MmTab in kernels/m61m31.cu).
+/// One field's tables and constants as the kernels see them (MmTab in kernels/m61m31/pipeline.cuh).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct MmTab {
@@ -51,7 +53,7 @@ pub(crate) struct MmTab {
     pad: u32,
 }
 
-/// The plan as the kernels see it (MmLayout in kernels/m61m31.cu, field for field).
+/// The plan as the kernels see it (MmLayout in kernels/m61m31/pipeline.cuh, field for field).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct MmLayout {
@@ -145,7 +147,7 @@ fn carry_block_digits(plan: &Plan) -> usize {
     }
 }
 
-/// i128 pending carries as the device stores them (kernels/m61m31.cu): two words each, low first.
+/// i128 pending carries as the device stores them (kernels/m61m31/pipeline.cuh): two words each, low first.
 pub(crate) fn carries_to_words(c: &[i128]) -> Vec<i64> {
     c.iter().flat_map(|&v| [v as i64, (v >> 64) as i64]).collect()
 }
@@ -206,8 +208,8 @@ impl MmPipeline {
             inv_n: inv_n as u32,
             pad: 0,
         };
-        let addrs61 = t61.each_ref().map(|b| super::pipeline::addr(dev, b));
-        let addrs31 = t31.each_ref().map(|b| super::pipeline::addr(dev, b));
+        let addrs61 = t61.each_ref().map(|b| crate::gpu::launch::addr(dev, b));
+        let addrs31 = t31.each_ref().map(|b| crate::gpu::launch::addr(dev, b));
         let (a, b): (&Tables<M61>, &Tables<M31>) = (&t.t61, &t.t31);
         let layout = MmLayout {
             t: [
@@ -277,11 +279,11 @@ impl MmPipeline {
     /// Work vector k (0: the value transformed, 1: a product's other factor).
     pub fn zs(&self, dev: &Device, k: usize) -> Zs {
         let (z61, z31) = &self.work[k];
-        Zs { z61: super::pipeline::addr(dev, z61), z31: super::pipeline::addr(dev, z31) }
+        Zs { z61: crate::gpu::launch::addr(dev, z61), z31: crate::gpu::launch::addr(dev, z31) }
     }
 
     /// # Safety
-    /// `args` must match the kernel's parameters (kernels/m61m31.cu), every address among them a
+    /// `args` must match the kernel's parameters (kernels/m61m31/pipeline.cuh), every address among them a
     /// live buffer of this device sized for this plan.
     unsafe fn go(
         dev: &Device,
@@ -291,7 +293,7 @@ impl MmPipeline {
         args: &[&dyn Arg],
     ) -> Launched {
         // SAFETY: the caller's, under this function's contract.
-        unsafe { Pipeline::launch_grid(dev, f, shape, if both { 2 } else { 1 }, args) }
+        unsafe { launch_grid(dev, f, shape, if both { 2 } else { 1 }, args) }
     }
 
     /// Digits x (with their pending carries) weighted and packed into z; ADVANCE in `flags`
@@ -372,7 +374,7 @@ impl MmPipeline {
     /// As [`MmPipeline::weigh`].
     pub unsafe fn pair(&self, dev: &Device, z: Zs, y: Zs) -> Launched {
         let args: [&dyn Arg; 5] = [&z.z61, &z.z31, &y.z61, &y.z31, &self.layout];
-        // Threads: half of N at 2^k (every thread a pair), N at 3·2^k (kernels/m61m31.cu).
+        // Threads: half of N at 2^k (every thread a pair), N at 3·2^k (kernels/m61m31/pipeline.cuh).
         let threads = if self.layout.odd == 1 { self.big_n().div_ceil(2) } else { self.big_n() };
         // SAFETY: mm_pair's parameters in order; the addresses are the caller's.
         unsafe { Self::go(dev, &dev.kernels.mm.pair, elementwise(threads), true, &args) }
@@ -497,19 +499,51 @@ impl MmPipeline {
             self.tail(dev, z, acc, shift, 0)
         }
     }
+}
+
+/// What a launch sequence returns.
+impl Pipeline for MmPipeline {
+    fn plan(&self) -> &Plan {
+        &self.plan
+    }
+    fn carry_words(&self) -> usize {
+        self.carry_words()
+    }
+    fn apply_carries(&self, digits: &mut [i64], words: &[i64]) {
+        crate::transform::twin::carry_fixup(&self.plan, digits, &carries_from_words(words));
+    }
+    fn transform_name(&self) -> String {
+        format!("m61m31 n={}", self.plan.length())
+    }
+    unsafe fn queue_squarings(
+        &self,
+        dev: &Device,
+        graphs: &mut Graphs,
+        x: Res,
+        shift: u64,
+        ll: bool,
+        count: u64,
+    ) -> Result<(), EngineError> {
+        // SAFETY: the addresses are the caller's, under the trait's contract.
+        graphs.squarings(dev, count, || unsafe { self.square(dev, x, shift, ll) })
+    }
+    /// `tmp` is not used: the product's transforms stay in the pipeline's work vectors.
+    unsafe fn queue_multiply(
+        &self,
+        dev: &Device,
+        graphs: &mut Graphs,
+        acc: Res,
+        x: Res,
+        _tmp: u64,
+        shift: u64,
+    ) -> Result<(), EngineError> {
+        // SAFETY: the addresses are the caller's, under the trait's contract.
+        graphs.product(dev, || unsafe { self.multiply(dev, acc, x, shift) })
+    }
 
     /// Microseconds per launch of each kernel of a squaring, each timed alone over `reps`
     /// launches replayed from a CUDA graph (the data is whatever x holds).
-    ///
-    /// # Safety
-    /// As [`MmPipeline::square`].
-    pub unsafe fn profile(
-        &self,
-        dev: &Device,
-        x: Res,
-        shift: u64,
-        reps: usize,
-    ) -> Result<Vec<(String, f64)>, EngineError> {
+    unsafe fn profile(&self, dev: &Device, x: Res, shift: u64, reps: usize) -> Result<Vec<(String, f64)>, EngineError> {
         let z = self.zs(dev, 0);
         // SAFETY (every step): the addresses are the caller's, under this function's contract.
         let mut steps: Vec<Step> = vec![(
@@ -551,16 +585,15 @@ impl MmPipeline {
     }
 }
 
-/// What a launch sequence returns.
 type Launched = Result<(), EngineError>;
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transform::bound::largest_exponent;
+    use crate::transform::length::largest_exponent;
     use crate::transform::plan::Length;
 
-    /// Two words a carry, low word first, as kernels/m61m31.cu reads and writes them.
+    /// Two words a carry, low word first, as kernels/m61m31/pipeline.cuh reads and writes them.
     #[test]
     fn carries_are_two_words_low_first() {
         let c = [0i128, -1, 1 << 64, -(1 << 64) - 5, i128::from(i64::MIN) * 3, (1i128 << 100) + 7];

@@ -7,6 +7,8 @@
 //                Q butterflies per value (rate_lines1: twiddle 1 only, gl_add and gl_sub);
 //   rate_mul:    one product gl_mul per value, by 8 values held in registers.
 // One word per thread is stored at the end, so that nothing is optimized away.
+#pragma once
+#include "goldilocks/stages.cuh"
 
 template <int N>
 __device__ __forceinline__ void rate_init(u64* v, u64 seed) {

@@ -1,15 +1,17 @@
 // The fields of the second arithmetic (issue 24): GF(M61) and GF(M31), M_q = 2^q - 1, their
 // quadratic extensions GF(M_q^2) = GF(M_q)[i] with i^2 = -1, and the CRT of a pair of residues to
 // one integer modulo M61 M31. Plain C on 64- and 32-bit words (no asm: reductions are shifts and
-// adds), after goldilocks.cuh's typedefs. gpu-selftest checks every function here against u128
-// arithmetic in Rust (field_check.cu, src/gpu/selftest/mersenne.rs) and times them
-// (field_rate_m61m31.cu).
+// adds), after goldilocks/field.cuh's typedefs. gpu-selftest checks every function here against u128
+// arithmetic in Rust (goldilocks/field_check.cuh, src/gpu/selftest/mersenne.rs) and times them
+// (m61m31/field_rate.cuh).
 //
 // Representations (the bounds each function takes are stated at it):
 //   M61: a u64. "Partial" values are below 2^61 + 8 (m61_fold of any u64 is); canonical < M61_P.
 //   M31: a u32 in [0, M31_P] (M31_P stands for 0); m31_canon makes it canonical.
 // Products by powers of 2 are rotations (2 has order q); 1/sqrt(2) = 2^((q-1)/2), so the 8th root
 // of unity w8 = (1 + i)/sqrt(2) multiplies by two shifts.
+#pragma once
+#include "common/types.cuh"
 
 #define M61_P 0x1FFFFFFFFFFFFFFFull
 #define M61_2P 0x3FFFFFFFFFFFFFFEull

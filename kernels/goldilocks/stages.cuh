@@ -1,6 +1,6 @@
 // Radix-2 butterfly stages on 2^Q values held in registers: with twiddles from a table, for the
-// one-block kernel (small.cu), and with twiddles that are powers of 2, by gl_shl (no general
-// product), for the DFTs of the multi-pass kernels' lines (ntt_block.cu; below). Tw supplies the
+// one-block kernel (goldilocks/small.cuh), and with twiddles that are powers of 2, by gl_shl (no general
+// product), for the DFTs of the multi-pass kernels' lines (goldilocks/ntt_block.cuh; below). Tw supplies the
 // table's twiddles: `tw.template get<q>(j)` is the twiddle of local stage q for the pairs whose
 // lower value i has i mod 2^q = j. Forward (DIF) stages run Q-1 .. 0, local stage q pairing
 // (i, i + 2^q) as a + b, (a - b) w; inverse (DIT) stages run 0 .. Q-1 as a + b w,
@@ -8,6 +8,8 @@
 // together before its butterflies. The stage number is a template parameter (recursion rather
 // than an unrolled loop), so that every array index is a compile-time constant and the arrays
 // stay in registers.
+#pragma once
+#include "goldilocks/field.cuh"
 
 template <int Q, int q, class Tw>
 struct DifStages {
@@ -144,7 +146,7 @@ __device__ constexpr int rev_bits(int h) {
 }
 
 // v[h] *= w_{2^Q}^(G*rev_{Q1}(h)) for h < 2^Q1 (Q <= 6: powers of 2), or by the inverse: the
-// column twiddles of column G of a line of 2^Q values taken as columns of 2^Q1 (ntt_block.cu).
+// column twiddles of column G of a line of 2^Q values taken as columns of 2^Q1 (goldilocks/ntt_block.cuh).
 template <int Q, int Q1, int G, bool INV, int h = 1>
 __device__ __forceinline__ void column_twiddles_pow2(u64* v) {
     static_assert(Q <= 6, "twiddles are powers of 2 up to the 64th roots of unity");

@@ -1,10 +1,7 @@
 // Goldilocks field P = 2^64 - 2^32 + 1 and the IBDWT digit layout: the device transcription of
-// src/transform/goldilocks.rs and src/transform/plan.rs (same formulas, same canonical results). Prepended to every
-// kernel file by src/gpu/module.rs; the kernels include nothing else.
-
-typedef unsigned long long u64;
-typedef long long i64;
-typedef unsigned int u32;
+// src/transform/goldilocks.rs and src/transform/plan.rs (same formulas, same canonical results).
+#pragma once
+#include "common/types.cuh"
 
 #define GL_P 0xFFFFFFFF00000001ull
 #define GL_EPS 0xFFFFFFFFull
@@ -13,7 +10,7 @@ typedef unsigned int u32;
 struct Layout {
     const u64* tw;     // tw[m + i] = w_{2m}^i
     const u64* itw;    // itw[m + i] = w_{2m}^-i
-    const u64* w;      // w[j] = a_j, the IBDWT weight of digit j (weights.cu expands it)
+    const u64* w;      // w[j] = a_j, the IBDWT weight of digit j (goldilocks/weights.cuh expands it)
     const u64* iw;     // iw[j] = 1/(n a_j)
     u32 p;
     u32 log_n;

@@ -1,4 +1,4 @@
-// The NTT passes of lengths above the small ones (src/gpu/pipeline.rs launches them). A pass
+// The NTT passes of lengths above the small ones (src/gpu/goldilocks/passes.rs launches them). A pass
 // runs R stages on lines of 2^R values; a thread block takes C = 2^c_log lines.
 //
 // R = R1 + R2: a thread first holds the 2^R1 values k = g + h*2^R2 of its line, then, after one
@@ -7,7 +7,7 @@
 // columns sit next to each other in memory, so threads vary c fastest (coalesced runs of C words).
 // Row pass (s_log = 0): line c is the contiguous chunk base + c*2^R + k; threads vary g fastest.
 // Either way a line's stages are computed as DFTs whose twiddles are powers of 2 (gl_shl,
-// stages.cuh) and twiddle multiplications from the pass's table ptw (ntt_block): the same values
+// goldilocks/stages.cuh) and twiddle multiplications from the pass's table ptw (ntt_block): the same values
 // as the stages of half-size m = s*2^q with twiddles w_{2m}^(i + (k mod 2^q)*s), i the column,
 // that src/transform/twin.rs forward_stages / inverse_stages compute (src/transform/line.rs is the CPU twin of the
 // factorization and builds the tables).
@@ -17,7 +17,7 @@
 // flags WEIGH: apply the pending carries to the digits on load (fixup_segment), then weigh them;
 // UNWEIGH: unweigh into signed outputs on store and walk them into digits and carries
 // (walk_segment); both only in the outermost column pass, whose runs of adjacent columns are the
-// carry segments (small lengths, where one block holds the whole residue, run on small.cu).
+// carry segments (small lengths, where one block holds the whole residue, run on goldilocks/small.cuh).
 // ADVANCE: block 0 doubles the shift count mod p first; LL: the walk subtracts 2·2^s (s the
 // shift, as advanced by an earlier launch). POW2 (column passes of up to 6 stages with
 // c_log >= 5, so that g is the same across a warp): the column twiddles of a line, powers of 2,
@@ -27,18 +27,11 @@
 // previous one before touching memory, and lets the next one launch once every block is half
 // way (after its exchange), so at most one kernel waits ahead of the running one; the _late
 // kernels (LATE) let it launch only as their blocks exit, which is faster at 2^17-2^19
-// (src/gpu/pipeline.rs).
-
-#define OP_FORWARD 0
-#define OP_INVERSE 1
-#define OP_SQUARE 2
-#define OP_MULTIPLY 3
-
-#define FLAG_WEIGH 1
-#define FLAG_UNWEIGH 2
-#define FLAG_ADVANCE 4
-#define FLAG_LL 8
-#define FLAG_POW2 16
+// (src/gpu/goldilocks/passes.rs).
+#pragma once
+#include "goldilocks/carry.cuh"
+#include "goldilocks/ops.cuh"
+#include "goldilocks/stages.cuh"
 
 template <int R1, int R2>
 struct Lines {
@@ -281,7 +274,7 @@ __device__ __forceinline__ void ntt_block(u64* x, const u64* other, const u64* p
 // (bench/RESULTS.md). The column passes were split off the generic kernel likewise (2026-11-25).
 // Up to R = 8 (the most stages per line the tuner tries), ntt_sq_r<R> and ntt_col_r<R> come twice:
 // as named, and with the suffix _late (LATE: the next kernel launches as the blocks exit), which
-// src/gpu/pipeline.rs takes at 2^17-2^19.
+// src/gpu/goldilocks/passes.rs takes at 2^17-2^19.
 #define NTT_PASS_KERNELS(R, SUFFIX, LATE)                                                              \
     extern "C" __global__ void __launch_bounds__(256, 3) ntt_sq_r##R##SUFFIX(u64* x, const u64*, const u64* ptw, \
                                                                              i64* carries, u32* shift, Layout L, u32, \

@@ -1,5 +1,5 @@
 // gpu-selftest field-rate, the second arithmetic (issue 24): the throughput of the GF(M61),
-// GF(M31) and GF(M_q^2) operations of mersenne_fields.cuh in the style of field_rate.cu (values in
+// GF(M31) and GF(M_q^2) operations of m61m31/fields.cuh in the style of goldilocks/field_rate.cuh (values in
 // registers, no memory traffic, the GPU full of threads, one word per thread stored at the end).
 // Per round and thread (src/gpu/selftest/rate.rs counts them; F = m61 or m31):
 //   rate_F_addsub: 32 add+sub pairs (m61: folded each, m31: in [0, P]) on 32 values;
@@ -15,6 +15,8 @@
 //                  would run them (8 complex values and 4 twiddles of each field);
 //   rate_crt:      16 CRTs of (M61, M31) pairs to a centered 92-bit integer (fed back);
 //   rate_copy:     a copy of a large buffer, for the memory bandwidth (no register-only rate).
+#pragma once
+#include "m61m31/fields.cuh"
 
 template <class F, int N>
 __device__ __forceinline__ void mf_init(typename F::W* v, u64 seed, u64 salt) {

@@ -3,6 +3,8 @@
 // with e = (−pj) mod n, and likewise 1/(n a_j). A pass then weighs or unweighs a value with one
 // multiplication and one coalesced load, instead of two multiplications, the exponent and two
 // table loads (bench/RESULTS.md, 2026-11-25).
+#pragma once
+#include "goldilocks/field.cuh"
 
 extern "C" __global__ void expand_weights(u64* w, u64* iw, const u64* w_hi, const u64* w_lo, const u64* iw_hi,
                                           const u64* iw_lo, u32 p, u32 log_n, u32 lo_bits) {

@@ -1,23 +1,26 @@
 //! The plan on the device and the launch sequence of one squaring or multiplication at lengths
-//! above 2^SMALL_MAX_LOG2 (smaller ones run on one block, see small.rs): forward
+//! above 2^SMALL_MAX_LOG2 (smaller ones run on one block, see small.rs; both implement
+//! [`crate::gpu::arith::Pipeline`]): forward
 //! column passes over the outer stages (pending carries and weights fused into the first), the
 //! row pass over contiguous chunks (inner forward stages, pointwise square or multiply, inner
 //! inverse stages), inverse column passes (unweighting and the carry walk fused into the last).
-//! The kernels are kernels/ntt_block.cu's: ntt_col_r<R> for the column passes, ntt_sq_r<R> for
-//! a squaring's row pass, ntt_r<R> for the row pass of other ops; each reads its pass's twiddle
+//! The kernels are kernels/goldilocks/ntt_block.cuh's: `ntt_col_r<R>` for the column passes, `ntt_sq_r<R>` for
+//! a squaring's row pass, `ntt_r<R>` for the row pass of other ops; each reads its pass's twiddle
 //! table (src/transform/line.rs). A residue on the device is its
-//! digits plus one pending carry per segment (kernels/carry.cu). Kernels go out with
+//! digits plus one pending carry per segment (kernels/goldilocks/carry.cuh). Kernels go out with
 //! programmatic dependent launch where the GPU has it (sm_90), so each starts while the previous
 //! one drains. Nothing is copied to the host.
 
-use super::module::{cuda_err, Device, Timer, LATE_MAX_STAGES};
 use crate::engine::EngineError;
+use crate::gpu::arith::Pipeline;
+use crate::gpu::graphs::Graphs;
+use crate::gpu::launch::{addr, launch, time_steps, Arg, Res, Shape, Step, ADVANCE, LL};
+use crate::gpu::module::{cuda_err, Device, LATE_MAX_STAGES};
 use crate::transform::line::{twiddle_table, MAX_POW2_LOG2};
 use crate::transform::plan::{ColumnPass, Plan, BLOCK_WORDS_LOG2, SHARED_BLOCKS_LOG2};
-use cudarc::driver::{sys, CudaFunction, CudaGraph, CudaSlice, DevicePtr, DeviceRepr};
-use std::ffi::c_void;
+use cudarc::driver::{CudaSlice, DeviceRepr};
 
-/// The plan as the kernels see it; field for field the `Layout` of kernels/goldilocks.cuh.
+/// The plan as the kernels see it; field for field the `Layout` of kernels/goldilocks/field.cuh.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Layout {
@@ -34,7 +37,7 @@ pub(crate) struct Layout {
 // SAFETY: plain-old-data with the C layout the kernels declare.
 unsafe impl DeviceRepr for Layout {}
 
-/// What an ntt_r<R> launch does (the OP_* of kernels/ntt_block.cu).
+/// What an ntt_r<R> launch does (the OP_* of kernels/goldilocks/ops.cuh).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Op {
     Forward = 0,
@@ -43,11 +46,9 @@ pub(crate) enum Op {
     Multiply = 3,
 }
 
-/// Flags of an ntt_r<R> launch (the FLAG_* of kernels/ntt_block.cu).
+/// Flags of an ntt_r<R> launch (the FLAG_* of kernels/goldilocks/ops.cuh).
 pub(crate) const WEIGH: u32 = 1;
 pub(crate) const UNWEIGH: u32 = 2;
-pub(crate) const ADVANCE: u32 = 4;
-pub(crate) const LL: u32 = 8;
 const POW2: u32 = 16;
 /// Column passes take their lines' column twiddles by gl_shl (POW2) from this length on: on an
 /// H200 that gained 1-4% at 2^20-2^23 and lost 14% at 2^18 (bench/RESULTS.md, 2026-11-25).
@@ -64,14 +65,14 @@ fn late_trigger(log2: u32) -> bool {
 
 /// Whether a pass at length 2^log2 takes its lines' column twiddles by gl_shl (POW2): column
 /// passes of up to MAX_POW2_LOG2 stages whose warps lie in one column of their lines (c_log >= 5,
-/// kernels/ntt_block.cu), from POW2_MIN_LOG2 on.
+/// kernels/goldilocks/ntt_block.cuh), from POW2_MIN_LOG2 on.
 fn pow2_columns(log2: u32, stages: u32, s_log: u32, c_log: u32) -> bool {
     s_log > 0 && stages <= MAX_POW2_LOG2 && c_log >= 5 && log2 >= POW2_MIN_LOG2
 }
 
 /// log2 of the power-of-2 DFTs on a squaring's lines in one direction, each over all n values: a
 /// pass of R stages runs one of 2^R1 and one of 2^R2 values per line (R1 = ⌈R/2⌉, R2 = ⌊R/2⌋;
-/// kernels/ntt_block.cu).
+/// kernels/goldilocks/ntt_block.cuh).
 pub(crate) fn line_dfts(plan: &Plan) -> Vec<u32> {
     let passes = plan.column_passes().into_iter().map(|c| c.stages).chain([plan.shared_log2()]);
     passes.flat_map(|r| [r.div_ceil(2), r / 2]).filter(|&q| q > 0).collect()
@@ -90,50 +91,6 @@ pub(crate) fn general_products_per_value(plan: &Plan) -> f64 {
         .map(|c| 1.0 + if pow2_columns(plan.log2(), c.stages, c.s_log, c.c_log) { 0.0 } else { mid(c.stages) })
         .sum();
     3.0 + 2.0 * (columns + mid(plan.shared_log2()))
-}
-
-/// A CUDA graph of `count` runs of `step` (each queues launches on the device's stream).
-pub(crate) fn capture(
-    dev: &Device,
-    count: u64,
-    mut step: impl FnMut() -> Result<(), EngineError>,
-) -> Result<CudaGraph, EngineError> {
-    let s = &dev.stream;
-    s.begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL).map_err(cuda_err("capture"))?;
-    let queued = (0..count).try_for_each(|_| step());
-    let graph = s.end_capture(sys::CUgraphInstantiate_flags(0)).map_err(cuda_err("graph"))?;
-    queued?;
-    graph.ok_or_else(|| EngineError::Cuda("an empty graph was captured".into()))
-}
-
-/// One kernel launch (or a few) of a squaring, named, for [`time_steps`].
-pub(crate) type Step<'a> = (String, Box<dyn Fn() -> Result<(), EngineError> + 'a>);
-
-/// Microseconds per run of each step, each timed alone over `reps` runs replayed from a CUDA
-/// graph (after one warm-up replay): the kernel breakdown `profile` prints.
-pub(crate) fn time_steps(dev: &Device, reps: usize, steps: &[Step]) -> Result<Vec<(String, f64)>, EngineError> {
-    let mut out = Vec::new();
-    for (name, step) in steps {
-        let graph = capture(dev, reps as u64, step)?;
-        graph.launch().map_err(cuda_err("graph"))?;
-        let timer = Timer::start(dev)?;
-        graph.launch().map_err(cuda_err("graph"))?;
-        out.push((name.clone(), timer.ms()? * 1000.0 / reps as f64));
-    }
-    Ok(out)
-}
-
-/// A raw device address of a buffer that lives as long as the pipeline using it.
-pub(crate) fn addr<T>(dev: &Device, s: &CudaSlice<T>) -> u64 {
-    let (ptr, _sync) = s.device_ptr(&dev.stream);
-    ptr
-}
-
-/// A residue on the device: n digit words and n / seg_len pending carries (raw addresses).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Res {
-    pub x: u64,
-    pub carries: u64,
 }
 
 /// What one launch works on: a residue, the transformed operand of a multiplication's row pass
@@ -162,13 +119,6 @@ struct Pass {
     table: u64,
 }
 
-/// Grid, block and dynamic shared memory of a launch.
-pub(crate) struct Shape {
-    pub blocks: u32,
-    pub threads: u32,
-    pub shared_bytes: u32,
-}
-
 impl Pass {
     fn shape(&self, n: u64) -> Shape {
         let (r1, r2) = (self.stages.div_ceil(2), self.stages / 2);
@@ -187,7 +137,7 @@ impl Pass {
 const THREADS_LOG2: u32 = 8;
 
 /// Plan tables on the device and the launches that use them.
-pub(crate) struct Pipeline {
+pub(crate) struct Passes {
     pub plan: Plan,
     layout: Layout,
     _tables: Vec<CudaSlice<u64>>,
@@ -221,12 +171,7 @@ pub(crate) fn upload_plan(dev: &Device, plan: &Plan) -> Result<(Layout, Vec<Cuda
     // SAFETY: expand_weights(u64* w, u64* iw, const u64* hi, const u64* lo, const u64* ihi,
     // const u64* ilo, u32 p, u32 log_n, u32 lo_bits); the tables and outputs are the plan's.
     unsafe {
-        Pipeline::launch(
-            dev,
-            &dev.kernels.expand_weights,
-            shape,
-            &[&a[2], &a[3], &h, &l, &ih, &il, &p, &log_n, &lo_bits],
-        )
+        launch(dev, &dev.kernels.expand_weights, shape, &[&a[2], &a[3], &h, &l, &ih, &il, &p, &log_n, &lo_bits])
     }?;
     // The two-level tables are freed in stream order, after the expansion has read them.
     drop(two_level);
@@ -243,8 +188,8 @@ pub(crate) fn upload_plan(dev: &Device, plan: &Plan) -> Result<(Layout, Vec<Cuda
     Ok((layout, tables))
 }
 
-impl Pipeline {
-    pub fn new(dev: &Device, plan: Plan) -> Result<Pipeline, EngineError> {
+impl Passes {
+    pub fn new(dev: &Device, plan: Plan) -> Result<Passes, EngineError> {
         if plan.is_small() {
             return Err(EngineError::Other(format!(
                 "n=2^{} is a small length: it runs on the one-block kernel",
@@ -254,7 +199,7 @@ impl Pipeline {
         let (layout, tables) = upload_plan(dev, &plan)?;
         let mut pass_tables = Vec::new();
         // A pass's table: its lines' twiddles (a line of 2^r values as 2^(r/2) columns of
-        // 2^⌈r/2⌉), then, for a column pass (s_log > 0), the pass's own (kernels/ntt_block.cu).
+        // 2^⌈r/2⌉), then, for a column pass (s_log > 0), the pass's own (kernels/goldilocks/ntt_block.cuh).
         let mut table = |s_log: u32, r: u32| -> Result<u64, EngineError> {
             let mut t = twiddle_table(&plan, r / 2, r.div_ceil(2));
             if s_log > 0 {
@@ -282,7 +227,7 @@ impl Pipeline {
                 layout.seg_log
             )));
         }
-        Ok(Pipeline { plan, layout, _tables: tables, _pass_tables: pass_tables, passes, row })
+        Ok(Passes { plan, layout, _tables: tables, _pass_tables: pass_tables, passes, row })
     }
 
     fn n(&self) -> u64 {
@@ -292,58 +237,6 @@ impl Pipeline {
     /// Pending carries per residue.
     pub fn segments(&self) -> usize {
         self.plan.n() / self.plan.seg_len()
-    }
-
-    /// A launch, with programmatic dependent launch where the device has it.
-    ///
-    /// # Safety
-    /// `args` must match `f`'s parameter list in number, order and type, and every device
-    /// address among them must point at a live buffer of this device at least as large as the
-    /// kernel indexes for `shape` (for the engine's kernels: sized from the plan they index with).
-    pub(crate) unsafe fn launch(
-        dev: &Device,
-        f: &CudaFunction,
-        shape: Shape,
-        args: &[&dyn Arg],
-    ) -> Result<(), EngineError> {
-        // SAFETY: the caller's, under this function's contract.
-        unsafe { Self::launch_grid(dev, f, shape, 1, args) }
-    }
-
-    /// [`Pipeline::launch`] on a grid of `shape.blocks` × `grid_y` blocks.
-    ///
-    /// # Safety
-    /// As [`Pipeline::launch`], for every block of the grid.
-    pub(crate) unsafe fn launch_grid(
-        dev: &Device,
-        f: &CudaFunction,
-        shape: Shape,
-        grid_y: u32,
-        args: &[&dyn Arg],
-    ) -> Result<(), EngineError> {
-        let mut params: Vec<*mut c_void> = args.iter().map(|a| a.param()).collect();
-        // SAFETY: a zeroed attribute is valid plain data; its id and value are set next.
-        let mut attr: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
-        attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-        attr.value.programmaticStreamSerializationAllowed = 1;
-        let config = sys::CUlaunchConfig {
-            gridDimX: shape.blocks,
-            gridDimY: grid_y,
-            gridDimZ: 1,
-            blockDimX: shape.threads,
-            blockDimY: 1,
-            blockDimZ: 1,
-            sharedMemBytes: shape.shared_bytes,
-            hStream: dev.stream.cu_stream(),
-            attrs: &mut attr,
-            numAttrs: u32::from(dev.pdl),
-        };
-        dev.ctx.bind_to_thread().map_err(cuda_err("context"))?;
-        // SAFETY: the caller guarantees the arguments match the kernel (this function's contract);
-        // `params` points at them for the duration of the call.
-        unsafe { sys::cuLaunchKernelEx(&config, f.cu_function(), params.as_mut_ptr(), std::ptr::null_mut()) }
-            .result()
-            .map_err(cuda_err("launch"))
     }
 
     /// One pass of `op` over io.
@@ -377,9 +270,9 @@ impl Pipeline {
             &(op as u32),
             &flags,
         ];
-        // SAFETY: the pass kernels' parameters (kernels/ntt_block.cu) in this order; x, other and
+        // SAFETY: the pass kernels' parameters (kernels/goldilocks/ntt_block.cuh) in this order; x, other and
         // the carries are residues of this plan, the table is the pass's own.
-        unsafe { Self::launch(dev, f, pass.shape(self.n()), &args) }
+        unsafe { launch(dev, f, pass.shape(self.n()), &args) }
     }
 
     /// Forward column passes over x; the first applies the pending carries and weighs the digits
@@ -450,39 +343,6 @@ impl Pipeline {
         unsafe { self.inverse_global(dev, io.x, io.shift, last) }
     }
 
-    /// Microseconds per launch of each kernel of a squaring, each timed alone over `reps`
-    /// launches replayed from a CUDA graph (for tuning; the data is whatever x holds).
-    ///
-    /// # Safety
-    /// Every device address passed (in a [`Res`] or as a `u64`) must point at a live buffer of
-    /// `dev` sized for this plan: a residue of n words, its segments' carries, the shift word.
-    pub unsafe fn profile(
-        &self,
-        dev: &Device,
-        x: Res,
-        shift: u64,
-        reps: usize,
-    ) -> Result<Vec<(String, f64)>, EngineError> {
-        let mut steps: Vec<Step> = Vec::new();
-        let edge = |k: usize, flag: u32| if k == 0 { flag } else { 0 };
-        let io = Operands::of(x, shift);
-        for (k, pass) in self.passes.iter().enumerate() {
-            let name = format!("fwd column pass {} ({} stages, 2^{} lines/block)", k, pass.stages, pass.c_log);
-            // SAFETY: the addresses are the caller's, under this function's contract.
-            steps.push((name, Box::new(move || unsafe { self.ntt(dev, pass, io, Op::Forward, edge(k, WEIGH)) })));
-        }
-        let row = &self.row;
-        let name = format!("row pass square ({} stages, 2^{} lines/block)", row.stages, row.c_log);
-        // SAFETY: the addresses are the caller's, under this function's contract.
-        steps.push((name, Box::new(move || unsafe { self.ntt(dev, row, io, Op::Square, 0) })));
-        for (k, pass) in self.passes.iter().enumerate() {
-            let name = format!("inv column pass {} ({} stages)", k, pass.stages);
-            // SAFETY: the addresses are the caller's, under this function's contract.
-            steps.push((name, Box::new(move || unsafe { self.ntt(dev, pass, io, Op::Inverse, edge(k, UNWEIGH)) })));
-        }
-        time_steps(dev, reps, &steps)
-    }
-
     /// One squaring of x, all on the device; the shift count at `shift` doubles first, and
     /// with `ll` the walk subtracts 2·2^s.
     ///
@@ -510,29 +370,65 @@ impl Pipeline {
     }
 }
 
-/// Flip bit `bit` of word `word` (taken modulo its length) of `x` (fault injection).
-pub(crate) fn flip_bit(dev: &Device, x: &CudaSlice<u64>, word: usize, bit: u32) -> Result<(), EngineError> {
-    let word = (word % x.len()) as u64;
-    let x = addr(dev, x);
-    // SAFETY: flip_bit(u64* x, u64 word, u32 bit), and word lies inside x.
-    unsafe {
-        Pipeline::launch(
-            dev,
-            &dev.kernels.flip_bit,
-            Shape { blocks: 1, threads: 1, shared_bytes: 0 },
-            &[&x, &word, &bit],
-        )
+impl Pipeline for Passes {
+    fn plan(&self) -> &Plan {
+        &self.plan
     }
-}
+    fn carry_words(&self) -> usize {
+        self.segments()
+    }
+    fn apply_carries(&self, digits: &mut [i64], words: &[i64]) {
+        crate::transform::twin::carry_fixup(&self.plan, digits, words);
+    }
+    fn transform_name(&self) -> String {
+        format!("NTT n=2^{}", self.plan.log2())
+    }
+    unsafe fn queue_squarings(
+        &self,
+        dev: &Device,
+        graphs: &mut Graphs,
+        x: Res,
+        shift: u64,
+        ll: bool,
+        count: u64,
+    ) -> Result<(), EngineError> {
+        // SAFETY: the addresses are the caller's, under the trait's contract.
+        graphs.squarings(dev, count, || unsafe { self.square(dev, x, shift, ll) })
+    }
+    unsafe fn queue_multiply(
+        &self,
+        dev: &Device,
+        graphs: &mut Graphs,
+        acc: Res,
+        x: Res,
+        tmp: u64,
+        shift: u64,
+    ) -> Result<(), EngineError> {
+        // SAFETY: the addresses are the caller's, under the trait's contract.
+        graphs.product(dev, || unsafe { self.multiply(dev, acc, x, tmp, shift) })
+    }
 
-/// A kernel argument: cuLaunchKernelEx takes the address of each argument's value.
-pub(crate) trait Arg {
-    fn param(&self) -> *mut c_void;
-}
-
-impl<T: DeviceRepr> Arg for T {
-    fn param(&self) -> *mut c_void {
-        self as *const T as *mut c_void
+    /// Microseconds per launch of each kernel of a squaring, each timed alone over `reps`
+    /// launches replayed from a CUDA graph (for tuning; the data is whatever x holds).
+    unsafe fn profile(&self, dev: &Device, x: Res, shift: u64, reps: usize) -> Result<Vec<(String, f64)>, EngineError> {
+        let mut steps: Vec<Step> = Vec::new();
+        let edge = |k: usize, flag: u32| if k == 0 { flag } else { 0 };
+        let io = Operands::of(x, shift);
+        for (k, pass) in self.passes.iter().enumerate() {
+            let name = format!("fwd column pass {} ({} stages, 2^{} lines/block)", k, pass.stages, pass.c_log);
+            // SAFETY: the addresses are the caller's, under this function's contract.
+            steps.push((name, Box::new(move || unsafe { self.ntt(dev, pass, io, Op::Forward, edge(k, WEIGH)) })));
+        }
+        let row = &self.row;
+        let name = format!("row pass square ({} stages, 2^{} lines/block)", row.stages, row.c_log);
+        // SAFETY: the addresses are the caller's, under this function's contract.
+        steps.push((name, Box::new(move || unsafe { self.ntt(dev, row, io, Op::Square, 0) })));
+        for (k, pass) in self.passes.iter().enumerate() {
+            let name = format!("inv column pass {} ({} stages)", k, pass.stages);
+            // SAFETY: the addresses are the caller's, under this function's contract.
+            steps.push((name, Box::new(move || unsafe { self.ntt(dev, pass, io, Op::Inverse, edge(k, UNWEIGH)) })));
+        }
+        time_steps(dev, reps, &steps)
     }
 }
 
@@ -541,7 +437,7 @@ mod tests {
     use super::*;
 
     /// The products per value and the line DFTs of two plans, counted by hand from
-    /// kernels/ntt_block.cu: at 2^20 with 8 stages per line, column passes of 6 and 6 stages
+    /// kernels/goldilocks/ntt_block.cuh: at 2^20 with 8 stages per line, column passes of 6 and 6 stages
     /// (both POW2: only their pass twiddles) and a row pass of 8 (R1 = 4: 15 of 16 values take a
     /// column twiddle); at 2^18 (below POW2_MIN_LOG2) column passes of 6 and 6 that multiply
     /// their column twiddles too (7 of 8) and a row pass of 6.

@@ -1,33 +1,12 @@
-// gpu-selftest's check of the field operations (goldilocks.cuh) against the CPU field
-// (src/transform/goldilocks.rs) on edge words: for each pair i, out[4i .. 4i+4] = a + b, a - b (of a and b
-// reduced below P, as those two require), a·b and a·2^(i mod 96) (of the words as they are:
-// gl_mul and gl_shl take any).
-
-// gl_shl<e> for a run-time e < 96.
-template <int E>
-__device__ u64 shl_any(u64 x, u32 e) {
-    if constexpr (E < 96) {
-        return e == E ? gl_shl<E>(x) : shl_any<E + 1>(x, e);
-    } else {
-        return 0;
-    }
-}
-
-extern "C" __global__ void field_ops(const u64* a, const u64* b, u64* out, u32 n) {
-    const u32 i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    const u64 ca = a[i] >= GL_P ? a[i] - GL_P : a[i], cb = b[i] >= GL_P ? b[i] - GL_P : b[i];
-    out[4 * i] = gl_add(ca, cb);
-    out[4 * i + 1] = gl_sub(ca, cb);
-    out[4 * i + 2] = gl_mul(a[i], b[i]);
-    out[4 * i + 3] = shl_any<0>(a[i], i % 96);
-}
-
-// The same for the second arithmetic (mersenne_fields.cuh), against src/gpu/selftest/mersenne.rs:
+// gpu-selftest's check of the second arithmetic's field operations (fields.cuh), against
+// src/gpu/selftest/mersenne.rs:
 // for each i, with complex values x = (a[i], b[i]), y, z, u the same at i + 1, i + 2, i + 3 (mod n),
 // a[] and b[] partial M61 values (< 2^61 + 8) and their low 31 bits the M31 values (in [0, P]),
 // out[MERSENNE_OUT i ..] holds, canonical: field_ops_fq's 22 words for M61 (e = i mod 61), then for
 // M31 (e = i mod 31), then crt(a[i], b[i] & P) as (lo, hi).
+#pragma once
+#include "m61m31/fields.cuh"
+
 #define MERSENNE_OUT 46
 
 template <class F>

@@ -6,6 +6,8 @@
 // those carries (fixup_segment): the carry out of segment r - 1 (cyclically) is the carry into
 // segment r. Between launches a
 // residue is thus "digits + pending carries"; the host applies them before it reads one.
+#pragma once
+#include "goldilocks/field.cuh"
 
 // Widths of digits j, j + 1, ... by the recurrence of src/transform/plan.rs widths_from: with p = q*n + f
 // and e = (-p*j) mod n, a digit is q + 1 bits wide iff e < f, and e steps by -f mod n: a few

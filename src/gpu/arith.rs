@@ -1,0 +1,74 @@
+//! The device side of an arithmetic: [`Pipeline`] is what the engine asks of one (the shape of
+//! its residues, its squarings, its product, its profile), and [`pipeline`] the one place that
+//! picks the implementation for a plan's arithmetic: Goldilocks' multi-pass [`Passes`] (or, at
+//! small lengths, the one-block [`SmallPipeline`]) and M61·M31's [`MmPipeline`]. Adding an
+//! arithmetic is one implementation (with its `kernels/<arith>/` unit) and one line here.
+
+use super::goldilocks::Passes;
+use super::goldilocks::SmallPipeline;
+use super::graphs::Graphs;
+use super::launch::Res;
+use super::m61m31::MmPipeline;
+use super::module::Device;
+use crate::engine::EngineError;
+use crate::transform::plan::{Arith, Plan};
+
+/// An arithmetic's squaring and product on the device, for one plan.
+///
+/// # Safety
+/// The contract of every `unsafe` method: each device address passed (in a [`Res`] or as a
+/// `u64`) points at a live buffer of `dev` sized for this plan (a residue of n words and its
+/// [`Pipeline::carry_words`] words of pending carries, the shift count's word, `tmp` of n words),
+/// and `dev` is the device the pipeline was built on; the launches are only queued.
+pub(crate) trait Pipeline: Send {
+    fn plan(&self) -> &Plan;
+    /// 64-bit words of a residue's pending carries.
+    fn carry_words(&self) -> usize;
+    /// Apply the pending carries of a downloaded value (`words`, as the device keeps them) to
+    /// its digits, as the CPU twin's carry_fixup does.
+    fn apply_carries(&self, digits: &mut [i64], words: &[i64]);
+    /// The transform and its length, for the engine's description ("NTT n=2^20").
+    fn transform_name(&self) -> String;
+    /// Queue `count` squarings of x; the shift count at `shift` doubles before each, and with
+    /// `ll` each subtracts 2·2^s.
+    ///
+    /// # Safety
+    /// See [`Pipeline`].
+    unsafe fn queue_squarings(
+        &self,
+        dev: &Device,
+        graphs: &mut Graphs,
+        x: Res,
+        shift: u64,
+        ll: bool,
+        count: u64,
+    ) -> Result<(), EngineError>;
+    /// Queue acc := acc·x (x is left as it was; `tmp` may be overwritten).
+    ///
+    /// # Safety
+    /// See [`Pipeline`].
+    unsafe fn queue_multiply(
+        &self,
+        dev: &Device,
+        graphs: &mut Graphs,
+        acc: Res,
+        x: Res,
+        tmp: u64,
+        shift: u64,
+    ) -> Result<(), EngineError>;
+    /// Microseconds per launch of each step of a squaring, each timed alone over `reps`
+    /// launches (the data is whatever x holds; the shift count may advance).
+    ///
+    /// # Safety
+    /// See [`Pipeline`].
+    unsafe fn profile(&self, dev: &Device, x: Res, shift: u64, reps: usize) -> Result<Vec<(String, f64)>, EngineError>;
+}
+
+/// The pipeline of `plan`'s arithmetic on `dev`, its tables uploaded.
+pub(crate) fn pipeline(dev: &Device, plan: Plan) -> Result<Box<dyn Pipeline>, EngineError> {
+    Ok(match plan.arith() {
+        Arith::Goldilocks if plan.is_small() => Box::new(SmallPipeline::new(dev, plan)?),
+        Arith::Goldilocks => Box::new(Passes::new(dev, plan)?),
+        Arith::M61M31 => Box::new(MmPipeline::new(dev, plan)?),
+    })
+}
