@@ -8,14 +8,14 @@ use ed25519_dalek::SigningKey;
 use mersenne_cert::cert::{self, Outcome, Status};
 use mersenne_cert::cli::prove::{Args, LlCheck};
 use mersenne_cert::cli::EngineArg;
-use mersenne_cert::engine::{arith, select};
+use mersenne_cert::decide::{self, Work};
 use mersenne_cert::exponent::{parse_exponent, TestKind};
 use mersenne_cert::proof::pietrzak::final_span;
 use mersenne_cert::proof::session;
 use mersenne_cert::run::checkpoints::{default_residue_budget, CheckpointLayout, DEFAULT_REPLAY_POINTS};
 use mersenne_cert::run::report::{self, TestInfo};
 use mersenne_cert::run::state::{self, StateLock};
-use mersenne_cert::run::test::{ProofSpec, Test, TestEnd, TestSpec};
+use mersenne_cert::run::test::{self, ProofSpec, Test, TestEnd, TestSpec};
 use mersenne_cert::run::{RunOptions, RunRecord};
 use mersenne_cert::{cli, fsutil, host, trace, work};
 use std::path::Path;
@@ -121,14 +121,14 @@ fn tune(p: u32) -> Result<()> {
 fn proof_from_points(args: &Args, p: u32, dir: &Path) -> Result<()> {
     let out = args.gimps_proof.as_deref().context("--proof-from-points writes the proof to --gimps-proof FILE")?;
     check_output(out, "the proof file")?;
-    let (arith, why) = arith::settle(args.arith.into(), args.engine.into(), p)?;
-    if let Some(why) = why {
+    // The proof's work: about p squarings at most (its checks), on the engine that does them first.
+    let mut decision = decide::decide(&args.ask(), &Work::test(p, TestKind::Prp, p.into(), false))?;
+    if let Some(why) = &decision.why {
         eprintln!("{why}");
     }
-    let (mut engine, fallback) =
-        select::open_engine_on(args.engine.into(), arith, args.device.unwrap_or(0), p, TestKind::Prp, 0)?;
+    let (mut engine, fallback) = decision.open(0)?;
     if let Some(why) = fallback {
-        eprintln!("no GPU engine ({why}); using the CPU engine");
+        eprintln!("{why}");
     }
     let (b, saved_power) = session::from_kept_points(dir, p, args.proof_power, engine.as_mut())
         .with_context(|| format!("the proof from the points in {}", dir.display()))?;
@@ -301,8 +301,10 @@ fn test_spec(args: &Args, p: u32) -> Result<TestSpec> {
         );
     }
     let (jacobi_threads, spot_threads) = args.check_threads()?;
-    // A forced arithmetic: its bound holds p and the engine has a transform, checked now.
-    arith::settle(args.arith.into(), args.engine.into(), p)?;
+    // The engine, arithmetic and GPU, decided once (a forced arithmetic's bound and engine checked now).
+    let ll_check: test::LlCheck = args.ll_check.into();
+    let doubled = kind == TestKind::Ll && ll_check.doubles(p);
+    let decision = decide::decide(&args.ask(), &Work::test(p, kind, total, doubled))?;
     Ok(TestSpec {
         p,
         kind,
@@ -317,10 +319,8 @@ fn test_spec(args: &Args, p: u32) -> Result<TestSpec> {
             stop_at: args.stop_after,
             ..RunOptions::simple(total, layout, shift)
         },
-        engine: args.engine.into(),
-        arith: args.arith.into(),
-        device: args.device.unwrap_or(0),
-        ll_check: args.ll_check.into(),
+        decision,
+        ll_check,
         state_root: args.state_dir.clone().unwrap_or_else(state::default_root),
         fresh: args.fresh,
         proof: want_proof.then_some(ProofSpec { power: args.proof_power, disk_budget: args.proof_disk_budget }),

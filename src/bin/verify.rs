@@ -11,8 +11,7 @@
 use anyhow::{bail, Context, Result};
 use mersenne_cert::cert::{self, Status};
 use mersenne_cert::cli::{ArithArg, EngineArg};
-use mersenne_cert::engine::arith::{self, ArithChoice};
-use mersenne_cert::engine::EngineChoice;
+use mersenne_cert::decide::{self, Ask, Devices};
 use mersenne_cert::exponent::{TestKind, MAX_EXPONENT};
 use mersenne_cert::proof::pietrzak::MAX_POWER;
 use mersenne_cert::proof::Proof;
@@ -22,7 +21,6 @@ use mersenne_cert::trace;
 use mersenne_cert::transform::plan::Arith;
 use mersenne_cert::verify::proof::{check_certificate, verify_proof, ProofCheck, FULL_REPLAY_BELOW};
 use mersenne_cert::verify::replay::{replay, ReplayError, ReplayOptions};
-use mersenne_cert::verify::schedule::Devices;
 use mersenne_cert::verify::shard::{self, ShardSpec};
 use mersenne_cert::{cli, fsutil, gpu, host};
 use std::collections::BTreeMap;
@@ -151,12 +149,11 @@ fn proof_coverage(c: &ProofCheck) -> String {
 }
 
 /// `verify --gimps-proof FILE`.
-fn verify_gimps_file(path: &Path, engine: EngineChoice, arith: ArithChoice) -> Result<()> {
+fn verify_gimps_file(path: &Path, ask: &Ask) -> Result<()> {
     let bytes = read_input(path, max_proof_bytes())?;
     let proof =
         Proof::from_gimps_bytes(&bytes).with_context(|| format!("{} is not a valid GIMPS proof", path.display()))?;
-    let arith = replay_arith(engine, arith, proof.p())?;
-    let c = verify_proof(&proof, engine, arith).context("proof")?;
+    let c = verify_proof(&proof, ask).context("proof")?;
     eprintln!("{}", proof_line(&c));
     let o = &c.report.outcome;
     print(&format!(
@@ -200,38 +197,31 @@ fn load_points(args: &Args, file: &Path, cert_hash: &str, body: &cert::CertBody)
     }
 }
 
-fn replay_options(args: &Args, arith: Arith, jobs: usize, points: BTreeMap<u64, Residue>) -> ReplayOptions {
-    ReplayOptions {
-        engine: args.engine.into(),
-        arith,
-        jobs,
-        sample: args.sample,
-        devices: args.devices.clone(),
-        points,
-    }
+/// `--engine`, `--arith` and `--devices`, for [`decide`].
+fn ask(args: &Args) -> Ask {
+    Ask { engine: args.engine.into(), arith: args.arith.into(), devices: args.devices.clone() }
 }
 
-/// The arithmetic the transform engines verify M_p in (`--arith`; under auto the tuner's, said on
-/// stderr).
-fn replay_arith(engine: EngineChoice, choice: ArithChoice, p: u32) -> Result<Arith> {
-    let (arith, why) = arith::settle(choice, engine, p)?;
-    if let Some(why) = why {
-        eprintln!("{why}");
-    }
-    Ok(arith)
+fn replay_options(args: &Args, jobs: usize, points: BTreeMap<u64, Residue>) -> ReplayOptions {
+    ReplayOptions { ask: ask(args), jobs, sample: args.sample, points }
 }
 
-/// The prover's arithmetic as the certificate records it, and a note when the replay's transform
-/// engines square in the same one (then only GMP or another arithmetic is an independent check).
-fn prover_arith(body: &cert::CertBody, engine: EngineChoice, replay: Arith) -> Result<()> {
-    let recorded = body.arithmetic().context("structure")?;
-    let said = match (recorded, body.fft_length) {
+/// The prover's arithmetic as the certificate records it.
+fn prover_arith(body: &cert::CertBody) -> Result<()> {
+    let said = match (body.arithmetic().context("structure")?, body.fft_length) {
         (Some(a), _) => a.name().to_string(),
         (None, Some(_)) => "goldilocks (not recorded: a certificate from before the arith key)".into(),
         (None, None) => "none (GMP)".into(),
     };
     eprintln!("prover's arithmetic: {said}");
-    if engine != EngineChoice::Cpu && recorded.unwrap_or(Arith::Goldilocks) == replay && body.fft_length.is_some() {
+    Ok(())
+}
+
+/// A note when the transform engines that checked the certificate (`used`) square in the
+/// prover's arithmetic: then only GMP or another arithmetic is an independent check.
+fn same_arith_note(body: &cert::CertBody, used: Option<Arith>) {
+    let recorded = body.arithmetic().ok().flatten().unwrap_or(Arith::Goldilocks);
+    if let Some(replay) = used.filter(|&a| a == recorded && body.fft_length.is_some()) {
         let other = Arith::ALL.into_iter().find(|&a| a != replay).unwrap_or(replay);
         eprintln!(
             "note: the transform engines replay in the prover's arithmetic ({}); for an independent check replay in another (--arith {}) or with GMP (--engine cpu)",
@@ -239,14 +229,13 @@ fn prover_arith(body: &cert::CertBody, engine: EngineChoice, replay: Arith) -> R
             other.name()
         );
     }
-    Ok(())
 }
 
 fn real_main() -> Result<()> {
     let args: Args = cli::parse_args("verify");
-    arith::check_engine(args.arith.into(), args.engine.into())?;
+    decide::check_engine(args.arith.into(), args.engine.into())?;
     if let Some(path) = &args.gimps_proof {
-        return verify_gimps_file(path, args.engine.into(), args.arith.into());
+        return verify_gimps_file(path, &ask(&args));
     }
     let file = args.file.as_ref().context("no certificate given")?;
     let trust = args.trust.as_deref().map(cert::parse_public_key_hex).transpose()?;
@@ -274,8 +263,7 @@ fn real_main() -> Result<()> {
         "signature: ok (Ed25519 key {key_hex}{})",
         if trust.is_some() { ", trusted" } else { ", not pinned: pass --trust to require it" }
     );
-    let arith = replay_arith(args.engine.into(), args.arith.into(), body.exponent)?;
-    prover_arith(&body, args.engine.into(), arith)?;
+    prover_arith(&body)?;
     let cert_hash = cert::certificate_hash(&bytes);
     let what = match (body.result.status, body.kind) {
         (Status::Prime, TestKind::Ll) => "prime".to_string(),
@@ -306,7 +294,7 @@ fn real_main() -> Result<()> {
     }
     if let (Some(spec), Some(out)) = (args.shard, &args.out) {
         fsutil::probe_writable(out).with_context(|| format!("cannot write the part to {}", out.display()))?;
-        let opts = replay_options(&args, arith, jobs, load_points(&args, file, &cert_hash, &body)?);
+        let opts = replay_options(&args, jobs, load_points(&args, file, &cert_hash, &body)?);
         let part = shard::replay_shard(&body, &cert_hash, spec, &opts).context("replay")?;
         fsutil::write_atomic(out, part.to_json().as_bytes(), 0o644)
             .with_context(|| format!("cannot write the part to {}", out.display()))?;
@@ -336,7 +324,8 @@ fn real_main() -> Result<()> {
     }
     let proof = match body.proof {
         Some(_) => {
-            let c = check_certificate(&body, args.engine.into(), arith).context("proof")?;
+            let c = check_certificate(&body, &ask(&args)).context("proof")?;
+            same_arith_note(&body, c.transform);
             eprintln!("{}; B matches the final residue and the stated result", proof_line(&c));
             Some(c)
         }
@@ -348,9 +337,10 @@ fn real_main() -> Result<()> {
     }
     if proof.is_none() || args.replay || args.sample.is_some() {
         let start = std::time::Instant::now();
-        let opts = replay_options(&args, arith, jobs, load_points(&args, file, &cert_hash, &body)?);
+        let opts = replay_options(&args, jobs, load_points(&args, file, &cert_hash, &body)?);
         trace::mark("verify: replay points read");
         let rep = replay(&body, &opts).context("replay")?;
+        same_arith_note(&body, rep.transform);
         trace::mark("verify: replay done");
         let secs = start.elapsed().as_secs_f64();
         let pct = if rep.iterations_total == 0 {

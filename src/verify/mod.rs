@@ -5,4 +5,5 @@
 pub mod proof;
 pub mod replay;
 pub mod schedule;
+mod segment;
 pub mod shard;

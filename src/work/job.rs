@@ -7,6 +7,7 @@
 
 use super::worktodo::Assignment;
 use super::{Paths, WorkConfig};
+use crate::decide::{decide, Ask, Devices, Work};
 use crate::exponent::TestKind;
 use crate::fsutil;
 use crate::proof::session::BuiltProof;
@@ -48,9 +49,7 @@ fn test_spec(cfg: &WorkConfig, paths: &Paths, a: &Assignment, store: &StateStore
             faults: cfg.faults.iter().filter(|f| f.iteration <= full).copied().collect(),
             ..RunOptions::simple(full, layout, random_shift(p)?)
         },
-        engine: cfg.engine,
-        arith: cfg.arith,
-        device: cfg.device,
+        decision: decide(&ask(cfg), &Work::test(p, kind, full, kind == TestKind::Ll && cfg.ll_check.doubles(p)))?,
         ll_check: cfg.ll_check,
         state_root: store.dir().parent().unwrap_or(store.dir()).to_path_buf(),
         fresh: false,
@@ -60,6 +59,11 @@ fn test_spec(cfg: &WorkConfig, paths: &Paths, a: &Assignment, store: &StateStore
         progress_log: Some(paths.progress_log.clone()),
         fresh_hint: "remove them to start this test again".into(),
     })
+}
+
+/// `--engine`, `--arith` and the worker's GPU, for [`decide`].
+fn ask(cfg: &WorkConfig) -> Ask {
+    Ask { engine: cfg.engine, arith: cfg.arith, devices: Devices::List(vec![cfg.device]) }
 }
 
 /// Run assignment `a`, resuming from its saved states in `store`, to its outputs.
