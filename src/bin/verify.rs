@@ -10,8 +10,9 @@
 
 use anyhow::{bail, Context, Result};
 use mersenne_cert::cert::{self, Status};
-use mersenne_cert::cli::{ArithArg, EngineArg};
-use mersenne_cert::decide::{self, Ask, Devices};
+use mersenne_cert::cli::verify::Args;
+use mersenne_cert::cli::EngineArg;
+use mersenne_cert::decide::{self, Ask};
 use mersenne_cert::exponent::{TestKind, MAX_EXPONENT};
 use mersenne_cert::proof::pietrzak::MAX_POWER;
 use mersenne_cert::proof::Proof;
@@ -21,63 +22,11 @@ use mersenne_cert::trace;
 use mersenne_cert::transform::plan::Arith;
 use mersenne_cert::verify::proof::{check_certificate, verify_proof, ProofCheck, FULL_REPLAY_BELOW};
 use mersenne_cert::verify::replay::{replay, ReplayError, ReplayOptions};
-use mersenne_cert::verify::shard::{self, ShardSpec};
+use mersenne_cert::verify::shard;
+use mersenne_cert::verify::Mode;
 use mersenne_cert::{cli, fsutil, gpu, host};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-
-#[derive(clap::Parser, Debug)]
-#[command(
-    name = "verify",
-    version = mersenne_cert::VERSION,
-    about = "Verify a mersenne-cert certificate (signature, structure, proof or independent replay) or a GIMPS PRP proof file"
-)]
-struct Args {
-    /// The certificate file.
-    #[arg(required_unless_present = "gimps_proof", conflicts_with = "gimps_proof")]
-    file: Option<PathBuf>,
-    /// Verify a GIMPS "PRP PROOF" VERSION=2 file (e.g. from PRPLL, prime95 or prove --gimps-proof) instead of a certificate.
-    #[arg(long, value_name = "FILE")]
-    gimps_proof: Option<PathBuf>,
-    /// With a proof in the certificate: also replay the checkpoint chain in full.
-    #[arg(long, conflicts_with = "gimps_proof")]
-    replay: bool,
-    /// Replay threads on the CPU, those driving GPUs included (default: all cores; more are
-    /// clamped to the cores).
-    #[arg(long, value_name = "N", conflicts_with = "gimps_proof")]
-    jobs: Option<usize>,
-    /// Replay only K segments: the last (which ends at the final residue) and K-1 at random (a spot
-    /// check, not a full verification; K at least the number of segments is a full replay).
-    #[arg(long, value_name = "K", conflicts_with_all = ["gimps_proof", "shard", "merge"])]
-    sample: Option<usize>,
-    /// The GPUs that replay: CUDA numbers (e.g. 0,1) or all.
-    #[arg(long, value_name = "LIST|all", default_value = "all")]
-    devices: Devices,
-    /// The replay-points sidecar (default: CERT.points beside the certificate, when present).
-    #[arg(long, value_name = "FILE")]
-    points: Option<PathBuf>,
-    /// Replay only slice I of N (I from 0) of the segments and write a part report to --out.
-    #[arg(long, value_name = "I/N", requires = "out", conflicts_with = "merge")]
-    shard: Option<ShardSpec>,
-    /// Where --shard writes its part report.
-    #[arg(long, value_name = "PART", requires = "shard")]
-    out: Option<PathBuf>,
-    /// Accept the certificate's replay from the part reports of all its shards.
-    #[arg(long, value_name = "PART", num_args = 1..)]
-    merge: Vec<PathBuf>,
-    /// Require the certificate to be signed by this Ed25519 public key (64 hex digits).
-    #[arg(long, value_name = "PUBKEY_HEX", conflicts_with = "gimps_proof")]
-    trust: Option<String>,
-    /// Which engine replays and verifies proofs: the one that finishes first (auto: the GPUs when
-    /// usable and worth their start-up, with CPU threads for what remains), GMP on the CPU, the GPUs
-    /// only, or the GPU's transform on the CPU threads (twin: slow, for checks).
-    #[arg(long, value_enum, default_value_t = EngineArg::Auto)]
-    engine: EngineArg,
-    /// The arithmetic the transform engines (GPU, twin) replay in: per exponent the one expected
-    /// fastest (auto), or this one. Another than the prover's (or --engine cpu) is the independent check.
-    #[arg(long, value_enum, default_value_t = ArithArg::Auto)]
-    arith: ArithArg,
-}
+use std::path::Path;
 
 fn main() {
     trace::init();
@@ -197,13 +146,8 @@ fn load_points(args: &Args, file: &Path, cert_hash: &str, body: &cert::CertBody)
     }
 }
 
-/// `--engine`, `--arith` and `--devices`, for [`decide`].
-fn ask(args: &Args) -> Ask {
-    Ask { engine: args.engine.into(), arith: args.arith.into(), devices: args.devices.clone() }
-}
-
 fn replay_options(args: &Args, jobs: usize, points: BTreeMap<u64, Residue>) -> ReplayOptions {
-    ReplayOptions { ask: ask(args), jobs, sample: args.sample, points }
+    ReplayOptions { ask: args.ask(), jobs, sample: args.sample, points }
 }
 
 /// The prover's arithmetic as the certificate records it.
@@ -234,10 +178,11 @@ fn same_arith_note(body: &cert::CertBody, used: Option<Arith>) {
 fn real_main() -> Result<()> {
     let args: Args = cli::parse_args("verify");
     decide::check_engine(args.arith.into(), args.engine.into())?;
-    if let Some(path) = &args.gimps_proof {
-        return verify_gimps_file(path, &ask(&args));
-    }
-    let file = args.file.as_ref().context("no certificate given")?;
+    let mode = args.mode().context("no certificate given")?;
+    let file = match mode {
+        Mode::GimpsProof(path) => return verify_gimps_file(path, &args.ask()),
+        Mode::Merge(file, _) | Mode::Shard(file, ..) | Mode::Certificate(file) => file,
+    };
     let trust = args.trust.as_deref().map(cert::parse_public_key_hex).transpose()?;
     if args.sample == Some(0) {
         bail!(ReplayError::SampleZero);
@@ -271,10 +216,10 @@ fn real_main() -> Result<()> {
         (Status::Composite, _) => "composite".to_string(),
         (Status::Partial, _) => format!("partial ({} iterations)", body.iterations),
     };
-    if !args.merge.is_empty() {
+    if let Mode::Merge(_, merge) = mode {
         let points = load_points(&args, file, &cert_hash, &body)?;
         let mut parts = Vec::new();
-        for path in &args.merge {
+        for path in merge {
             let b = read_input(path, MAX_PART_BYTES)?;
             parts.push((path.display().to_string(), b));
         }
@@ -292,7 +237,7 @@ fn real_main() -> Result<()> {
         );
         return Ok(());
     }
-    if let (Some(spec), Some(out)) = (args.shard, &args.out) {
+    if let Mode::Shard(_, spec, out) = mode {
         fsutil::probe_writable(out).with_context(|| format!("cannot write the part to {}", out.display()))?;
         let opts = replay_options(&args, jobs, load_points(&args, file, &cert_hash, &body)?);
         let part = shard::replay_shard(&body, &cert_hash, spec, &opts).context("replay")?;
@@ -324,7 +269,7 @@ fn real_main() -> Result<()> {
     }
     let proof = match body.proof {
         Some(_) => {
-            let c = check_certificate(&body, &ask(&args)).context("proof")?;
+            let c = check_certificate(&body, &args.ask()).context("proof")?;
             same_arith_note(&body, c.transform);
             eprintln!("{}; B matches the final residue and the stated result", proof_line(&c));
             Some(c)

@@ -191,6 +191,11 @@ impl Test {
         self.proof.as_ref()
     }
 
+    /// The kind of test.
+    pub fn kind(&self) -> TestKind {
+        self.spec.kind
+    }
+
     /// The iterations the test runs.
     pub fn total(&self) -> u64 {
         self.spec.opts.total
