@@ -3,10 +3,11 @@
 //! when stdout cannot be written (a full disk, a closed pipe), and errors as one line that says
 //! each cause once; and the `--engine` and `--arith` values, mapped onto [`EngineChoice`] and
 //! [`ArithChoice`] (the library has no clap in it); and the binaries' argument definitions
-//! ([`prove`], [`primenet`]).
+//! ([`prove`], [`verify`], [`primenet`]).
 
 pub mod primenet;
 pub mod prove;
+pub mod verify;
 
 use crate::engine::arith::ArithChoice;
 use crate::engine::EngineChoice;

@@ -8,11 +8,10 @@ mod common;
 use common::{stderr, stdout, Env};
 use ed25519_dalek::SigningKey;
 use mersenne_cert::cert::{self, Outcome};
-use mersenne_cert::engine::EngineChoice;
+use mersenne_cert::decide::Ask;
 use mersenne_cert::proof::arith::CpuArith;
 use mersenne_cert::proof::Proof;
 use mersenne_cert::residue::Residue;
-use mersenne_cert::transform::plan::Arith;
 use mersenne_cert::verify::proof::{verify_proof, ProofCheckError, FULL_REPLAY_BELOW};
 use serde_bytes::ByteBuf;
 
@@ -47,7 +46,7 @@ fn brute_forced_proofs_for_composite_mp_are_refused() {
         let (proof, tries) = forge(p, 1 << 22).unwrap_or_else(|| panic!("no forgery for M{p}"));
         eprintln!("M{p}: forged a 'probable prime' proof in {tries} tries");
         assert!(proof.outcome().probable_prime, "the forgery claims P");
-        match verify_proof(&proof, EngineChoice::Cpu, Arith::Goldilocks) {
+        match verify_proof(&proof, &Ask::cpu()) {
             Err(ProofCheckError::Replay { b, .. }) => assert_eq!(b, 9),
             other => panic!("M{p}: forged proof not refused by the replay: {other:?}"),
         }

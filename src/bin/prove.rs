@@ -5,18 +5,19 @@
 
 use anyhow::{anyhow, bail, Context, Result};
 use ed25519_dalek::SigningKey;
-use mersenne_cert::cert::{self, Outcome, Status};
+use mersenne_cert::cert::{self, Outcome};
 use mersenne_cert::cli::prove::{Args, LlCheck};
 use mersenne_cert::cli::EngineArg;
-use mersenne_cert::engine::{arith, select};
+use mersenne_cert::decide::{self, Work};
 use mersenne_cert::exponent::{parse_exponent, TestKind};
 use mersenne_cert::proof::pietrzak::final_span;
 use mersenne_cert::proof::session;
-use mersenne_cert::run::checkpoints::{default_residue_budget, CheckpointLayout, DEFAULT_REPLAY_POINTS};
+use mersenne_cert::run::publish::{self, Outputs};
 use mersenne_cert::run::report::{self, TestInfo};
+use mersenne_cert::run::request::{Request, Settings};
 use mersenne_cert::run::state::{self, StateLock, StateStore};
-use mersenne_cert::run::test::{ProofSpec, Test, TestEnd, TestSpec};
-use mersenne_cert::run::{RunOptions, RunRecord};
+use mersenne_cert::run::test::{Test, TestEnd, TestSpec};
+use mersenne_cert::run::RunRecord;
 use mersenne_cert::{cli, fsutil, host, trace, work};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -121,14 +122,14 @@ fn tune(p: u32) -> Result<()> {
 fn proof_from_points(args: &Args, p: u32, dir: &Path) -> Result<()> {
     let out = args.gimps_proof.as_deref().context("--proof-from-points writes the proof to --gimps-proof FILE")?;
     check_output(out, "the proof file")?;
-    let (arith, why) = arith::settle(args.arith.into(), args.engine.into(), p)?;
-    if let Some(why) = why {
+    // The proof's work: about p squarings at most (its checks), on the engine that does them first.
+    let mut decision = decide::decide(&args.ask(), &Work::test(p, TestKind::Prp, p.into(), false))?;
+    if let Some(why) = &decision.why {
         eprintln!("{why}");
     }
-    let (mut engine, fallback) =
-        select::open_engine_on(args.engine.into(), arith, args.device.unwrap_or(0), p, TestKind::Prp, 0)?;
+    let (mut engine, fallback) = decision.open(0)?;
     if let Some(why) = fallback {
-        eprintln!("no GPU engine ({why}); using the CPU engine");
+        eprintln!("{why}");
     }
     let (b, saved_power) = session::from_kept_points(dir, p, args.proof_power, engine.as_mut())
         .with_context(|| format!("the proof from the points in {}", dir.display()))?;
@@ -264,23 +265,24 @@ fn test_spec(args: &Args, p: u32) -> Result<TestSpec> {
     if p == 2 && args.cert.is_some() {
         bail!("M2 = 3 is prime by inspection: the Lucas-Lehmer test has no iterations to certify, so no certificate is written for it; run 'prove 2' without --cert");
     }
-    let shift = args.shift(p)?;
-    let full = kind.full_iterations(p);
-    let total = match args.iterations {
-        None => full,
-        Some(0) => bail!("--iterations must be at least 1"),
-        Some(n) if n > full => {
-            bail!("--iterations {n} exceeds the {full} iterations of a full {} test of M{p}", kind.worktype())
-        }
-        Some(n) => n,
+    let request = Request {
+        iterations: args.iterations,
+        shift_fixed: args.shift != "random",
+        checkpoint_every: args.checkpoint_every,
+        residue_budget: args.residue_budget,
+        replay_points: args.replay_points,
+        certificate: args.cert.is_some(),
+        no_proof: args.no_proof,
+        proof_power: args.proof_power,
+        stop_at: args.stop_after,
+        fresh: args.fresh,
+        corrupt_proof_point: args.corrupt_proof_point,
+        fresh_hint: "pass --fresh to start the test again".into(),
+        ..Request::full(p, kind, args.shift(p)?, args.state_dir.clone().unwrap_or_else(state::default_root))
     };
-    let want_proof = kind == TestKind::Prp && total == full && !args.no_proof;
-    let budget = args.residue_budget.unwrap_or_else(|| default_residue_budget(p, want_proof));
-    let points = args.replay_points.unwrap_or(if want_proof { 0 } else { DEFAULT_REPLAY_POINTS });
-    let layout = CheckpointLayout::choose(p, total.max(1), args.checkpoint_every, budget)?
-        .with_replay_points(total.max(1), if args.cert.is_some() { points } else { 0 });
+    let total = request.total()?;
     let proof_args = args.proof_power.is_some() || args.gimps_proof.is_some() || args.keep_proof_points.is_some();
-    if !want_proof && (proof_args || args.corrupt_proof_point.is_some()) {
+    if !request.wants_proof()? && (proof_args || args.corrupt_proof_point.is_some()) {
         bail!(
             "--proof-power, --gimps-proof and --keep-proof-points need a full PRP test with a proof (--prp, without --iterations or --no-proof)"
         );
@@ -301,34 +303,19 @@ fn test_spec(args: &Args, p: u32) -> Result<TestSpec> {
         );
     }
     let (jacobi_threads, spot_threads) = args.check_threads()?;
-    // A forced arithmetic: its bound holds p and the engine has a transform, checked now.
-    arith::settle(args.arith.into(), args.engine.into(), p)?;
-    Ok(TestSpec {
-        p,
-        kind,
-        opts: RunOptions {
-            shift_fixed: args.shift != "random",
-            gerbicz_block,
-            save_every,
-            spot: args.spot.into(),
-            spot_threads,
-            jacobi_threads,
-            faults,
-            stop_at: args.stop_after,
-            ..RunOptions::simple(total, layout, shift)
-        },
-        engine: args.engine.into(),
-        arith: args.arith.into(),
-        device: args.device.unwrap_or(0),
+    let settings = Settings {
+        ask: args.ask(),
         ll_check: args.ll_check.into(),
-        state_root: args.state_dir.clone().unwrap_or_else(state::default_root),
-        fresh: args.fresh,
-        proof: want_proof.then_some(ProofSpec { power: args.proof_power, disk_budget: args.proof_disk_budget }),
-        corrupt_proof_point: args.corrupt_proof_point,
-        tag: String::new(),
-        progress_log: None,
-        fresh_hint: "pass --fresh to start the test again".into(),
-    })
+        spot: args.spot.into(),
+        spot_threads,
+        jacobi_threads,
+        save_every,
+        gerbicz_block,
+        proof_disk_budget: args.proof_disk_budget,
+        faults,
+    };
+    // The engine, arithmetic and GPU are decided here, once (a forced arithmetic checked now).
+    request.spec(&settings)
 }
 
 /// The outputs are files of their own: none is another output (the certificate and its replay
@@ -412,33 +399,10 @@ fn run_test(test: &mut Test, p: u32, kind: TestKind) -> Result<RunRecord> {
     }
 }
 
-fn verdict(status: Status, kind: TestKind) -> &'static str {
-    match (status, kind) {
-        (Status::Prime, TestKind::Ll) => "is prime",
-        (Status::Prime, TestKind::Prp) => "is a probable prime",
-        (Status::Composite, _) => "is composite",
-        (Status::Partial, _) => "partial",
-    }
-}
-
-/// Step 5: the verdict, and the proof built and checked before anything is published.
-fn conclude(test: &mut Test, rec: &RunRecord, p: u32, kind: TestKind) -> Result<(Outcome, TestInfo)> {
-    let outcome = test.outcome(rec)?;
-    let built = test.build_proof(rec).map_err(|e| {
-        anyhow!(
-            "{e:#}; the proof is not published and no certificate is written. The test itself finished: M{p} {} \
-             (res64 {}); run again with --no-proof to publish it without a proof, or with --fresh to redo it with one",
-            verdict(outcome.status, kind),
-            outcome.res64
-        )
-    })?;
-    let info = test.info(rec, built);
-    Ok((outcome, info))
-}
-
-/// Step 6: the certificate, the proof file, the result line (stdout and --json), the saved
-/// states cleared (the proof points kept when asked), and the summary on stderr.
-fn publish(
+/// Step 6: the certificate, the proof file and the result line ([`publish::publish`]), the line
+/// on stdout and --json, the saved states cleared (the proof points kept when asked), and the
+/// summary on stderr.
+fn finish(
     args: &Args,
     test: &Test,
     key: Option<&SigningKey>,
@@ -447,25 +411,15 @@ fn publish(
     info: &TestInfo,
 ) -> Result<()> {
     let p = info.p;
-    let mut cert_ref = None;
-    if let (Some(path), Some(key)) = (&args.cert, key) {
-        let hash = test.write_certificate(path, key, info, &mut rec, outcome)?;
-        cert_ref = Some((path.display().to_string(), hash));
-    }
-    if let (Some(path), Some(b)) = (&args.gimps_proof, &info.proof) {
-        fsutil::write_atomic(path, &b.bytes, 0o644)
-            .with_context(|| format!("cannot write the proof file {}", path.display()))?;
-        trace::mark("gimps proof written");
-    }
-    // The line names the proof only when its file was written (PrimeNet waits for that file).
-    let ctx = report::LineContext {
-        proof_file: info.proof.as_ref().filter(|_| args.gimps_proof.is_some()),
-        certificate: cert_ref.as_ref().map(|(_, hash)| hash.as_str()),
+    let out = Outputs {
+        certificate: args.cert.as_deref().zip(key),
+        proof_file: args.gimps_proof.as_deref(),
         ..Default::default()
     };
+    let published = publish::publish(test, &mut rec, outcome, info, &out)?;
     // A stdout that cannot be written (a full disk) is reported at the end: the certificate is
     // written, and the JSON file and the clean-up still happen.
-    let line = report::result_line(info, &rec, outcome, &ctx).to_string();
+    let line = published.line.to_string();
     let printed = cli::print_line(&line);
     if let Some(path) = &args.json {
         fsutil::append_line(path, &line)
@@ -500,7 +454,7 @@ fn publish(
     // ms/iter over the whole run, and over the loop alone (its checks in, the final ones out).
     eprintln!(
         "M{p} {} ({} {} iterations, res64 {}, shift {}, {:.2} s, {:.4} ms/iter, loop {:.4} ms/iter; checks: {}; {}){}",
-        verdict(outcome.status, info.kind),
+        publish::verdict(outcome.status, info.kind),
         info.kind.worktype(),
         rec.iterations,
         outcome.res64,
@@ -510,7 +464,11 @@ fn publish(
         rec.loop_seconds * 1e3 / rec.iterations_here.max(1) as f64,
         summary(&rec.checks, rec.iterations_here),
         rec.times.describe(rec.seconds),
-        cert_ref.as_ref().map(|(p, _)| format!("; certificate {p}")).unwrap_or_default()
+        args.cert
+            .as_ref()
+            .filter(|_| published.certificate.is_some())
+            .map(|c| format!("; certificate {}", c.display()))
+            .unwrap_or_default()
     );
     if let Some(note) = report::ll_coverage_note(report::ll_exact_coverage(info.kind, &rec.checks, rec.iterations)) {
         eprintln!("note: {note}");
@@ -537,8 +495,10 @@ fn real_main() -> Result<()> {
     let key = check_outputs(&args, &spec)?;
     let (mut test, lock) = open_test(&args, spec)?;
     let rec = run_test(&mut test, p, kind)?;
-    let (outcome, info) = conclude(&mut test, &rec, p, kind)?;
-    publish(&args, &test, key.as_ref(), rec, &outcome, &info)?;
+    // Step 5: the verdict, and the proof built and checked before anything is published.
+    let next = "run again with --no-proof to publish it without a proof, or with --fresh to redo it with one";
+    let (outcome, info) = publish::conclude(&mut test, &rec, next)?;
+    finish(&args, &test, key.as_ref(), rec, &outcome, &info)?;
     // The test is finished and its state cleared: its lock file goes too (interrupted or failed
     // runs keep theirs beside the state they leave).
     lock.release().with_context(|| format!("cannot remove the lock file {}", test.store().lock_path().display()))?;

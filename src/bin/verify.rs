@@ -10,9 +10,9 @@
 
 use anyhow::{bail, Context, Result};
 use mersenne_cert::cert::{self, Status};
-use mersenne_cert::cli::{ArithArg, EngineArg};
-use mersenne_cert::engine::arith::{self, ArithChoice};
-use mersenne_cert::engine::EngineChoice;
+use mersenne_cert::cli::verify::Args;
+use mersenne_cert::cli::EngineArg;
+use mersenne_cert::decide::{self, Ask};
 use mersenne_cert::exponent::{TestKind, MAX_EXPONENT};
 use mersenne_cert::proof::pietrzak::MAX_POWER;
 use mersenne_cert::proof::Proof;
@@ -22,64 +22,11 @@ use mersenne_cert::trace;
 use mersenne_cert::transform::plan::Arith;
 use mersenne_cert::verify::proof::{check_certificate, verify_proof, ProofCheck, FULL_REPLAY_BELOW};
 use mersenne_cert::verify::replay::{replay, ReplayError, ReplayOptions};
-use mersenne_cert::verify::schedule::Devices;
-use mersenne_cert::verify::shard::{self, ShardSpec};
+use mersenne_cert::verify::shard;
+use mersenne_cert::verify::Mode;
 use mersenne_cert::{cli, fsutil, gpu, host};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-
-#[derive(clap::Parser, Debug)]
-#[command(
-    name = "verify",
-    version = mersenne_cert::VERSION,
-    about = "Verify a mersenne-cert certificate (signature, structure, proof or independent replay) or a GIMPS PRP proof file"
-)]
-struct Args {
-    /// The certificate file.
-    #[arg(required_unless_present = "gimps_proof", conflicts_with = "gimps_proof")]
-    file: Option<PathBuf>,
-    /// Verify a GIMPS "PRP PROOF" VERSION=2 file (e.g. from PRPLL, prime95 or prove --gimps-proof) instead of a certificate.
-    #[arg(long, value_name = "FILE")]
-    gimps_proof: Option<PathBuf>,
-    /// With a proof in the certificate: also replay the checkpoint chain in full.
-    #[arg(long, conflicts_with = "gimps_proof")]
-    replay: bool,
-    /// Replay threads on the CPU, those driving GPUs included (default: all cores; more are
-    /// clamped to the cores).
-    #[arg(long, value_name = "N", conflicts_with = "gimps_proof")]
-    jobs: Option<usize>,
-    /// Replay only K segments: the last (which ends at the final residue) and K-1 at random (a spot
-    /// check, not a full verification; K at least the number of segments is a full replay).
-    #[arg(long, value_name = "K", conflicts_with_all = ["gimps_proof", "shard", "merge"])]
-    sample: Option<usize>,
-    /// The GPUs that replay: CUDA numbers (e.g. 0,1) or all.
-    #[arg(long, value_name = "LIST|all", default_value = "all")]
-    devices: Devices,
-    /// The replay-points sidecar (default: CERT.points beside the certificate, when present).
-    #[arg(long, value_name = "FILE")]
-    points: Option<PathBuf>,
-    /// Replay only slice I of N (I from 0) of the segments and write a part report to --out.
-    #[arg(long, value_name = "I/N", requires = "out", conflicts_with = "merge")]
-    shard: Option<ShardSpec>,
-    /// Where --shard writes its part report.
-    #[arg(long, value_name = "PART", requires = "shard")]
-    out: Option<PathBuf>,
-    /// Accept the certificate's replay from the part reports of all its shards.
-    #[arg(long, value_name = "PART", num_args = 1..)]
-    merge: Vec<PathBuf>,
-    /// Require the certificate to be signed by this Ed25519 public key (64 hex digits).
-    #[arg(long, value_name = "PUBKEY_HEX", conflicts_with = "gimps_proof")]
-    trust: Option<String>,
-    /// Which engine replays and verifies proofs: the one that finishes first (auto: the GPUs when
-    /// usable and worth their start-up, with CPU threads for what remains), GMP on the CPU, the GPUs
-    /// only, or the GPU's transform on the CPU threads (twin: slow, for checks).
-    #[arg(long, value_enum, default_value_t = EngineArg::Auto)]
-    engine: EngineArg,
-    /// The arithmetic the transform engines (GPU, twin) replay in: per exponent the one expected
-    /// fastest (auto), or this one. Another than the prover's (or --engine cpu) is the independent check.
-    #[arg(long, value_enum, default_value_t = ArithArg::Auto)]
-    arith: ArithArg,
-}
+use std::path::Path;
 
 fn main() {
     trace::init();
@@ -151,12 +98,11 @@ fn proof_coverage(c: &ProofCheck) -> String {
 }
 
 /// `verify --gimps-proof FILE`.
-fn verify_gimps_file(path: &Path, engine: EngineChoice, arith: ArithChoice) -> Result<()> {
+fn verify_gimps_file(path: &Path, ask: &Ask) -> Result<()> {
     let bytes = read_input(path, max_proof_bytes())?;
     let proof =
         Proof::from_gimps_bytes(&bytes).with_context(|| format!("{} is not a valid GIMPS proof", path.display()))?;
-    let arith = replay_arith(engine, arith, proof.p())?;
-    let c = verify_proof(&proof, engine, arith).context("proof")?;
+    let c = verify_proof(&proof, ask).context("proof")?;
     eprintln!("{}", proof_line(&c));
     let o = &c.report.outcome;
     print(&format!(
@@ -201,38 +147,26 @@ fn load_points(args: &Args, file: &Path, cert_hash: &str, body: &cert::CertBody)
     }
 }
 
-fn replay_options(args: &Args, arith: Arith, jobs: usize, points: BTreeMap<u64, Residue>) -> ReplayOptions {
-    ReplayOptions {
-        engine: args.engine.into(),
-        arith,
-        jobs,
-        sample: args.sample,
-        devices: args.devices.clone(),
-        points,
-    }
+fn replay_options(args: &Args, jobs: usize, points: BTreeMap<u64, Residue>) -> ReplayOptions {
+    ReplayOptions { ask: args.ask(), jobs, sample: args.sample, points }
 }
 
-/// The arithmetic the transform engines verify M_p in (`--arith`; under auto the tuner's, said on
-/// stderr).
-fn replay_arith(engine: EngineChoice, choice: ArithChoice, p: u32) -> Result<Arith> {
-    let (arith, why) = arith::settle(choice, engine, p)?;
-    if let Some(why) = why {
-        eprintln!("{why}");
-    }
-    Ok(arith)
-}
-
-/// The prover's arithmetic as the certificate records it, and a note when the replay's transform
-/// engines square in the same one (then only GMP or another arithmetic is an independent check).
-fn prover_arith(body: &cert::CertBody, engine: EngineChoice, replay: Arith) -> Result<()> {
-    let recorded = body.arithmetic().context("structure")?;
-    let said = match (recorded, body.fft_length) {
+/// The prover's arithmetic as the certificate records it.
+fn prover_arith(body: &cert::CertBody) -> Result<()> {
+    let said = match (body.arithmetic().context("structure")?, body.fft_length) {
         (Some(a), _) => a.name().to_string(),
         (None, Some(_)) => "goldilocks (not recorded: a certificate from before the arith key)".into(),
         (None, None) => "none (GMP)".into(),
     };
     eprintln!("prover's arithmetic: {said}");
-    if engine != EngineChoice::Cpu && recorded.unwrap_or(Arith::Goldilocks) == replay && body.fft_length.is_some() {
+    Ok(())
+}
+
+/// A note when the transform engines that checked the certificate (`used`) square in the
+/// prover's arithmetic: then only GMP or another arithmetic is an independent check.
+fn same_arith_note(body: &cert::CertBody, used: Option<Arith>) {
+    let recorded = body.arithmetic().ok().flatten().unwrap_or(Arith::Goldilocks);
+    if let Some(replay) = used.filter(|&a| a == recorded && body.fft_length.is_some()) {
         let other = Arith::ALL.into_iter().find(|&a| a != replay).unwrap_or(replay);
         eprintln!(
             "note: the transform engines replay in the prover's arithmetic ({}); for an independent check replay in another (--arith {}) or with GMP (--engine cpu)",
@@ -240,16 +174,16 @@ fn prover_arith(body: &cert::CertBody, engine: EngineChoice, replay: Arith) -> R
             other.name()
         );
     }
-    Ok(())
 }
 
 fn real_main() -> Result<()> {
     let args: Args = cli::parse_args("verify");
-    arith::check_engine(args.arith.into(), args.engine.into())?;
-    if let Some(path) = &args.gimps_proof {
-        return verify_gimps_file(path, args.engine.into(), args.arith.into());
-    }
-    let file = args.file.as_ref().context("no certificate given")?;
+    decide::check_engine(args.arith.into(), args.engine.into())?;
+    let mode = args.mode().context("no certificate given")?;
+    let file = match mode {
+        Mode::GimpsProof(path) => return verify_gimps_file(path, &args.ask()),
+        Mode::Merge(file, _) | Mode::Shard(file, ..) | Mode::Certificate(file) => file,
+    };
     let trust = args.trust.as_deref().map(cert::parse_public_key_hex).transpose()?;
     if args.sample == Some(0) {
         bail!(ReplayError::SampleZero);
@@ -275,8 +209,7 @@ fn real_main() -> Result<()> {
         "signature: ok (Ed25519 key {key_hex}{})",
         if trust.is_some() { ", trusted" } else { ", not pinned: pass --trust to require it" }
     );
-    let arith = replay_arith(args.engine.into(), args.arith.into(), body.exponent)?;
-    prover_arith(&body, args.engine.into(), arith)?;
+    prover_arith(&body)?;
     let cert_hash = cert::certificate_hash(&bytes);
     let what = match (body.result.status, body.kind) {
         (Status::Prime, TestKind::Ll) => "prime".to_string(),
@@ -284,10 +217,10 @@ fn real_main() -> Result<()> {
         (Status::Composite, _) => "composite".to_string(),
         (Status::Partial, _) => format!("partial ({} iterations)", body.iterations),
     };
-    if !args.merge.is_empty() {
+    if let Mode::Merge(_, merge) = mode {
         let points = load_points(&args, file, &cert_hash, &body)?;
         let mut parts = Vec::new();
-        for path in &args.merge {
+        for path in merge {
             let b = read_input(path, MAX_PART_BYTES)?;
             parts.push((path.display().to_string(), b));
         }
@@ -305,9 +238,9 @@ fn real_main() -> Result<()> {
         );
         return Ok(());
     }
-    if let (Some(spec), Some(out)) = (args.shard, &args.out) {
+    if let Mode::Shard(_, spec, out) = mode {
         fsutil::probe_writable(out).with_context(|| format!("cannot write the part to {}", out.display()))?;
-        let opts = replay_options(&args, arith, jobs, load_points(&args, file, &cert_hash, &body)?);
+        let opts = replay_options(&args, jobs, load_points(&args, file, &cert_hash, &body)?);
         let part = shard::replay_shard(&body, &cert_hash, spec, &opts).context("replay")?;
         fsutil::write_atomic(out, part.to_json().as_bytes(), 0o644)
             .with_context(|| format!("cannot write the part to {}", out.display()))?;
@@ -337,7 +270,8 @@ fn real_main() -> Result<()> {
     }
     let proof = match body.proof {
         Some(_) => {
-            let c = check_certificate(&body, args.engine.into(), arith).context("proof")?;
+            let c = check_certificate(&body, &args.ask()).context("proof")?;
+            same_arith_note(&body, c.transform);
             eprintln!("{}; B matches the final residue and the stated result", proof_line(&c));
             Some(c)
         }
@@ -349,9 +283,10 @@ fn real_main() -> Result<()> {
     }
     if proof.is_none() || args.replay || args.sample.is_some() {
         let start = std::time::Instant::now();
-        let opts = replay_options(&args, arith, jobs, load_points(&args, file, &cert_hash, &body)?);
+        let opts = replay_options(&args, jobs, load_points(&args, file, &cert_hash, &body)?);
         trace::mark("verify: replay points read");
         let rep = replay(&body, &opts).context("replay")?;
+        same_arith_note(&body, rep.transform);
         trace::mark("verify: replay done");
         let secs = start.elapsed().as_secs_f64();
         let pct = if rep.iterations_total == 0 {

@@ -3,6 +3,7 @@
 //! and runs them).
 
 use super::{ArithArg, EngineArg};
+use crate::decide::{Ask, Devices};
 use crate::host;
 use crate::run::{gerbicz, test, Fault, SpotMode};
 use anyhow::{anyhow, bail, Context, Result};
@@ -235,6 +236,15 @@ fn parse_fault(text: &str) -> Result<Fault> {
 }
 
 impl Args {
+    /// `--engine`, `--arith` and `--device` (GPU 0 when not given), for [`crate::decide`].
+    pub fn ask(&self) -> Ask {
+        Ask {
+            engine: self.engine.into(),
+            arith: self.arith.into(),
+            devices: Devices::List(vec![self.device.unwrap_or(0)]),
+        }
+    }
+
     /// The faults of `--inject-fault`.
     pub fn faults(&self) -> Result<Vec<Fault>> {
         self.inject_fault.iter().map(|f| parse_fault(f)).collect()

@@ -3,10 +3,9 @@
 //! arithmetic at its shortest length ([`smallest_length`]) and picks the one a table of measured
 //! µs per iteration says is faster; where one of the two has no measurement it keeps Goldilocks
 //! (the measured path: nothing gets slower), and where only one arithmetic's bound holds p it
-//! takes that one. [`decide`] joins this with the engine choice of [`super::select::decide`].
+//! takes that one. `crate::decide` joins this with the engine choice, once per piece of work.
 
-use crate::engine::{select, EngineChoice, EngineError};
-use crate::exponent::TestKind;
+use crate::engine::EngineError;
 use crate::transform::length::smallest_length;
 use crate::transform::plan::{Arith, Length, MIN_EXPONENT};
 
@@ -106,76 +105,6 @@ pub fn fastest(p: u32, table: &SpeedTable) -> Result<ArithPick, EngineError> {
     }
 }
 
-/// An engine choice settled for one test, with its arithmetic.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Decision {
-    pub engine: EngineChoice,
-    /// The arithmetic of a transform engine (GPU, twin); for GMP it does not matter.
-    pub arith: Arith,
-    /// What was chosen under `auto` and why, one line each, for stderr.
-    pub notes: Vec<String>,
-}
-
-/// The arithmetic `choice` gives for M_p on `engine`: a forced one must hold p (else an error
-/// naming its largest exponent) and needs a transform engine (GMP has none: an error, so that
-/// `--engine cpu --arith m61m31` never runs something else than asked); `Auto` asks [`fastest`]
-/// (for GMP it is not asked: Goldilocks, unused).
-pub fn settle(choice: ArithChoice, engine: EngineChoice, p: u32) -> Result<(Arith, Option<String>), EngineError> {
-    check_engine(choice, engine)?;
-    match (choice, engine) {
-        (ArithChoice::Fixed(a), _) => {
-            smallest_length(p, a)?;
-            Ok((a, None))
-        }
-        (ArithChoice::Auto, EngineChoice::Cpu) => Ok((Arith::Goldilocks, None)),
-        // No transform holds so small an exponent: `auto` gives it to GMP (select::decide
-        // finds GMP first there, and an Auto engine falls back to GMP where the GPU has no plan).
-        (ArithChoice::Auto, EngineChoice::Auto) if p < MIN_EXPONENT => Ok((
-            Arith::Goldilocks,
-            Some(format!(
-                "arith auto: none, M{p} is below every transform's smallest exponent ({MIN_EXPONENT}): GMP runs it"
-            )),
-        )),
-        (ArithChoice::Auto, _) => {
-            let pick = fastest(p, &SpeedTable::builtin())?;
-            Ok((pick.arith, Some(format!("arith auto: {}", pick.why))))
-        }
-    }
-}
-
-/// A forced arithmetic needs an engine with a transform: an error for GMP (`--engine cpu`).
-pub fn check_engine(choice: ArithChoice, engine: EngineChoice) -> Result<(), EngineError> {
-    match (choice, engine) {
-        (ArithChoice::Fixed(a), EngineChoice::Cpu) => Err(EngineError::Other(format!(
-            "--arith {} needs a transform engine (--engine gpu, twin or auto); the CPU engine (GMP) has no arithmetic to choose",
-            a.name()
-        ))),
-        _ => Ok(()),
-    }
-}
-
-/// Settle `--engine` and `--arith` for a test of `iterations` iterations of p (see
-/// [`select::decide`]). A forced arithmetic under `--engine auto` asks for a transform engine:
-/// the cost model's "GMP finishes first" is not taken (the GPU is still left for GMP when none
-/// is usable).
-pub fn decide(
-    engine: EngineChoice,
-    arith: ArithChoice,
-    p: u32,
-    kind: TestKind,
-    iterations: u64,
-    doubled: bool,
-) -> Result<Decision, EngineError> {
-    let (engine, why) = match arith {
-        ArithChoice::Fixed(a) if engine == EngineChoice::Auto => {
-            (engine, Some(format!("engine auto: the GPU, as --arith {} asks for a transform engine", a.name())))
-        }
-        _ => select::decide(engine, p, kind, iterations, doubled),
-    };
-    let (arith, note) = settle(arith, engine, p)?;
-    Ok(Decision { engine, arith, notes: why.into_iter().chain(note).collect() })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -241,45 +170,5 @@ mod tests {
         assert!(pick.why.contains("the only arithmetic"), "{}", pick.why);
         let e = fastest(mm_top + 2, &SpeedTable::builtin()).unwrap_err().to_string();
         assert!(e.contains(&format!("the largest supported exponent is {mm_top}")), "{e}");
-        // A forced arithmetic names its own largest exponent.
-        let e = settle(ArithChoice::Fixed(Arith::Goldilocks), EngineChoice::Gpu, gl_top + 2).unwrap_err().to_string();
-        assert!(e.contains(&format!("the largest exponent goldilocks supports is {gl_top}")), "{e}");
-        let e = settle(ArithChoice::Fixed(Arith::M61M31), EngineChoice::Twin, mm_top + 2).unwrap_err().to_string();
-        assert!(e.contains(&format!("the largest exponent m61m31 supports is {mm_top}")), "{e}");
-    }
-
-    #[test]
-    fn exponents_below_every_transform_go_to_gmp_under_auto() {
-        // Issue 35: `prove 3` (5, 7) under the default engine, and verify of their certificates.
-        for p in [3u32, 5, 7, 11] {
-            let (a, note) = settle(ArithChoice::Auto, EngineChoice::Auto, p).unwrap();
-            assert_eq!(a, Arith::Goldilocks);
-            assert!(note.unwrap().contains("GMP runs it"));
-            let d = decide(EngineChoice::Auto, ArithChoice::Auto, p, TestKind::Ll, p as u64 - 2, false).unwrap();
-            assert_eq!(d.engine, EngineChoice::Cpu, "p={p}");
-            // A transform engine asked for by name: a clear error, not "beyond every bound".
-            let e = settle(ArithChoice::Auto, EngineChoice::Gpu, p).unwrap_err().to_string();
-            assert!(e.contains("too small") && e.contains("--engine cpu"), "{e}");
-        }
-        assert_eq!(settle(ArithChoice::Auto, EngineChoice::Auto, MIN_EXPONENT).unwrap().0, Arith::Goldilocks);
-    }
-
-    #[test]
-    fn a_forced_arithmetic_needs_a_transform_engine() {
-        let e = settle(ArithChoice::Fixed(Arith::M61M31), EngineChoice::Cpu, 9_689).unwrap_err().to_string();
-        assert!(e.contains("--arith m61m31 needs a transform engine"), "{e}");
-        assert_eq!(settle(ArithChoice::Auto, EngineChoice::Cpu, 9_689).unwrap(), (Arith::Goldilocks, None));
-        assert_eq!(
-            settle(ArithChoice::Fixed(Arith::M61M31), EngineChoice::Twin, 9_689).unwrap(),
-            (Arith::M61M31, None)
-        );
-        // Under --engine auto a forced arithmetic keeps the transform engine where GMP would win.
-        let d = decide(EngineChoice::Auto, ArithChoice::Fixed(Arith::M61M31), 127, TestKind::Ll, 125, false).unwrap();
-        assert_eq!((d.engine, d.arith), (EngineChoice::Auto, Arith::M61M31));
-        let d = decide(EngineChoice::Auto, ArithChoice::Auto, 127, TestKind::Ll, 125, false).unwrap();
-        assert_eq!(d.engine, EngineChoice::Cpu);
-        let d = decide(EngineChoice::Twin, ArithChoice::Auto, 127, TestKind::Ll, 125, false).unwrap();
-        assert_eq!((d.engine, d.arith), (EngineChoice::Twin, Arith::Goldilocks));
-        assert!(d.notes.iter().any(|n| n.starts_with("arith auto: goldilocks n=2^")), "{:?}", d.notes);
     }
 }

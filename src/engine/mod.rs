@@ -13,8 +13,6 @@
 //! the host until its result is read.
 
 pub mod arith;
-pub mod cost;
-pub mod select;
 pub mod twin;
 
 use crate::exponent::TestKind;

@@ -71,8 +71,14 @@ impl GpuEngine {
 
     /// Like [`GpuEngine::new`] on GPU `ordinal`.
     pub fn on_gpu(ordinal: usize, p: u32, kind: TestKind, shift: u32) -> Result<GpuEngine, EngineError> {
+        GpuEngine::on_gpu_tuned(ordinal, Plan::new(p)?, kind, shift)
+    }
+
+    /// Like [`GpuEngine::on_gpu_with_plan`], a Goldilocks plan's passes shaped as `prove --tune`
+    /// stored for its length on this GPU (when it was run).
+    pub fn on_gpu_tuned(ordinal: usize, plan: Plan, kind: TestKind, shift: u32) -> Result<GpuEngine, EngineError> {
         let dev = Device::open_ordinal(ordinal)?;
-        let plan = super::tune::plan_for(&dev, p)?;
+        let plan = super::tune::tuned(&dev, plan);
         GpuEngine::on_device(dev, plan, kind, shift)
     }
 

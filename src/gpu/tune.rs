@@ -51,16 +51,21 @@ fn file_name(dev: &Device) -> String {
 /// The plan for p on this device: the stored tuning for its length when there is one (and it
 /// makes a plan), else the default.
 pub(crate) fn plan_for(dev: &Device, p: u32) -> Result<Plan, EngineError> {
-    let plan = Plan::new(p)?;
+    Ok(tuned(dev, Plan::new(p)?))
+}
+
+/// A Goldilocks `plan` with the passes stored for its length on this device (when `prove --tune`
+/// stored a shape that makes a plan); any other plan as it is.
+pub(crate) fn tuned(dev: &Device, plan: Plan) -> Plan {
     trace::mark("gpu: plan built");
-    if plan.is_small() {
-        return Ok(plan);
+    if plan.is_small() || plan.arith() != crate::transform::plan::Arith::Goldilocks {
+        return plan;
     }
     let text = cache_path(&file_name(dev)).and_then(|path| std::fs::read_to_string(path).ok()).unwrap_or_default();
     trace::mark("gpu: tuning cache read");
     match stored(&text, plan.log2()).filter(|k| CANDIDATES.contains(k)) {
-        Some(k) => Ok(plan.clone().with_line_stages(k).unwrap_or(plan)),
-        None => Ok(plan),
+        Some(k) => plan.clone().with_line_stages(k).unwrap_or(plan),
+        None => plan,
     }
 }
 

@@ -4,7 +4,8 @@
 //! recomputes every LL segment, GMP spot checks for both) and rolls back to the last confirmed
 //! state when one fails; saves resumable states to disk; stops cleanly when asked (Ctrl-C).
 //! [`test`](mod@test) takes one test from its settings to its verdict and certificate around the driver:
-//! the path that `prove P` and each assignment of the work loop share.
+//! the path that `prove P` and each assignment of the work loop share, [`request`] builds its
+//! settings from either front end and [`publish`] writes what a finished test publishes.
 
 pub mod checkpoints;
 pub mod double;
@@ -15,8 +16,10 @@ mod options;
 mod outcome;
 mod point_writer;
 mod prp_checks;
+pub mod publish;
 pub mod replay_store;
 pub mod report;
+pub mod request;
 mod resume;
 pub mod spot;
 mod spot_checks;

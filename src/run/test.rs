@@ -6,8 +6,8 @@
 //! signed certificate. What else is published (the result line, proof files) is the caller's.
 
 use crate::cert::{self, Outcome};
-use crate::engine::arith::{self, ArithChoice};
-use crate::engine::{select, Engine, EngineChoice};
+use crate::decide::{Decision, EngineKind};
+use crate::engine::Engine;
 use crate::exponent::TestKind;
 use crate::fsutil;
 use crate::progress::{Progress, ProgressLog};
@@ -21,7 +21,6 @@ use crate::run::report::{self, TestInfo};
 use crate::run::state::StateStore;
 use crate::run::{double, run_checked, run_doubled, RunEnd, RunError, RunOptions, RunRecord, SpotMode};
 use crate::trace;
-use crate::transform::plan::Arith;
 use anyhow::{anyhow, Context, Result};
 use ed25519_dalek::SigningKey;
 use std::path::{Path, PathBuf};
@@ -73,11 +72,8 @@ pub struct TestSpec {
     /// The run's options; their state and proof stores are set when the test is opened, their
     /// start time and stop flag when it runs.
     pub opts: RunOptions,
-    pub engine: EngineChoice,
-    /// The arithmetic of a transform engine (`--arith`).
-    pub arith: ArithChoice,
-    /// The GPU (CUDA's numbering) when the engine is one.
-    pub device: usize,
+    /// The engine, arithmetic and GPU, decided for this test ([`crate::decide`]).
+    pub decision: Decision,
     pub ll_check: LlCheck,
     /// Where the test's state directory goes.
     pub state_root: PathBuf,
@@ -109,10 +105,8 @@ pub struct Test {
     engine: Box<dyn Engine>,
     /// The second engine of the exact LL check, when the test runs with it from the start.
     second: Option<Box<dyn Engine>>,
-    /// The engine choice a second engine is opened with: the kind the first one got.
-    second_choice: EngineChoice,
-    /// The arithmetic the transform engines square in.
-    arith: Arith,
+    /// What the engines are: the spec's decision, GMP's after a GPU failed to open under auto.
+    decision: Decision,
 }
 
 /// How a test's run ended.
@@ -169,26 +163,17 @@ impl Prepared {
         };
         trace::mark("proof setup");
         trace::mark("engine opening");
-        let doubled = kind == TestKind::Ll && spec.ll_check.doubles(p);
-        let decision = arith::decide(spec.engine, spec.arith, p, kind, spec.opts.total, doubled)?;
-        for why in &decision.notes {
+        let mut decision = spec.decision.clone();
+        if let Some(why) = &decision.why {
             eprintln!("{}{why}", spec.tag);
         }
-        let (choice, arith) = (decision.engine, decision.arith);
-        let (engine, fallback) = select::open_engine_on(choice, arith, spec.device, p, kind, spec.opts.shift)?;
+        let (engine, fallback) = decision.open(spec.opts.shift)?;
         trace::mark("engine open");
-        if let Some(why) = fallback.as_ref() {
-            eprintln!("{}no GPU engine ({why}); using the CPU engine", spec.tag);
+        if let Some(why) = fallback {
+            eprintln!("{}{why}", spec.tag);
         }
-        let mut test = Test {
-            second_choice: if fallback.is_some() { EngineChoice::Cpu } else { choice },
-            arith,
-            spec,
-            store,
-            proof,
-            engine,
-            second: None,
-        };
+        let doubled = kind == TestKind::Ll && spec.ll_check.doubles(p);
+        let mut test = Test { decision, spec, store, proof, engine, second: None };
         if doubled {
             test.second = Some(test.open_second(test.spec.opts.shift)?);
         }
@@ -206,6 +191,11 @@ impl Test {
         self.proof.as_ref()
     }
 
+    /// The kind of test.
+    pub fn kind(&self) -> TestKind {
+        self.spec.kind
+    }
+
     /// The iterations the test runs.
     pub fn total(&self) -> u64 {
         self.spec.opts.total
@@ -213,10 +203,7 @@ impl Test {
 
     /// A second engine for the exact LL check of a run that started with shift `shift`.
     fn open_second(&self, shift: u32) -> Result<Box<dyn Engine>> {
-        let (p, kind) = (self.spec.p, self.spec.kind);
-        let other = double::other_shift(p, shift);
-        let (e, _) = select::open_engine_on(self.second_choice, self.arith, self.spec.device, p, kind, other)?;
-        Ok(e)
+        Ok(self.decision.open_as_decided(double::other_shift(self.spec.p, shift))?)
     }
 
     fn progress(&self, what: &str) -> Result<Progress> {
@@ -251,7 +238,7 @@ impl Test {
         // thread of its own, and GMP spot checks (GMP against GMP, each a part of what the second
         // engine recomputes) would only take a core from them.
         let doubled = self.second.is_some();
-        let cpu_pair = doubled && self.second_choice == EngineChoice::Cpu;
+        let cpu_pair = doubled && self.decision.engine == EngineKind::Gmp;
         let shadow = match cpu_pair {
             true => self.second.take().map(Shadow::background),
             false => self.second.as_mut().map(|e| Shadow::inline(e.as_mut())),
@@ -410,6 +397,7 @@ fn corrupt_point(setup: &ProofSetup, index: usize) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::decide::Work;
     use crate::run::checkpoints::{default_residue_budget, CheckpointLayout};
     use crate::run::Fault;
 
@@ -420,9 +408,7 @@ mod tests {
             p,
             kind,
             opts: RunOptions::simple(total, layout, 7),
-            engine: EngineChoice::Cpu,
-            arith: ArithChoice::Auto,
-            device: 0,
+            decision: Decision::gmp(Work::test(p, kind, total, false), None),
             ll_check,
             state_root: dir.to_path_buf(),
             fresh: false,

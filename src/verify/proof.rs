@@ -4,8 +4,8 @@
 //! result (status, res64, res2048 in the residue type it names) must then follow from B. A GIMPS
 //! proof file can be checked on its own the same way.
 //!
-//! The squarings run on the GPU when one is allowed and usable ([`EngineArith`] on a fresh PRP
-//! engine with a random shift), else on the CPU.
+//! The squarings run on the engine [`crate::decide`] takes for them ([`EngineArith`] on a fresh
+//! PRP engine with a random shift: the GPU where it finishes first), else on the CPU.
 //!
 //! Below [`FULL_REPLAY_BELOW`] a proof is not relied on: the group Z/M_p is small enough there to
 //! search for a forgery (docs/certificate.md, "Small exponents"), and B is recomputed by the
@@ -15,11 +15,12 @@
 
 use super::replay::{final_residue, random_u64, ReplayError};
 use crate::cert::{CertBody, Outcome};
-use crate::engine::select::{open_engine, resolve};
-use crate::engine::{EngineChoice, EngineError};
+use crate::decide::{decide, Ask, Work};
+use crate::engine::EngineError;
 use crate::exponent::TestKind;
 use crate::proof::arith::{CpuArith, ProofArith};
 use crate::proof::engine_arith::{runs_on_engine, with_arith};
+use crate::proof::pietrzak::final_span;
 use crate::proof::{Proof, ProofError, ProofReport};
 use crate::residue::Residue;
 use crate::transform::plan::Arith;
@@ -68,15 +69,25 @@ pub struct ProofCheck {
     pub seconds: f64,
     /// B was recomputed by a full replay (p < [`FULL_REPLAY_BELOW`]) and matched.
     pub replayed: bool,
+    /// The arithmetic of the transform engine that checked it (`None`: GMP).
+    pub transform: Option<Arith>,
 }
 
-/// Verify a proof (start value 3) on the engine `choice` allows; a B that is a disguised
+/// Verify a proof (start value 3) on the engine `ask` allows (decided for its squarings, the
+/// line that says so on stderr); a B that is a disguised
 /// positive is refused. Below [`FULL_REPLAY_BELOW`], B must also equal 3^(2^p) mod M_p
 /// recomputed in full.
-pub fn verify_proof(proof: &Proof, choice: EngineChoice, arith: Arith) -> Result<ProofCheck, ProofCheckError> {
+pub fn verify_proof(proof: &Proof, ask: &Ask) -> Result<ProofCheck, ProofCheckError> {
     let p = proof.p();
     let start = Instant::now();
-    let (mut engine, _) = open_engine(resolve(choice), arith, p, TestKind::Prp, (random_u64() % p as u64) as u32)?;
+    let mut decision = decide(ask, &Work::test(p, TestKind::Prp, final_span(p, proof.power()), false))?;
+    if let Some(why) = &decision.why {
+        eprintln!("{why}");
+    }
+    let (mut engine, fallback) = decision.open((random_u64() % p as u64) as u32)?;
+    if let Some(why) = fallback {
+        eprintln!("{why}");
+    }
     let arith = match runs_on_engine(engine.as_ref()) {
         true => engine.describe(),
         false => format!("cpu: GMP (rug), {} threads", rayon::current_num_threads()),
@@ -95,7 +106,7 @@ pub fn verify_proof(proof: &Proof, choice: EngineChoice, arith: Arith) -> Result
             return Err(ProofCheckError::Replay { replayed: x.res64(), b: proof.b().res64() });
         }
     }
-    Ok(ProofCheck { report, arith, seconds: start.elapsed().as_secs_f64(), replayed })
+    Ok(ProofCheck { report, arith, seconds: start.elapsed().as_secs_f64(), replayed, transform: decision.transform() })
 }
 
 fn same(field: &'static str, stated: &str, derived: &str) -> Result<(), ProofCheckError> {
@@ -109,7 +120,7 @@ fn same(field: &'static str, stated: &str, derived: &str) -> Result<(), ProofChe
 /// proof's exponent, its final residue x_p must be B, its result must be what B gives in the
 /// residue type it names (type 1: B/9, P iff 1; type 3: B, P iff 9), and the proof must verify.
 /// The cheap checks come first. Assumes the body passed [`CertBody::validate`] and has a proof.
-pub fn check_certificate(body: &CertBody, choice: EngineChoice, arith: Arith) -> Result<ProofCheck, ProofCheckError> {
+pub fn check_certificate(body: &CertBody, ask: &Ask) -> Result<ProofCheck, ProofCheckError> {
     let p = body.exponent;
     let full = body.kind.full_iterations(p);
     if body.kind != TestKind::Prp || body.iterations != full {
@@ -137,7 +148,7 @@ pub fn check_certificate(body: &CertBody, choice: EngineChoice, arith: Arith) ->
     same("status", r.status.as_str(), expected.status.as_str())?;
     same("res64", &r.res64, &expected.res64)?;
     same("res2048", &r.res2048, &expected.res2048)?;
-    verify_proof(&proof, choice, arith)
+    verify_proof(&proof, ask)
 }
 
 #[cfg(test)]
@@ -168,7 +179,7 @@ mod tests {
     #[test]
     fn honest_proof_passes_and_every_mismatch_is_named() {
         let (body, proof) = body_with_proof(607, 3);
-        let ok = check_certificate(&body, EngineChoice::Cpu, Arith::Goldilocks).unwrap();
+        let ok = check_certificate(&body, &Ask::cpu()).unwrap();
         assert_eq!((ok.report.power, ok.report.squarings), (3, 76));
         assert!(ok.report.outcome.probable_prime);
         assert!(ok.replayed, "607 < FULL_REPLAY_BELOW: B is recomputed");
@@ -179,49 +190,34 @@ mod tests {
         t3.result.res64 = "0000000000000009".into();
         t3.result.res2048 = format!("{:0>512}", "9");
         t3.validate().unwrap();
-        check_certificate(&t3, EngineChoice::Cpu, Arith::Goldilocks).unwrap();
+        check_certificate(&t3, &Ask::cpu()).unwrap();
         let mut b = t3.clone();
         b.result.res64 = "0000000000000001".into();
-        assert!(matches!(
-            check_certificate(&b, EngineChoice::Cpu, Arith::Goldilocks),
-            Err(ProofCheckError::Result { field: "res64", .. })
-        ));
+        assert!(matches!(check_certificate(&b, &Ask::cpu()), Err(ProofCheckError::Result { field: "res64", .. })));
 
         let mut b = body.clone();
         b.result.res64 = "0000000000000002".into();
-        assert!(matches!(
-            check_certificate(&b, EngineChoice::Cpu, Arith::Goldilocks),
-            Err(ProofCheckError::Result { field: "res64", .. })
-        ));
+        assert!(matches!(check_certificate(&b, &Ask::cpu()), Err(ProofCheckError::Result { field: "res64", .. })));
         let mut b = body.clone();
         b.result.status = Status::Composite;
-        assert!(matches!(
-            check_certificate(&b, EngineChoice::Cpu, Arith::Goldilocks),
-            Err(ProofCheckError::Result { field: "status", .. })
-        ));
+        assert!(matches!(check_certificate(&b, &Ask::cpu()), Err(ProofCheckError::Result { field: "status", .. })));
         let mut b = body.clone();
         b.iterations -= 1;
-        assert!(matches!(
-            check_certificate(&b, EngineChoice::Cpu, Arith::Goldilocks),
-            Err(ProofCheckError::NotFullPrp { .. })
-        ));
+        assert!(matches!(check_certificate(&b, &Ask::cpu()), Err(ProofCheckError::NotFullPrp { .. })));
         let mut b = body.clone();
         b.proof = Some(ByteBuf::from(b"PRP PROOF\nVERSION=9\n".to_vec()));
-        assert!(matches!(check_certificate(&b, EngineChoice::Cpu, Arith::Goldilocks), Err(ProofCheckError::Decode(_))));
+        assert!(matches!(check_certificate(&b, &Ask::cpu()), Err(ProofCheckError::Decode(_))));
         // Another B: the final residue no longer matches.
         let other = Proof::new(Residue::from_u64(607, 10), proof.middles().to_vec()).unwrap();
         let mut b = body.clone();
         b.proof = Some(ByteBuf::from(other.to_gimps_bytes()));
-        assert!(matches!(
-            check_certificate(&b, EngineChoice::Cpu, Arith::Goldilocks),
-            Err(ProofCheckError::FinalResidue { .. })
-        ));
+        assert!(matches!(check_certificate(&b, &Ask::cpu()), Err(ProofCheckError::FinalResidue { .. })));
         // Another exponent.
         let (other, _) = body_with_proof(521, 2);
         let mut b = body.clone();
         b.proof = other.proof;
         assert!(matches!(
-            check_certificate(&b, EngineChoice::Cpu, Arith::Goldilocks),
+            check_certificate(&b, &Ask::cpu()),
             Err(ProofCheckError::WrongExponent { proof: 521, cert: 607 })
         ));
     }
@@ -237,7 +233,7 @@ mod tests {
                 t[pos] ^= mask;
                 let mut b = body.clone();
                 b.proof = Some(ByteBuf::from(t));
-                let e = check_certificate(&b, EngineChoice::Cpu, Arith::Goldilocks).unwrap_err();
+                let e = check_certificate(&b, &Ask::cpu()).unwrap_err();
                 assert!(matches!(e, ProofCheckError::Verify(_) | ProofCheckError::Decode(_)), "pos {pos}: {e}");
             }
         }

@@ -5,51 +5,16 @@
 //! ([`super::schedule`]), and every recorded hash inside it must match. Finally the stated result
 //! must follow from the final residue.
 
-use super::schedule::{self, Devices, Workers};
+use super::schedule;
+pub(crate) use super::segment::random_u64;
+pub use super::segment::{ReplayError, Segment};
 use crate::cert::CertBody;
 use crate::cert::Outcome;
-use crate::engine::{Engine, EngineChoice, EngineError, Value};
-use crate::residue::{Residue, ResidueError};
-use crate::transform::plan::Arith;
+use crate::decide::{Ask, Devices};
+use crate::engine::arith::ArithChoice;
+use crate::engine::EngineChoice;
+use crate::residue::Residue;
 use std::collections::BTreeMap;
-use thiserror::Error;
-
-/// Why a replay failed; names the first failing check.
-#[derive(Debug, Error)]
-pub enum ReplayError {
-    #[error("replay mismatch at iteration {iteration}: the recomputed residue's hash differs from the certificate's")]
-    HashMismatch { iteration: u64 },
-    #[error("checkpoint at iteration {iteration}: {source}")]
-    BadResidue { iteration: u64, source: ResidueError },
-    #[error("the stated result does not follow from the final residue: certificate says {stated}, the residue gives {derived}")]
-    Result { stated: String, derived: String },
-    #[error("replay engine: {0}")]
-    Engine(#[from] EngineError),
-    #[error("--jobs must be at least 1")]
-    Jobs,
-    #[error("--sample 0 replays nothing: the signature alone is no verification (give K of at least 1, or no --sample for a full replay)")]
-    SampleZero,
-    #[error("thread pool: {0}")]
-    Pool(String),
-    #[error("the segment from iteration {from} was not replayed: no worker was left to take it")]
-    NotReplayed { from: u64 },
-}
-
-/// A stretch of the chain that can be replayed on its own.
-#[derive(Debug, Clone)]
-pub struct Segment {
-    /// Iteration of the start value (0 for s_0 / x_0).
-    pub from: u64,
-    pub start: Residue,
-    /// The checkpoints inside the segment, in order: (iteration, hash); the last one ends it.
-    pub checks: Vec<(u64, [u8; 32])>,
-}
-
-impl Segment {
-    pub fn iterations(&self) -> u64 {
-        self.checks.last().map_or(0, |c| c.0) - self.from
-    }
-}
 
 /// Cut the certificate's chain into independently replayable segments. Assumes the body passed
 /// its structure check (increasing checkpoints, residues of the right length).
@@ -81,43 +46,6 @@ pub fn segments_from(body: &CertBody, points: &BTreeMap<u64, Residue>) -> Result
         out.push(cur);
     }
     Ok(out)
-}
-
-/// Replay one segment on `engine` (built for the certificate's exponent and kind).
-pub fn replay_segment(seg: &Segment, engine: &mut dyn Engine) -> Result<(), ReplayError> {
-    replay_segment_with(seg, engine, &mut |_| {})
-}
-
-/// [`replay_segment`], telling `advanced` the iterations done at each checkpoint (for progress).
-/// The iterations to the next checkpoint are queued behind each read ([`Engine::read_then_queue`]),
-/// so a GPU goes on while the host converts and hashes the residue it read, instead of idling
-/// through every read (and through whatever slows the host's side: other GPUs' feeder threads,
-/// CPU replay threads).
-pub fn replay_segment_with(
-    seg: &Segment,
-    engine: &mut dyn Engine,
-    advanced: &mut dyn FnMut(u64),
-) -> Result<(), ReplayError> {
-    engine.load(&seg.start)?;
-    let (mut at, mut queued) = (seg.from, seg.from);
-    for (j, &(iteration, hash)) in seg.checks.iter().enumerate() {
-        if queued < iteration {
-            engine.iterate_queued(iteration - queued)?;
-        }
-        let x = match seg.checks.get(j + 1) {
-            Some(&(next, _)) => {
-                queued = next;
-                engine.read_then_queue(Value::State, next - iteration)?
-            }
-            None => engine.read()?,
-        };
-        advanced(iteration - at);
-        at = iteration;
-        if x.hash() != hash {
-            return Err(ReplayError::HashMismatch { iteration });
-        }
-    }
-    Ok(())
 }
 
 /// The final residue of the certificate (the last checkpoint always carries it), or the start
@@ -153,17 +81,14 @@ pub fn check_result(body: &CertBody) -> Result<(), ReplayError> {
 /// How to replay.
 #[derive(Debug, Clone)]
 pub struct ReplayOptions {
-    pub engine: EngineChoice,
-    /// The arithmetic of the transform engines (GPU, twin); any arithmetic replays any
-    /// certificate (the prover's one is recorded in it).
-    pub arith: Arith,
+    /// `--engine`, `--arith` (of the transform engines: any arithmetic replays any certificate;
+    /// the prover's is recorded in it) and `--devices`.
+    pub ask: Ask,
     /// CPU threads (those driving GPUs included).
     pub jobs: usize,
     /// Replay only this many segments (a spot check): the last one, which ends at the final
     /// residue, and the rest chosen at random; at least the number of segments is a full replay.
     pub sample: Option<usize>,
-    /// The GPUs to use.
-    pub devices: Devices,
     /// Replay points from the sidecar (residues by iteration, checked against the certificate).
     pub points: BTreeMap<u64, Residue>,
 }
@@ -172,11 +97,9 @@ impl ReplayOptions {
     /// All segments, no sidecar, every GPU: the plain replay on `engine` with `jobs` threads.
     pub fn new(engine: EngineChoice, jobs: usize) -> Self {
         ReplayOptions {
-            engine,
-            arith: Arith::Goldilocks,
+            ask: Ask { engine, arith: ArithChoice::Auto, devices: Devices::All },
             jobs,
             sample: None,
-            devices: Devices::All,
             points: BTreeMap::new(),
         }
     }
@@ -191,13 +114,8 @@ pub struct ReplayReport {
     pub iterations_replayed: u64,
     pub hashes_checked: u64,
     pub engine: String,
-}
-
-pub(crate) fn random_u64() -> u64 {
-    let mut b = [0u8; 8];
-    // Without OS randomness the replay still works; it only loses the shift's independence.
-    let _ = getrandom::getrandom(&mut b);
-    u64::from_le_bytes(b)
+    /// The arithmetic of the transform engines that replayed (`None`: GMP alone).
+    pub transform: Option<crate::transform::plan::Arith>,
 }
 
 /// The `k` of `n` segments a spot check replays, in increasing order: always the last (it ends
@@ -221,7 +139,7 @@ fn sample_indices(n: usize, k: usize) -> Vec<usize> {
 }
 
 /// Replay the certificate's chain (all of it, or a random sample of segments) on the workers
-/// `opts` allows ([`Workers::choose`]) and check its result. The first failure stops the replay.
+/// `opts` allows ([`schedule::workers`]) and check its result. The first failure stops the replay.
 pub fn replay(body: &CertBody, opts: &ReplayOptions) -> Result<ReplayReport, ReplayError> {
     if opts.jobs == 0 {
         return Err(ReplayError::Jobs);
@@ -237,12 +155,8 @@ pub fn replay(body: &CertBody, opts: &ReplayOptions) -> Result<ReplayReport, Rep
     };
     let (p, kind) = (body.exponent, body.kind);
     crate::trace::mark("replay: segments built");
-    let workers = Workers::choose(opts.engine, opts.arith, &opts.devices, opts.jobs, p, kind, &chosen)?;
-    crate::trace::mark("replay: workers chosen");
-    if let Some(note) = &workers.note {
-        eprintln!("{note}");
-    }
-    let done = schedule::run(&chosen, p, kind, &workers, true);
+    let workers = schedule::workers(&opts.ask, opts.jobs, p, kind, &chosen)?;
+    let done = schedule::run(&chosen, &workers, true);
     for line in done.busy(&chosen) {
         eprintln!("replay: {line}");
     }
@@ -267,6 +181,7 @@ pub fn replay(body: &CertBody, opts: &ReplayOptions) -> Result<ReplayReport, Rep
         iterations_replayed: chosen.iter().map(|s| s.iterations()).sum(),
         hashes_checked: hashes,
         engine: done.engines,
+        transform: workers.transform(),
     })
 }
 

@@ -2,150 +2,30 @@
 //! GMP) and the queue that feeds them. Segments are handed out one at a time, longest first, so
 //! that no GPU idles at the end; a CPU thread takes the shortest segment left, and only while it
 //! would finish it before the GPUs finish the rest of the queue (a CPU segment must never be the
-//! last thing running). Under `--engine auto` the choice of workers weighs the CPU's and the
-//! GPUs' estimated times ([`crate::engine::cost`]).
+//! last thing running). The workers are a [`Decision`] ([`crate::decide`]): under `--engine auto`
+//! it weighs the CPU's and the GPUs' estimated times, and its rates are the CPU threads' rule.
 
-use super::replay::{random_u64, replay_segment_with, ReplayError, Segment};
-use crate::engine::cost::{cpu_us_per_iter, gpu_us_per_iter, Estimate};
-use crate::engine::select::open_engine_on;
-use crate::engine::{Engine, EngineChoice, EngineError};
+use super::segment::{random_u64, replay_segment_with, ReplayError, Segment};
+use crate::decide::{decide, Ask, Decision, EngineKind, Work};
+use crate::engine::Engine;
 use crate::exponent::TestKind;
 use crate::progress::Progress;
-use crate::transform::plan::Arith;
 use std::collections::{BTreeMap, VecDeque};
-use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
-/// Which GPUs a replay may use (`--devices LIST|all`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Devices {
-    All,
-    /// CUDA ordinals, distinct.
-    List(Vec<usize>),
-}
-
-impl FromStr for Devices {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        if s == "all" {
-            return Ok(Devices::All);
-        }
-        let mut list = Vec::new();
-        for part in s.split(',') {
-            let d: usize = part
-                .trim()
-                .parse()
-                .map_err(|_| format!("'{s}' is not 'all' or a comma-separated list of GPU numbers (e.g. 0,1)"))?;
-            if list.contains(&d) {
-                return Err(format!("GPU {d} is listed twice in '{s}'"));
-            }
-            list.push(d);
-        }
-        Ok(Devices::List(list))
+/// The workers of a replay of `segs` of M_p as `ask` allows: [`decide`] for their work on `jobs`
+/// threads (under `--engine auto` the CPU threads alone, or the GPUs with the CPU threads not
+/// needed to drive them, whichever finishes first), its line on stderr.
+pub fn workers(ask: &Ask, jobs: usize, p: u32, kind: TestKind, segs: &[&Segment]) -> Result<Decision, ReplayError> {
+    let work = Work::segments(p, kind, segs.iter().map(|s| s.iterations()), jobs);
+    let d = decide(ask, &work)?;
+    crate::trace::mark("replay: workers chosen");
+    if let Some(why) = &d.why {
+        eprintln!("{why}");
     }
-}
-
-impl Devices {
-    /// The CUDA ordinals listed, or `None` for all.
-    pub fn ordinals(&self) -> Option<Vec<usize>> {
-        match self {
-            Devices::All => None,
-            Devices::List(l) => Some(l.clone()),
-        }
-    }
-
-    /// The GPUs this names on this host (an error when there is none, or one named is missing).
-    fn resolve(&self) -> Result<Vec<usize>, EngineError> {
-        let n = crate::gpu::device_count()?;
-        if n == 0 {
-            return Err(EngineError::NoGpu("the CUDA driver sees no device".into()));
-        }
-        match self {
-            Devices::All => Ok((0..n).collect()),
-            Devices::List(l) => match l.iter().find(|&&d| d >= n) {
-                Some(d) => Err(EngineError::NoGpu(format!("--devices names GPU {d}, this host has {n} (0..{n})"))),
-                None => Ok(l.clone()),
-            },
-        }
-    }
-}
-
-/// The workers of a replay.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Workers {
-    /// One worker per GPU (CUDA ordinals).
-    pub gpus: Vec<usize>,
-    /// CPU threads running GMP, or the twin (`--engine twin`).
-    pub cpu_threads: usize,
-    /// The CPU threads' engine: `Cpu` (GMP) or `Twin`.
-    pub cpu: EngineChoice,
-    /// The arithmetic the GPUs and twin threads square in.
-    pub arith: Arith,
-    /// Why `auto` chose these (for stderr).
-    pub note: Option<String>,
-}
-
-impl Workers {
-    /// Choose the workers for replaying `segs` of M_p: under `Cpu` `jobs` CPU threads, under
-    /// `Gpu` the GPUs of `devices` alone, under `Auto` whichever finishes first: the CPU threads
-    /// alone, or the GPUs with the CPU threads not needed to drive them.
-    pub fn choose(
-        choice: EngineChoice,
-        arith: Arith,
-        devices: &Devices,
-        jobs: usize,
-        p: u32,
-        kind: TestKind,
-        segs: &[&Segment],
-    ) -> Result<Workers, ReplayError> {
-        let cpu =
-            |note: Option<String>| Workers { gpus: Vec::new(), cpu_threads: jobs, cpu: EngineChoice::Cpu, arith, note };
-        match choice {
-            EngineChoice::Cpu => Ok(cpu(None)),
-            EngineChoice::Twin => Ok(Workers { cpu: EngineChoice::Twin, ..cpu(None) }),
-            EngineChoice::Gpu => {
-                Ok(Workers { gpus: devices.resolve()?, cpu_threads: 0, cpu: EngineChoice::Cpu, arith, note: None })
-            }
-            EngineChoice::Auto => {
-                let total: u64 = segs.iter().map(|s| s.iterations()).sum();
-                let longest = segs.iter().map(|s| s.iterations()).max().unwrap_or(0);
-                let usable = segs.len().min(jobs);
-                let est = |gpus: usize| Estimate::of(p, kind, total, longest, usable, gpus);
-                let one = est(1);
-                if one.cpu_before_gpu_starts() {
-                    return Ok(cpu(Some(format!(
-                        "engine auto: {jobs} CPU threads (GMP), done before a GPU could start: {}",
-                        one.describe()
-                    ))));
-                }
-                let gpus = match devices.resolve() {
-                    Ok(g) => g,
-                    Err(e) => return Ok(cpu(Some(format!("engine auto: {jobs} CPU threads (GMP); {e}")))),
-                };
-                let all = est(gpus.len());
-                if all.cpu_wins() {
-                    return Ok(cpu(Some(format!(
-                        "engine auto: {jobs} CPU threads (GMP), they finish first: {}",
-                        all.describe()
-                    ))));
-                }
-                let cpu_threads = jobs.saturating_sub(gpus.len());
-                Ok(Workers {
-                    note: Some(format!(
-                        "engine auto: {} GPU(s) and {cpu_threads} CPU threads, the GPUs finish first: {}",
-                        gpus.len(),
-                        all.describe()
-                    )),
-                    gpus,
-                    cpu_threads,
-                    cpu: EngineChoice::Cpu,
-                    arith,
-                })
-            }
-        }
-    }
+    Ok(d)
 }
 
 /// The replay of one segment.
@@ -205,18 +85,19 @@ struct Queue {
     iterations: u64,
 }
 
-/// Replay `segs` of M_p on `workers`. With `stop_on_failure` the first failure stops the
+/// Replay `segs` on `workers` (decided for them). With `stop_on_failure` the first failure stops the
 /// handing out (segments in flight finish); otherwise every segment is replayed.
-pub fn run(segs: &[&Segment], p: u32, kind: TestKind, workers: &Workers, stop_on_failure: bool) -> Scheduled {
+pub fn run(segs: &[&Segment], workers: &Decision, stop_on_failure: bool) -> Scheduled {
+    let p = workers.work.p;
     let mut order: Vec<usize> = (0..segs.len()).collect();
     order.sort_by_key(|&i| (std::cmp::Reverse(segs[i].iterations()), i));
     let queue = Mutex::new(Queue { order: order.into(), iterations: segs.iter().map(|s| s.iterations()).sum::<u64>() });
     let total = segs.iter().map(|s| s.iterations()).sum::<u64>();
-    // Rates for the CPU threads' rule, only needed when they share the queue with GPUs.
-    let (cpu_us, gpu_us) = if workers.gpus.is_empty() || workers.cpu_threads == 0 {
-        (0.0, 0.0)
-    } else {
-        (cpu_us_per_iter(p, kind), gpu_us_per_iter(p))
+    // Rates for the CPU threads' rule, only needed when they share the queue with GPUs (then
+    // `auto` timed GMP for the decision).
+    let (cpu_us, gpu_us) = match workers.rates {
+        Some(rates) if !workers.gpus.is_empty() && workers.cpu_threads > 0 => rates,
+        _ => (0.0, 0.0),
     };
     let runs: Mutex<Vec<Option<SegmentRun>>> = Mutex::new((0..segs.len()).map(|_| None).collect());
     let stop = AtomicBool::new(false);
@@ -261,8 +142,8 @@ pub fn run(segs: &[&Segment], p: u32, kind: TestKind, workers: &Workers, stop_on
             };
             if engine.is_none() {
                 let shift = (random_u64() % u64::from(p)) as u32;
-                match open_engine_on(EngineChoice::Gpu, workers.arith, gpu, p, kind, shift) {
-                    Ok((e, _)) => {
+                match workers.open_on(gpu, shift) {
+                    Ok(e) => {
                         crate::trace::mark(&format!("replay: {name} engine open"));
                         engines
                             .lock()
@@ -309,8 +190,8 @@ pub fn run(segs: &[&Segment], p: u32, kind: TestKind, workers: &Workers, stop_on
             return;
         };
         let shift = (random_u64() % u64::from(p)) as u32;
-        match open_engine_on(workers.cpu, workers.arith, 0, p, kind, shift) {
-            Ok((mut e, _)) => replay_on(i, e.as_mut(), "cpu"),
+        match workers.open_cpu(shift) {
+            Ok(mut e) => replay_on(i, e.as_mut(), "cpu"),
             Err(e) => record(i, SegmentRun { verdict: Err(e.into()), seconds: 0.0, worker: "cpu".into() }),
         }
     };
@@ -329,8 +210,8 @@ pub fn run(segs: &[&Segment], p: u32, kind: TestKind, workers: &Workers, stop_on
     progress.into_inner().expect("workers are done").finish();
     let mut engines = engines.into_inner().expect("workers are done");
     if workers.cpu_threads > 0 {
-        let what = match workers.cpu {
-            EngineChoice::Twin => format!("the CPU twin in {}", workers.arith.name()),
+        let what = match workers.engine {
+            EngineKind::Twin => format!("the CPU twin in {}", workers.arith.name()),
             _ => "GMP (rug)".to_string(),
         };
         engines.push(format!("{} CPU threads: {what}", workers.cpu_threads.min(segs.len())));
@@ -343,14 +224,9 @@ mod tests {
     use super::*;
     use crate::residue::Residue;
 
-    #[test]
-    fn devices_parse() {
-        assert_eq!("all".parse::<Devices>(), Ok(Devices::All));
-        assert_eq!("0,2, 3".parse::<Devices>(), Ok(Devices::List(vec![0, 2, 3])));
-        assert!("0,0".parse::<Devices>().unwrap_err().contains("twice"));
-        assert!("gpu0".parse::<Devices>().unwrap_err().contains("not 'all'"));
-        assert!("".parse::<Devices>().is_err());
-        assert!("-1".parse::<Devices>().is_err());
+    /// GMP on `threads` threads for M_127's LL segments.
+    fn gmp(threads: usize) -> Decision {
+        Decision::gmp(Work::segments(127, TestKind::Ll, [125], threads), None)
     }
 
     /// Segments of M_127's LL chain cut at `cuts`, with their true hashes (GMP, directly).
@@ -370,14 +246,8 @@ mod tests {
         let segs = chain(&[3, 40, 41, 90, 125]);
         let refs: Vec<&Segment> = segs.iter().collect();
         for threads in [1, 3, 8] {
-            let w = Workers {
-                gpus: vec![],
-                cpu_threads: threads,
-                cpu: EngineChoice::Cpu,
-                arith: Arith::Goldilocks,
-                note: None,
-            };
-            let s = run(&refs, 127, TestKind::Ll, &w, true);
+            let w = gmp(threads);
+            let s = run(&refs, &w, true);
             for (i, r) in s.runs.iter().enumerate() {
                 let r = r.as_ref().unwrap_or_else(|| panic!("segment {i} not run with {threads} threads"));
                 assert_eq!(*r.verdict.as_ref().unwrap(), segs[i].checks[0].1);
@@ -390,14 +260,14 @@ mod tests {
         let mut segs = chain(&[10, 20, 30, 40, 50, 60]);
         segs[2].checks[0].1[0] ^= 1;
         let refs: Vec<&Segment> = segs.iter().collect();
-        let w = Workers { gpus: vec![], cpu_threads: 1, cpu: EngineChoice::Cpu, arith: Arith::Goldilocks, note: None };
+        let w = gmp(1);
         // Without stopping every segment runs, and only the bad one fails.
-        let all = run(&refs, 127, TestKind::Ll, &w, false);
+        let all = run(&refs, &w, false);
         let failed: Vec<usize> =
             all.runs.iter().enumerate().filter(|(_, r)| r.as_ref().unwrap().verdict.is_err()).map(|(i, _)| i).collect();
         assert_eq!(failed, vec![2]);
         // With stopping, one thread (equal lengths: in order) stops after the failure.
-        let stopped = run(&refs, 127, TestKind::Ll, &w, true);
+        let stopped = run(&refs, &w, true);
         assert!(matches!(stopped.runs[2].as_ref().unwrap().verdict, Err(ReplayError::HashMismatch { iteration: 30 })));
         assert!(stopped.runs[3..].iter().all(Option::is_none));
     }
@@ -425,27 +295,5 @@ mod tests {
         assert_eq!(s.busy(&refs).len(), 1);
         s.runs = vec![run("cpu", 1.0), run("cpu", 1.0), None, None, None];
         assert!(s.busy(&refs).is_empty());
-    }
-
-    #[test]
-    fn cpu_only_choices_need_no_gpu() {
-        let segs = chain(&[60, 125]);
-        let refs: Vec<&Segment> = segs.iter().collect();
-        let w =
-            Workers::choose(EngineChoice::Cpu, Arith::Goldilocks, &Devices::All, 4, 127, TestKind::Ll, &refs).unwrap();
-        assert_eq!((w.gpus.len(), w.cpu_threads), (0, 4));
-        // M_127 is done on the CPU long before a GPU could start: auto never looks for one.
-        let w = Workers::choose(
-            EngineChoice::Auto,
-            Arith::Goldilocks,
-            &Devices::List(vec![7]),
-            2,
-            127,
-            TestKind::Ll,
-            &refs,
-        )
-        .unwrap();
-        assert_eq!((w.gpus.len(), w.cpu_threads), (0, 2));
-        assert!(w.note.unwrap().contains("before a GPU could start"));
     }
 }

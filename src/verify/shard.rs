@@ -5,7 +5,7 @@
 //! least loaded slice), so every machine of a job array gets about the same work.
 
 use super::replay::{check_result, segments_from, ReplayError, ReplayOptions, Segment};
-use super::schedule::{self, SegmentRun, Workers};
+use super::schedule::{self, SegmentRun};
 use crate::cert::CertBody;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -137,11 +137,8 @@ pub fn replay_shard(
     let all = segments_from(body, &opts.points)?;
     let mine: Vec<&Segment> = slices(&all, spec.count)[spec.index].iter().map(|&i| &all[i]).collect();
     let (p, kind) = (body.exponent, body.kind);
-    let workers = Workers::choose(opts.engine, opts.arith, &opts.devices, opts.jobs, p, kind, &mine)?;
-    if let Some(note) = &workers.note {
-        eprintln!("{note}");
-    }
-    let done = schedule::run(&mine, p, kind, &workers, false);
+    let workers = schedule::workers(&opts.ask, opts.jobs, p, kind, &mine)?;
+    let done = schedule::run(&mine, &workers, false);
     let segments = mine
         .iter()
         .zip(done.runs)

@@ -1,25 +1,22 @@
 //! One assignment of the work loop, run to its published outputs through the same path as
-//! `prove P` ([`crate::run::test`]: the test resumed from its saved state when there is one, LL's
-//! checks and the confirmation of a "prime" residue, the proof, the certificate
-//! `cert/<p>-<worktype>[-<aid>].cbor`), then for PRP its GIMPS proof `proof/<p>-<power>.proof`
-//! (written atomically and read back before any line names it), and the result line. The
-//! worktodo line is read again once the test is done, so that an id AutoPrimeNet gave the line
-//! meanwhile goes into the certificate's name and the result. A certificate or proof file that a
-//! result line names is never overwritten (the next free name `…-2`, `…-3` is taken). Appending
-//! the line and clearing the state are the loop's.
+//! `prove P` ([`crate::run::request`], [`crate::run::test`]: the test resumed from its saved state
+//! when there is one, LL's checks and the confirmation of a "prime" residue, the proof;
+//! [`crate::run::publish`]: the certificate `cert/<p>-<worktype>[-<aid>].cbor`, for PRP its GIMPS
+//! proof `proof/<p>-<power>.proof`, and the result line). The worktodo line is read again once
+//! the test is done, so that an id AutoPrimeNet gave the line meanwhile goes into the
+//! certificate's name and the result. A certificate or proof file that a result line names is
+//! never overwritten (the next free name `…-2`, `…-3` is taken). Appending the line and clearing
+//! the state are the loop's.
 
 use super::worktodo::Assignment;
 use super::{Paths, WorkConfig};
-use crate::exponent::TestKind;
-use crate::fsutil;
-use crate::proof::session::BuiltProof;
-use crate::proof::Proof;
-use crate::run::checkpoints::{default_residue_budget, CheckpointLayout};
-use crate::run::report::{self, LineContext};
+use crate::decide::{Ask, Devices};
+use crate::run::publish::{self, Outputs};
+use crate::run::report;
+use crate::run::request::{Request, Settings};
 use crate::run::state::StateStore;
-use crate::run::test::{random_shift, ProofSpec, TestEnd, TestSpec};
-use crate::run::RunOptions;
-use anyhow::{bail, Context, Result};
+use crate::run::test::{random_shift, TestEnd, TestSpec};
+use anyhow::{Context, Result};
 use serde_json::Value;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -34,37 +31,30 @@ pub enum JobEnd {
 }
 
 /// The test of assignment `a`: a full test at a random shift, with its state in `store` (which
-/// the loop has claimed) and the work directory's progress log, and for PRP a proof of the
-/// default power.
+/// the loop has claimed) and the work directory's progress log, a certificate, and for PRP a
+/// proof of the default power.
 fn test_spec(cfg: &WorkConfig, paths: &Paths, a: &Assignment, store: &StateStore) -> Result<TestSpec> {
-    let (p, kind) = (a.p, a.kind);
-    let full = kind.full_iterations(p);
-    let want_proof = kind == TestKind::Prp;
-    let layout = CheckpointLayout::choose(p, full, None, default_residue_budget(p, want_proof))?;
-    Ok(TestSpec {
-        p,
-        kind,
-        opts: RunOptions {
-            gerbicz_block: cfg.gerbicz_block,
-            save_every: cfg.save_every,
-            spot: cfg.spot,
-            spot_threads: cfg.spot_threads,
-            jacobi_threads: cfg.jacobi_threads,
-            faults: cfg.faults.iter().filter(|f| f.iteration <= full).copied().collect(),
-            ..RunOptions::simple(full, layout, random_shift(p)?)
-        },
-        engine: cfg.engine,
-        arith: cfg.arith,
-        device: cfg.device,
-        ll_check: cfg.ll_check,
-        state_root: store.dir().parent().unwrap_or(store.dir()).to_path_buf(),
-        fresh: false,
-        proof: want_proof.then_some(ProofSpec { power: None, disk_budget: cfg.proof_disk_budget }),
-        corrupt_proof_point: None,
+    let state_root = store.dir().parent().unwrap_or(store.dir()).to_path_buf();
+    let request = Request {
+        certificate: true,
+        replay_points: Some(0),
         tag: paths.tag.clone(),
         progress_log: Some(paths.progress_log.clone()),
         fresh_hint: "remove them to start this test again".into(),
-    })
+        ..Request::full(a.p, a.kind, random_shift(a.p)?, state_root)
+    };
+    let settings = Settings {
+        ask: Ask { engine: cfg.engine, arith: cfg.arith, devices: Devices::List(vec![cfg.device]) },
+        ll_check: cfg.ll_check,
+        spot: cfg.spot,
+        spot_threads: cfg.spot_threads,
+        jacobi_threads: cfg.jacobi_threads,
+        save_every: cfg.save_every,
+        gerbicz_block: cfg.gerbicz_block,
+        proof_disk_budget: cfg.proof_disk_budget,
+        faults: cfg.faults.clone(),
+    };
+    request.spec(&settings)
 }
 
 /// Run assignment `a`, resuming from its saved states in `store`, to its outputs.
@@ -76,15 +66,8 @@ pub fn run_job(cfg: &WorkConfig, paths: &Paths, a: &Assignment, source: &Path, s
         TestEnd::Done(rec) => rec,
         TestEnd::Interrupted { iteration, .. } => return Ok(JobEnd::Interrupted { iteration }),
     };
-    let outcome = test.outcome(&rec)?;
-    let built = test.build_proof(&rec).with_context(|| {
-        format!(
-            "M{p}: the proof failed its check; nothing is published and the line stays (res64 {}, state kept in {})",
-            outcome.res64,
-            test.store().dir().display()
-        )
-    })?;
-    let info = test.info(&rec, built);
+    let next = format!("the line stays (state kept in {})", test.store().dir().display());
+    let (outcome, info) = publish::conclude(&mut test, &rec, &next)?;
     let current = super::worktodo::find_current(source, a)
         .with_context(|| format!("cannot read {}", source.display()))?
         .unwrap_or_else(|| a.clone());
@@ -94,18 +77,18 @@ pub fn run_job(cfg: &WorkConfig, paths: &Paths, a: &Assignment, source: &Path, s
         None => format!("{p}-{}", kind.worktype()),
     };
     let cert_path = free_path(&paths.cert, &stem, "cbor", &named)?;
-    let cert_hash = test.write_certificate(&cert_path, &cfg.key, &info, &mut rec, &outcome)?;
-    if let Some(b) = &info.proof {
-        write_proof_file(&free_path(&paths.proof, &format!("{p}-{}", b.power()), "proof", &named)?, b)?;
-    }
-    let ctx = LineContext {
+    let proof_path = match &info.proof {
+        Some(b) => Some(free_path(&paths.proof, &format!("{p}-{}", b.power()), "proof", &named)?),
+        None => None,
+    };
+    let out = Outputs {
+        certificate: Some((&cert_path, &cfg.key)),
+        proof_file: proof_path.as_deref(),
         aid: current.aid.as_deref(),
         user: cfg.user.as_deref(),
         computer: cfg.computer.as_deref(),
-        proof_file: info.proof.as_ref(),
-        certificate: Some(&cert_hash),
     };
-    let mut line = report::result_line(&info, &rec, &outcome, &ctx);
+    let mut line = publish::publish(&test, &mut rec, &outcome, &info, &out)?.line;
     // Which line this result is for, when it has no id (results::Done::is_for).
     line[report::PROGRAM_NAME]["worktodo"] = current.key.clone().into();
     let summary = format!(
@@ -160,17 +143,4 @@ fn free_path(dir: &Path, stem: &str, ext: &str, named: &HashSet<String>) -> Resu
         }
     }
     unreachable!("some name is free")
-}
-
-/// Write the GIMPS proof file atomically and read it back: its bytes must decode to the same
-/// proof and have the MD5 the result line will name.
-fn write_proof_file(path: &Path, b: &BuiltProof) -> Result<()> {
-    fsutil::write_atomic(path, &b.bytes, 0o644)
-        .with_context(|| format!("cannot write the proof {}", path.display()))?;
-    let back = std::fs::read(path).with_context(|| format!("cannot read back the proof {}", path.display()))?;
-    let same = back == b.bytes && Proof::from_gimps_bytes(&back).is_ok_and(|q| q == b.proof);
-    if !same {
-        bail!("the proof file {} does not read back as written", path.display());
-    }
-    Ok(())
 }

@@ -4,11 +4,13 @@
 //! res64, res2048, residue type), and its stated result must follow from its final residue; for
 //! a PRP test with a proof, the proof file the line names (by MD5, in `proof/`) must be the
 //! certificate's proof, and the proof must verify (about p/2^power squarings: a fraction of a
-//! percent of the test). An LL certificate is not replayed here (that is the test again).
+//! percent of the test, on the engine `--engine auto` decides: the GPU where it finishes
+//! first). An LL certificate is not replayed here (that is the test again).
 
 use crate::cert;
+use crate::decide::{Ask, Devices};
+use crate::engine::arith::ArithChoice;
 use crate::engine::EngineChoice;
-use crate::transform::plan::Arith;
 use crate::verify::{proof::check_certificate, replay::check_result};
 use md5::{Digest, Md5};
 use serde_json::Value;
@@ -67,7 +69,7 @@ pub fn check_line(cert_dir: &Path, proof_dir: &Path, line: &Value) -> Result<(),
         if body.proof.as_deref().map(|b| b.as_slice()) != Some(&proof_bytes[..]) {
             return Err(format!("{} is not the proof in {}", proof_path.display(), path.display()));
         }
-        check_certificate(&body, EngineChoice::Cpu, Arith::Goldilocks)
+        check_certificate(&body, &Ask { engine: EngineChoice::Auto, arith: ArithChoice::Auto, devices: Devices::All })
             .map_err(|e| format!("{}: proof: {e}", path.display()))?;
     }
     Ok(())

@@ -1,7 +1,8 @@
 //! What `--engine auto` weighs: how long a piece of work would take on the CPU (GMP, µs/iter
 //! measured here and now) and on a GPU (start-up cost plus a µs/iter model from the bench
 //! numbers), so that the engine that finishes first is chosen, and CUDA is never opened for work
-//! the CPU finishes before a GPU could even start.
+//! the CPU finishes before a GPU could even start. [`super::decide`] times GMP once per decision
+//! and keeps the rates in it.
 
 use crate::cpu_ref::GmpEngine;
 use crate::engine::Engine;
@@ -103,30 +104,12 @@ pub struct Estimate {
 }
 
 impl Estimate {
-    /// `iterations` at exponent p, split over `cpu_workers` CPU threads or `gpus` GPUs (each
-    /// part at least `longest` iterations: a segment is not split further).
-    pub fn of(p: u32, kind: TestKind, iterations: u64, longest: u64, cpu_workers: usize, gpus: usize) -> Estimate {
-        let rates = (cpu_us_per_iter(p, kind), gpu_us_per_iter(p));
-        Self::at_rates(rates, iterations, longest, cpu_workers, gpus)
-    }
-
-    /// [`Estimate::of`] at given (CPU, GPU) µs per iteration.
+    /// `iterations` at exponent p at (CPU, GPU) µs per iteration `rates`, split over
+    /// `cpu_workers` CPU threads or `gpus` GPUs (each part at least `longest` iterations: a
+    /// segment is not split further).
     pub fn at_rates(rates: (f64, f64), iterations: u64, longest: u64, cpu_workers: usize, gpus: usize) -> Estimate {
         let per = |workers: usize| (iterations as f64 / workers.max(1) as f64).max(longest as f64);
         Estimate { cpu_s: per(cpu_workers) * rates.0 * 1e-6, gpu_s: GPU_STARTUP_S + per(gpus) * rates.1 * 1e-6 }
-    }
-
-    /// A test of `iterations` at exponent p on one engine; `doubled` when every segment is
-    /// computed twice (`--ll-check double`): two GMP engines then run side by side on two cores
-    /// (one core: one after the other), two GPU engines share the GPU one after the other.
-    pub fn of_test(p: u32, kind: TestKind, iterations: u64, doubled: bool, cores: usize) -> Estimate {
-        Self::test_at_rates((cpu_us_per_iter(p, kind), gpu_us_per_iter(p)), iterations, doubled, cores)
-    }
-
-    /// [`Estimate::of_test`] at given (CPU, GPU) µs per iteration.
-    pub fn test_at_rates(rates: (f64, f64), iterations: u64, doubled: bool, cores: usize) -> Estimate {
-        let runs = if doubled { 2 } else { 1 };
-        Self::at_rates(rates, runs * iterations, iterations, cores.clamp(1, runs as usize), 1)
     }
 
     /// Does the CPU finish first?
@@ -148,6 +131,18 @@ impl Estimate {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::decide::Work;
+
+    /// `iterations` of p (pieces of at most `longest`) on `workers` CPU threads or `gpus` GPUs,
+    /// GMP timed here.
+    fn of(p: u32, kind: TestKind, iterations: u64, longest: u64, workers: usize, gpus: usize) -> Estimate {
+        Estimate::at_rates((cpu_us_per_iter(p, kind), gpu_us_per_iter(p)), iterations, longest, workers, gpus)
+    }
+
+    /// A test as [`Work::test`] shapes it, on `cores` cores and one GPU.
+    fn test_at_rates(rates: (f64, f64), iterations: u64, doubled: bool, cores: usize) -> Estimate {
+        Work { threads: cores, ..Work::test(127, TestKind::Ll, iterations, doubled) }.estimate(rates, 1)
+    }
 
     #[test]
     fn gmp_timing_grows_with_p() {
@@ -165,35 +160,35 @@ mod tests {
     #[test]
     fn choices_at_both_ends() {
         // A small test: done on one core before CUDA could open.
-        let e = Estimate::of(4423, TestKind::Ll, 4421, 4421, 1, 1);
+        let e = of(4423, TestKind::Ll, 4421, 4421, 1, 1);
         assert!(e.cpu_before_gpu_starts() && e.cpu_wins(), "{}", e.describe());
         // A large one: the GPU, by far (GMP at 2^22 bits takes milliseconds per squaring).
-        let e = Estimate::of(4_194_301, TestKind::Ll, 4_194_299, 4_194_299, 1, 1);
+        let e = of(4_194_301, TestKind::Ll, 4_194_299, 4_194_299, 1, 1);
         assert!(!e.cpu_wins(), "{}", e.describe());
         assert!(e.gpu_s < e.cpu_s / 10.0, "{}", e.describe());
         // More CPU workers shorten the CPU's time, down to the longest segment.
-        let one = Estimate::of(86243, TestKind::Ll, 86241, 1000, 1, 1);
-        let many = Estimate::of(86243, TestKind::Ll, 86241, 1000, 8, 1);
+        let one = of(86243, TestKind::Ll, 86241, 1000, 1, 1);
+        let many = of(86243, TestKind::Ll, 86241, 1000, 8, 1);
         assert!(many.cpu_s < one.cpu_s / 4.0, "{} vs {}", many.describe(), one.describe());
     }
 
     #[test]
     fn the_double_check_counts_twice_on_the_gpu_and_once_on_two_cores() {
         let rates = (7.0, 9.0); // µs/iter on the CPU and the GPU
-        let one = Estimate::test_at_rates(rates, 10_000, false, 16);
+        let one = test_at_rates(rates, 10_000, false, 16);
         assert!((one.cpu_s - 0.07).abs() < 1e-9 && (one.gpu_s - GPU_STARTUP_S - 0.09).abs() < 1e-9, "{one:?}");
         // Twice the GPU work; on two or more cores the two GMP runs take the time of one.
-        let two = Estimate::test_at_rates(rates, 10_000, true, 16);
+        let two = test_at_rates(rates, 10_000, true, 16);
         assert!((two.gpu_s - GPU_STARTUP_S - 0.18).abs() < 1e-9, "{two:?}");
         assert!((two.cpu_s - 0.07).abs() < 1e-9, "{two:?}");
         // On one core, one after the other.
-        let single_core = Estimate::test_at_rates(rates, 10_000, true, 1);
+        let single_core = test_at_rates(rates, 10_000, true, 1);
         assert!((single_core.cpu_s - 0.14).abs() < 1e-9, "{single_core:?}");
         // So a doubled test near the crossover can move to the CPU: here the GPU would win a
         // single run (0.25 + 0.9 s against 1.4 s) but not a doubled one (0.25 + 1.8 s against 1.4 s).
         let rates = (14.0, 9.0);
-        assert!(!Estimate::test_at_rates(rates, 100_000, false, 2).cpu_wins());
-        assert!(Estimate::test_at_rates(rates, 100_000, true, 2).cpu_wins());
+        assert!(!test_at_rates(rates, 100_000, false, 2).cpu_wins());
+        assert!(test_at_rates(rates, 100_000, true, 2).cpu_wins());
     }
 
     /// What the engines really take, against which the model's choice is judged: GMP as measured
@@ -242,8 +237,8 @@ mod tests {
             for cores in [1, 2, 16] {
                 // prove: an LL test (doubled below 1M as `--ll-check auto` does) and a PRP test.
                 for (iterations, doubled) in [(q as u64 - 2, q < 1_000_000), (q as u64, false)] {
-                    let model = Estimate::test_at_rates((gmp_model(p), gpu_us_per_iter(q)), iterations, doubled, cores);
-                    let real = Estimate::test_at_rates((gmp_real(p), gpu_real(p)), iterations, doubled, cores);
+                    let model = test_at_rates((gmp_model(p), gpu_us_per_iter(q)), iterations, doubled, cores);
+                    let real = test_at_rates((gmp_real(p), gpu_real(p)), iterations, doubled, cores);
                     let (ratio, fast) = judge(model, real, format!("p {q}, {cores} cores"));
                     if ratio > worst.0 && fast >= 0.1 {
                         worst = (ratio, p);

@@ -1,0 +1,82 @@
+//! `verify`'s command line: its arguments as clap parses them, the mode they ask for ([`Mode`]:
+//! a certificate, its shards, or a GIMPS proof file) and the engine [`Ask`] that verifies it (the
+//! binary, src/bin/verify.rs, runs them).
+
+use super::{ArithArg, EngineArg};
+use crate::decide::{Ask, Devices};
+use crate::verify::shard::ShardSpec;
+use crate::verify::Mode;
+use std::path::PathBuf;
+
+#[derive(clap::Parser, Debug)]
+#[command(
+    name = "verify",
+    version = crate::VERSION,
+    about = "Verify a mersenne-cert certificate (signature, structure, proof or independent replay) or a GIMPS PRP proof file"
+)]
+pub struct Args {
+    /// The certificate file.
+    #[arg(required_unless_present = "gimps_proof", conflicts_with = "gimps_proof")]
+    pub file: Option<PathBuf>,
+    /// Verify a GIMPS "PRP PROOF" VERSION=2 file (e.g. from PRPLL, prime95 or prove --gimps-proof) instead of a certificate.
+    #[arg(long, value_name = "FILE")]
+    pub gimps_proof: Option<PathBuf>,
+    /// With a proof in the certificate: also replay the checkpoint chain in full.
+    #[arg(long, conflicts_with = "gimps_proof")]
+    pub replay: bool,
+    /// Replay threads on the CPU, those driving GPUs included (default: all cores; more are
+    /// clamped to the cores).
+    #[arg(long, value_name = "N", conflicts_with = "gimps_proof")]
+    pub jobs: Option<usize>,
+    /// Replay only K segments: the last (which ends at the final residue) and K-1 at random (a spot
+    /// check, not a full verification; K at least the number of segments is a full replay).
+    #[arg(long, value_name = "K", conflicts_with_all = ["gimps_proof", "shard", "merge"])]
+    pub sample: Option<usize>,
+    /// The GPUs that replay: CUDA numbers (e.g. 0,1) or all.
+    #[arg(long, value_name = "LIST|all", default_value = "all")]
+    pub devices: Devices,
+    /// The replay-points sidecar (default: CERT.points beside the certificate, when present).
+    #[arg(long, value_name = "FILE")]
+    pub points: Option<PathBuf>,
+    /// Replay only slice I of N (I from 0) of the segments and write a part report to --out.
+    #[arg(long, value_name = "I/N", requires = "out", conflicts_with = "merge")]
+    pub shard: Option<ShardSpec>,
+    /// Where --shard writes its part report.
+    #[arg(long, value_name = "PART", requires = "shard")]
+    pub out: Option<PathBuf>,
+    /// Accept the certificate's replay from the part reports of all its shards.
+    #[arg(long, value_name = "PART", num_args = 1..)]
+    pub merge: Vec<PathBuf>,
+    /// Require the certificate to be signed by this Ed25519 public key (64 hex digits).
+    #[arg(long, value_name = "PUBKEY_HEX", conflicts_with = "gimps_proof")]
+    pub trust: Option<String>,
+    /// Which engine replays and verifies proofs: the one that finishes first (auto: the GPUs when
+    /// usable and worth their start-up, with CPU threads for what remains), GMP on the CPU, the GPUs
+    /// only, or the GPU's transform on the CPU threads (twin: slow, for checks).
+    #[arg(long, value_enum, default_value_t = EngineArg::Auto)]
+    pub engine: EngineArg,
+    /// The arithmetic the transform engines (GPU, twin) replay in: per exponent the one expected
+    /// fastest (auto), or this one. Another than the prover's (or --engine cpu) is the independent check.
+    #[arg(long, value_enum, default_value_t = ArithArg::Auto)]
+    pub arith: ArithArg,
+}
+
+impl Args {
+    /// The mode the arguments ask for.
+    pub fn mode(&self) -> Option<Mode<'_>> {
+        if let Some(path) = &self.gimps_proof {
+            return Some(Mode::GimpsProof(path));
+        }
+        let file = self.file.as_deref()?;
+        Some(match (self.shard, &self.out) {
+            _ if !self.merge.is_empty() => Mode::Merge(file, &self.merge),
+            (Some(spec), Some(out)) => Mode::Shard(file, spec, out),
+            _ => Mode::Certificate(file),
+        })
+    }
+
+    /// `--engine`, `--arith` and `--devices`, for [`crate::decide`].
+    pub fn ask(&self) -> Ask {
+        Ask { engine: self.engine.into(), arith: self.arith.into(), devices: self.devices.clone() }
+    }
+}
