@@ -48,26 +48,36 @@ fn largest_term(p: u32, n: usize, (w_min, w_max): (u32, u32), slack: u64) -> u12
 
 /// Check the bound for widths in [w_min, w_max] at length n and derive the carry parameters.
 pub(super) fn carry_bounds(arith: Arith, p: u32, n: usize, w_min: u32, w_max: u32) -> Result<CarryBounds, String> {
-    let (limit, max_bits) = match arith {
+    match arith {
         // At most 31 bits: the GPU takes a balanced digit from the low word (kernels/carry.cu).
-        Arith::Goldilocks => (((crate::transform::goldilocks::P - 1) / 2) as u128, 31),
+        Arith::Goldilocks => {
+            carry_bounds_within((crate::transform::goldilocks::P - 1) as u128 / 2, "(P-1)/2", 31, p, n, (w_min, w_max))
+        }
         // Digits are i64 (balanced by i64 shifts up to 62 bits); the bound keeps them below 47.
-        Arith::M61M31 => (crate::transform::crt::MAX_ABS, 62),
-    };
+        Arith::M61M31 => carry_bounds_within(crate::transform::crt::MAX_ABS, "(M61·M31-1)/2", 62, p, n, (w_min, w_max)),
+    }
+}
+
+/// The bound with the limit `limit` (named `limit_name` in the refusal) on the recovered |c_m|
+/// and digits of at most `max_bits` bits, and the carry parameters it gives: the same proof for
+/// every arithmetic (module doc).
+pub(super) fn carry_bounds_within(
+    limit: u128,
+    limit_name: &str,
+    max_bits: u32,
+    p: u32,
+    n: usize,
+    (w_min, w_max): (u32, u32),
+) -> Result<CarryBounds, String> {
     if w_max > max_bits || w_min == 0 {
         return Err(format!("n={n}: digits of {w_min}..{w_max} bits cannot fit"));
     }
     for slack in 1u64..=2 {
         let c_max = (n as u128).saturating_mul(largest_term(p, n, (w_min, w_max), slack));
         if c_max > limit {
-            return Err(match arith {
-                Arith::Goldilocks => {
-                    format!("n={n}: the convolution bound {c_max} exceeds (P-1)/2 with widths up to {w_max} bits")
-                }
-                Arith::M61M31 => {
-                    format!("n={n}: the convolution bound {c_max} exceeds (M61·M31-1)/2 with widths up to {w_max} bits")
-                }
-            });
+            return Err(format!(
+                "n={n}: the convolution bound {c_max} exceeds {limit_name} with widths up to {w_max} bits"
+            ));
         }
         let mut b_walk = 0u128;
         for _ in 0..64 {
@@ -96,15 +106,17 @@ pub(super) fn carry_bounds(arith: Arith, p: u32, n: usize, w_min: u32, w_max: u3
 /// or above (module doc), so the largest odd exponent of a width band W is W·n − 1 or
 /// (W − 1)·n + n/2 − 1 (n ≥ 4; for n = 2 both are W·2 − 1).
 pub fn largest_exponent(arith: Arith, len: Length) -> Option<u32> {
-    let n = len.n() as u64;
+    largest_exponent_where(len.n() as u64, |p| p >= MIN_EXPONENT && Plan::layout_of(p, arith, len).is_ok())
+}
+
+/// The largest odd exponent p ≥ n (below 2^32) of length n for which `fits` holds, searched
+/// band by band as [`largest_exponent`] explains.
+pub(super) fn largest_exponent_where(n: u64, fits: impl Fn(u32) -> bool) -> Option<u32> {
     (1..=62u64)
         .rev()
         .find_map(|w| {
             let candidates = [w * n - 1, ((w - 1) * n + n / 2).saturating_sub(1) | 1];
-            candidates.into_iter().filter(|&p| p <= u32::MAX as u64 && p >= n).find(|&p| {
-                let p = p as u32;
-                p >= MIN_EXPONENT && Plan::layout_of(p, arith, len).is_ok()
-            })
+            candidates.into_iter().filter(|&p| p <= u32::MAX as u64 && p >= n).find(|&p| fits(p as u32))
         })
         .map(|p| p as u32)
 }
