@@ -24,7 +24,9 @@ mod warm;
 
 pub use engine::GpuEngine;
 pub use selftest::check::{KernelChecker, KernelVerdict};
+pub use selftest::floor_fp64::Fp64Floor;
 pub use selftest::floor_m61m31::{predicted, FqRates, MLength, MersenneFloor, MersenneRates};
+pub use selftest::fp64::Fp64Rates;
 pub use selftest::rate::{field_rate, FieldRate, Floor};
 pub use tune::{tune, Tuning};
 pub use warm::WarmUp;

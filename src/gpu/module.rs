@@ -29,12 +29,13 @@ const SOURCES: [(&str, &str); 10] = [
 
 /// The field-rate kernels' compilation unit (`gpu-selftest field-rate`), a module of its own so
 /// that no engine start compiles them (they add ~3 s, 14%, to a first compilation).
-const RATE_SOURCES: [(&str, &str); 5] = [
+const RATE_SOURCES: [(&str, &str); 6] = [
     ("goldilocks.cuh", include_str!("../../kernels/goldilocks.cuh")),
     ("stages.cuh", include_str!("../../kernels/stages.cuh")),
     ("field_rate.cu", include_str!("../../kernels/field_rate.cu")),
     ("mersenne_fields.cuh", include_str!("../../kernels/mersenne_fields.cuh")),
     ("field_rate_m61m31.cu", include_str!("../../kernels/field_rate_m61m31.cu")),
+    ("fp64/field_fp64.cu", include_str!("../../kernels/fp64/field_fp64.cu")),
 ];
 
 /// The compilation unit: the built-in sources, or, for kernel development, the files of the same

@@ -99,8 +99,8 @@ impl Ntt {
         let m = self.n >> (stage + 1);
         for block in a.chunks_exact_mut(2 * m) {
             let (lo, hi) = block.split_at_mut(m);
-            for j in 0..m {
-                (lo[j], hi[j]) = self.f.dif(lo[j], hi[j], self.twiddle[m + j]);
+            for ((x, y), &w) in lo.iter_mut().zip(hi).zip(&self.twiddle[m..2 * m]) {
+                (*x, *y) = self.f.dif(*x, *y, w);
             }
         }
     }
@@ -113,8 +113,8 @@ impl Ntt {
         let m = 1 << stage;
         for block in a.chunks_exact_mut(2 * m) {
             let (lo, hi) = block.split_at_mut(m);
-            for j in 0..m {
-                (lo[j], hi[j]) = self.f.dit(lo[j], hi[j], self.inv_twiddle[m + j]);
+            for ((x, y), &w) in lo.iter_mut().zip(hi).zip(&self.inv_twiddle[m..2 * m]) {
+                (*x, *y) = self.f.dit(*x, *y, w);
             }
         }
     }
@@ -250,8 +250,7 @@ mod tests {
             // The largest m = max |d| with n·m² ≤ (M − 1)/2.
             let m = ((MAX_ABS / n as u128) as f64).sqrt() as i64;
             let m = (m - 2..m + 3).rev().find(|&m| (n as u128) * (m as u128).pow(2) <= MAX_ABS).unwrap();
-            let mut alternating: Vec<i64> = (0..n).map(|i| if i % 2 == 0 { m } else { -m }).collect();
-            alternating[0] = m;
+            let alternating: Vec<i64> = (0..n).map(|i| if i.is_multiple_of(2) { m } else { -m }).collect();
             for d in [vec![m; n], vec![-m; n], alternating, random_vec(&mut rng, n, m as u64)] {
                 let want: Vec<i128> =
                     (0..n).map(|i| (0..n).map(|j| i128::from(d[j]) * i128::from(d[(i + n - j) % n])).sum()).collect();

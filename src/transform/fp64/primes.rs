@@ -40,7 +40,7 @@ pub fn pow_mod(b: u64, mut e: u64, p: u64) -> u64 {
 impl Fp64Prime {
     /// Whether a transform of length n has its roots here: n | p − 1 and 2 an n-th power.
     pub fn supports(&self, n: u64) -> bool {
-        n > 0 && (self.p - 1) % n == 0 && self.log2 % n == 0
+        n > 0 && (self.p - 1).is_multiple_of(n) && self.log2.is_multiple_of(n)
     }
 
     /// A primitive n-th root of unity (canonical), for a supported n.
@@ -75,9 +75,9 @@ mod tests {
         let mut out = Vec::new();
         let mut q = 2;
         while q * q <= n {
-            if n % q == 0 {
+            if n.is_multiple_of(q) {
                 out.push(q);
-                while n % q == 0 {
+                while n.is_multiple_of(q) {
                     n /= q;
                 }
             }
