@@ -3,7 +3,7 @@
 //! (h = a·b; l = fma(a, b, −h); q = round(h·(1/p)); r = fma(−q, p, h) + l). The GPU kernels
 //! (kernels/fp64/) run the same operations in the same order, so both give the same bits.
 //!
-//! The ranges (docs/arithmetic.md, "FP64: the product and its ranges", has the proof):
+//! The ranges (docs/arithmetic.md, section "FP64", "The product and its ranges", has the proof):
 //! - every value is an integer with |x| < 2^53, so it is exact in an `f64`; a sum or difference
 //!   is exact while its result stays below 2^53 ([`Fp64::add`], [`Fp64::sub`]);
 //! - [`Fp64::mul`] takes |a|·|b| ≤ 2^50·p and returns r ≡ a·b (mod p) with |r| ≤ 3p/4;
@@ -227,7 +227,7 @@ mod tests {
             }
             for x in xs {
                 let r = f.reduce(x as f64);
-                assert!(r.abs() <= ((p + 1) / 2) as f64, "p={p} x={x}: {r}");
+                assert!(r.abs() <= (p + 1).div_euclid(2) as f64, "p={p} x={x}: {r}");
                 assert_eq!((r as i64 - x).rem_euclid(p), 0, "p={p} x={x}: {r}");
                 let c = f.center(x as f64);
                 assert!(c.abs() <= ((p - 1) / 2) as f64 && (c as i64 - x).rem_euclid(p) == 0, "{x}: {c}");
@@ -280,7 +280,7 @@ mod tests {
             let f = Fp64::new(prime.p);
             let x = x >> 11; // |x| < 2^53
             let r = f.reduce(x as f64);
-            r.abs() <= ((prime.p + 1) / 2) as f64 && (r as i64 - x).rem_euclid(prime.p as i64) == 0
+            r.abs() <= prime.p.div_ceil(2) as f64 && (r as i64 - x).rem_euclid(prime.p as i64) == 0
         }
 
         fn butterflies_match(x: i64, y: i64, w: i64, which: u8) -> bool {
