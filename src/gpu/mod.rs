@@ -32,7 +32,9 @@ mod warm;
 
 pub use engine::GpuEngine;
 pub use selftest::check::KernelChecker;
+pub use selftest::floor_fp64::Fp64Floor;
 pub use selftest::floor_m61m31::{predicted, FqRates, MLength, MersenneFloor, MersenneRates};
+pub use selftest::fp64::Fp64Rates;
 pub use selftest::rate::{field_rate, FieldRate, Floor};
 pub use selftest::verdict::KernelVerdict;
 pub use tune::{tune, Tuning};

@@ -23,7 +23,7 @@
 //! has the table.)
 //!
 
-use crate::transform::arith::Arith;
+use crate::transform::arith::{Arith, Bound};
 
 /// What the carry analysis of a candidate layout gives, when it is safe.
 pub(super) struct CarryBounds {
@@ -47,7 +47,18 @@ fn largest_term(p: u32, n: usize, (w_min, w_max): (u32, u32), slack: u64) -> u12
 
 /// Check the bound for widths in [w_min, w_max] at length n and derive the carry parameters.
 pub(super) fn carry_bounds(arith: Arith, p: u32, n: usize, w_min: u32, w_max: u32) -> Result<CarryBounds, String> {
-    let bound = arith.bound();
+    carry_bounds_within(&arith.bound(), p, n, (w_min, w_max))
+}
+
+/// The bound `bound` (the limit on the recovered |c_m| and on the digits' widths) for widths in
+/// [w_min, w_max] at length n, and the carry parameters it gives: the same proof for every
+/// arithmetic (module doc), also for one not yet in the registry (the FP64 pair).
+pub(super) fn carry_bounds_within(
+    bound: &Bound,
+    p: u32,
+    n: usize,
+    (w_min, w_max): (u32, u32),
+) -> Result<CarryBounds, String> {
     let (limit, max_bits) = (bound.limit, bound.max_bits);
     if w_max > max_bits || w_min == 0 {
         return Err(format!("n={n}: digits of {w_min}..{w_max} bits cannot fit"));

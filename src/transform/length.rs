@@ -39,15 +39,17 @@ pub fn largest_small_exponent() -> u32 {
 /// or above (module doc), so the largest odd exponent of a width band W is W·n − 1 or
 /// (W − 1)·n + n/2 − 1 (n ≥ 4; for n = 2 both are W·2 − 1).
 pub fn largest_exponent(arith: Arith, len: Length) -> Option<u32> {
-    let n = len.n() as u64;
+    largest_exponent_where(len.n() as u64, |p| p >= MIN_EXPONENT && Plan::layout_of(p, arith, len).is_ok())
+}
+
+/// The largest odd exponent p ≥ n (below 2^32) of length n for which `fits` holds, searched
+/// band by band as [`largest_exponent`] explains.
+pub(crate) fn largest_exponent_where(n: u64, fits: impl Fn(u32) -> bool) -> Option<u32> {
     (1..=62u64)
         .rev()
         .find_map(|w| {
             let candidates = [w * n - 1, ((w - 1) * n + n / 2).saturating_sub(1) | 1];
-            candidates.into_iter().filter(|&p| p <= u32::MAX as u64 && p >= n).find(|&p| {
-                let p = p as u32;
-                p >= MIN_EXPONENT && Plan::layout_of(p, arith, len).is_ok()
-            })
+            candidates.into_iter().filter(|&p| p <= u32::MAX as u64 && p >= n).find(|&p| fits(p as u32))
         })
         .map(|p| p as u32)
 }

@@ -7,6 +7,7 @@ pub mod bound;
 pub mod crt;
 pub mod digits;
 pub mod field;
+pub mod fp64;
 pub mod gfp2;
 pub mod goldilocks;
 pub mod length;

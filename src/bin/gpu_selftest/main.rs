@@ -21,7 +21,9 @@
 //!   iteration is arithmetic that no schedule of that plan can avoid; then the same for the
 //!   second arithmetic, GF(M61²) × GF(M31²) (issue 24): its operations' rates, checked first
 //!   against their definitions, and the floor and predicted µs/iteration of each exponent's
-//!   length of it (gpu::floor_m61m31's model) next to the Goldilocks plan's and PRPLL's;
+//!   length of it (gpu::floor_m61m31's model) next to the Goldilocks plan's and PRPLL's; then the
+//!   FP64 arithmetic (issue 37): its operations checked bit for bit against the CPU field, their
+//!   rates, and the floor of a squaring at 2^15 … 2^22 and at each exponent's length;
 //! - `proof-build P --power K`: the time to build a power-K proof's middles on the GPU from 2^K
 //!   stored points (random residues, so the proof itself is meaningless and is not verified),
 //!   as a share of a full test at the measured rate: issue 6's cost at exponents whose test

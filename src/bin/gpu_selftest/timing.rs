@@ -121,6 +121,7 @@ pub(crate) fn field_rate(rng: &mut SeededRng, iters: u64, exponents: Vec<u32>) -
         "predicted",
         "PRPLL"
     );
+    let goldilocks: Vec<(u32, f64)> = second.iter().map(|r| (r.0, r.4)).collect();
     for (p, gl_log2, gl_floor, gl_memory, gl_us) in second {
         let Some(m) = rate.mersenne_floor(p)? else {
             println!("{p:>11} (beyond the longest length of the model)");
@@ -146,7 +147,80 @@ pub(crate) fn field_rate(rng: &mut SeededRng, iters: u64, exponents: Vec<u32>) -
             peer.map_or("-".to_string(), |x| format!("{x:.1}"))
         );
     }
-    Ok(true)
+    Ok(print_fp64(&rate, &goldilocks))
+}
+
+/// PRPLL's best µs/iteration per exponent on an H100 (shared/ANCHORS.md, 2026-11-27: the faster
+/// of its FP64 FFT and its M31·M61 NTT) and issue 37's targets.
+const PRPLL_H100: [(u32, f64, f64); 5] = [
+    (1_257_787, 25.9, f64::NAN),
+    (3_021_377, 16.6, f64::NAN),
+    (20_996_011, 37.3, 25.0),
+    (82_589_933, 148.6, 99.0),
+    (136_279_841, 229.1, 153.0),
+];
+
+/// The FP64 arithmetic (issue 37): its operations against the CPU, their rates, the floor of a
+/// squaring at each planned length and at the exponents' lengths; false if the check failed.
+fn print_fp64(rate: &gpu::FieldRate, goldilocks: &[(u32, f64)]) -> bool {
+    use mersenne_cert::transform::fp64::{bound, primes};
+    println!();
+    println!("FP64: GF({}) x GF({}), residues as doubles (issue 37)", primes::P1.p, primes::P2.p);
+    let (ok, report) = &rate.fp64_check;
+    println!("against the CPU field, bit for bit: {}", if *ok { "OK" } else { "MISMATCH" });
+    for line in report.lines() {
+        println!("  {line}");
+    }
+    let r = &rate.fp64;
+    println!(
+        "in registers alone, G/s: products {:.1}, butterflies (sums reduced every 2nd stage) {:.1}, CRT {:.1}",
+        r.mul * 1e-9,
+        r.bfly * 1e-9,
+        r.crt * 1e-9
+    );
+    println!("floor of a squaring of n words, both primes, us (src/gpu/selftest/floor_fp64.rs):");
+    println!(
+        "{:>6} {:>5} {:>11} {:>9} {:>6} {:>7} {:>7} {:>7} {:>12}",
+        "n", "trips", "butterflies", "products", "CRT", "arith", "memory", "floor", "largest p"
+    );
+    for log2 in 15..=22 {
+        let f = rate.fp64_floor(log2);
+        let top = bound::largest_exponent(mersenne_cert::transform::plan::Length { odd: 1, log2 }).unwrap_or(0);
+        println!(
+            "{:>6} {:>5} {:>11.1} {:>9.1} {:>6.1} {:>7.1} {:>7.1} {:>7.1} {top:>12}",
+            format!("2^{log2}"),
+            f.round_trips,
+            f.butterflies_us,
+            f.products_us,
+            f.crt_us,
+            f.arith_us(),
+            f.memory_us,
+            f.floor_us()
+        );
+    }
+    println!("at the exponents: the shortest length whose bound holds p; 'at 80%' = floor / 0.8");
+    println!(
+        "{:>11} {:>6} {:>7} {:>7} {:>10} {:>11} {:>7}",
+        "exponent", "n", "floor", "at 80%", "goldilocks", "PRPLL H100", "target"
+    );
+    for (p, gl_us) in goldilocks {
+        let Some(len) = bound::smallest_length(*p) else {
+            println!("{p:>11} (beyond the pair's bound)");
+            continue;
+        };
+        let f = rate.fp64_floor(len.log2);
+        let (peer, target) = PRPLL_H100.iter().find(|a| a.0 == *p).map_or((f64::NAN, f64::NAN), |a| (a.1, a.2));
+        let show = |x: f64| if x.is_finite() { format!("{x:.1}") } else { "-".into() };
+        println!(
+            "{p:>11} {:>6} {:>7.1} {:>7.1} {gl_us:>10.1} {:>11} {:>7}",
+            len.to_string(),
+            f.floor_us(),
+            f.floor_us() / 0.8,
+            show(peer),
+            show(target)
+        );
+    }
+    *ok
 }
 
 /// The second arithmetic's rates, in G/s (kernels/m61m31/field_rate.cuh), and the bandwidth.

@@ -2,9 +2,13 @@
 //! in registers, no memory traffic, the GPU full of threads), and from it the floor under one
 //! squaring's arithmetic on a plan: no kernel made of these operations does that squaring
 //! faster. Likewise for the second arithmetic's operations (kernels/m61m31/field_rate.cuh), whose
-//! floor model is floor_m61m31.rs, and the memory bandwidth. For `gpu-selftest field-rate`.
+//! floor model is floor_m61m31.rs, the FP64 arithmetic's (kernels/fp64/field_rate.cuh, checked
+//! against the CPU first by fp64.rs; floor model floor_fp64.rs), and the memory bandwidth. For
+//! `gpu-selftest field-rate`.
 
+use super::floor_fp64::{self, Fp64Floor};
 use super::floor_m61m31::{self, FqRates, MersenneFloor, MersenneRates};
+use super::fp64::{self, Fp64Rates};
 use crate::engine::EngineError;
 use crate::gpu::goldilocks::{general_products_per_value, line_dfts};
 use crate::gpu::launch::{launch, Shape};
@@ -24,6 +28,10 @@ pub struct FieldRate {
     pub products: f64,
     /// The second arithmetic's operations per second.
     pub mersenne: MersenneRates,
+    /// The FP64 arithmetic's operations per second (kernels/fp64/field_rate.cuh).
+    pub fp64: Fp64Rates,
+    /// Whether those operations matched the CPU field bit for bit, and the counts.
+    pub fp64_check: (bool, String),
     /// Bytes per second of a large copy (read and write).
     pub bandwidth: f64,
 }
@@ -105,8 +113,16 @@ pub fn field_rate() -> Result<FieldRate, EngineError> {
         pair_bfly: rate(&f("rate_pair_bfly")?, 8, seed)?,
         crt: rate(&f("rate_crt")?, 16, seed)?,
     };
+    // FP64: checked against the CPU first (fp64.rs), then timed (per round and thread: 32
+    // products, 64 butterflies, 16 CRTs).
+    let fp64_check = fp64::check(&dev, &module, seed, 1 << 16)?;
+    let fp64 = Fp64Rates {
+        mul: rate(&f("rate_fp64_mul")?, 32, seed)?,
+        bfly: rate(&f("rate_fp64_bfly")?, 64, seed)?,
+        crt: rate(&f("rate_fp64_crt")?, 16, seed)?,
+    };
     let bandwidth = copy_bandwidth(&dev, &f("rate_copy")?, sms)?;
-    Ok(FieldRate { device: dev.description.clone(), lines, products, mersenne, bandwidth })
+    Ok(FieldRate { device: dev.description.clone(), lines, products, mersenne, fp64, fp64_check, bandwidth })
 }
 
 /// Bytes per second of rate_copy over COPY_WORDS words, read and written, COPIES times (after one
@@ -145,6 +161,11 @@ impl FieldRate {
             products_us: n * general_products_per_value(plan) / self.products * 1e6,
             memory_us: floor_m61m31::memory_bytes(n, passes, 8.0) / self.bandwidth * 1e6,
         }
+    }
+
+    /// The FP64 arithmetic's floor at 2^k words (floor_fp64.rs).
+    pub fn fp64_floor(&self, log2: u32) -> Fp64Floor {
+        floor_fp64::floor(&self.fp64, self.bandwidth, log2)
     }
 
     /// The second arithmetic's floor at p: its length (floor_m61m31::length_for) in as many passes
