@@ -17,8 +17,9 @@
 //!    GPUs, why); Pietrzak PRP proofs.
 //! 8. [`run`], [`verify`] — the driver, its checks, saves and report; the replay and the proof
 //!    check, which never import [`run`].
-//! 9. [`cli`], [`work`] — the binaries' arguments; a GIMPS work directory (worktodo.txt in,
-//!    results.json.txt and proof files out) on top of [`run`].
+//! 9. [`work`] — a GIMPS work directory (worktodo.txt in, results.json.txt and proof files out)
+//!    on top of [`run`], and its PrimeNet client.
+//! 10. [`cli`] — the binaries' arguments.
 //!
 //! `bin/` (`prove`, `verify`, `gpu-selftest`) sits on top.
 

@@ -7,16 +7,14 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// Cycles that part A of issue 38 removes (transform/ and gpu/); each names one edge of its
-/// cycle, which is left out of the search.
-// TODO(issue 38 part A): empty this list once the arithmetic-as-a-type change is merged.
+/// Cycles still in the tree, each named by one edge that is left out of the search; any other
+/// cycle is a defect, and an edge listed here that disappears fails the test (drop it then).
+/// Left for the host-side arithmetic trait of issue 38: the fields' square roots
+/// (m61/m31 -> gfp2) and the plan's length search (plan -> length -> plan).
 const KNOWN_CYCLE_EDGES: &[(&str, &str)] = &[
-    ("transform::bound", "transform::plan"),
     ("transform::m61", "transform::gfp2"),
     ("transform::m31", "transform::gfp2"),
-    ("gpu::warm", "gpu::module"),
-    ("gpu::selftest::m61m31", "gpu::selftest::check"),
-    ("gpu::small", "gpu::selftest::check"),
+    ("transform::length", "transform::plan"),
 ];
 
 fn src() -> PathBuf {
