@@ -3,7 +3,7 @@
 # the distribution (apt-get, as root) when missing, bring up a single-node cluster on localhost
 # (its own config and spool in $WORK, /etc/slurm untouched), make a certificate unless one is
 # given, submit scripts/verify-slurm.sh's job array and merge, wait, print the merged verdict,
-# and stop the daemons it started.
+# check that a part made without the run's shard key is refused, and stop the daemons it started.
 #
 #   scripts/slurm-local.sh [CERT] [N]      (default: a fresh LL certificate of M44497, N = 4)
 #
@@ -101,3 +101,14 @@ for f in "$work"/out/verify/shard.*.log; do echo "  $(basename "$f"): $(grep -h 
 echo "merged verdict ($work/out/verify/merge.out):"
 sed 's/^/  /' "$work/out/verify/merge.out"
 grep -q '^verified: ' "$work/out/verify/merge.out"
+# A part made outside the run (here: with a key of its own, as a forger would) is refused.
+verify=$here/target/release/verify
+"$verify" --new-shard-key "$work/foreign.key" 2>/dev/null
+"$verify" "$cert" --engine cpu --shard "0/$n" --out "$work/foreign.part" --shard-key "$work/foreign.key" >/dev/null 2>&1
+parts=("$work"/out/verify/part.*)
+parts[0]=$work/foreign.part
+if "$verify" "$cert" --engine cpu --shard-key "$work/out/verify/shard.key" --merge "${parts[@]}" >/dev/null 2>"$work/foreign.err"; then
+    echo "$0: a part made without the run's key was accepted" >&2
+    exit 1
+fi
+echo "a part made with another key: $(grep -o 'its MAC does not match[^;]*' "$work/foreign.err" | head -1)"

@@ -5,9 +5,11 @@
 #   scripts/verify-slurm.sh CERT N OUTDIR [extra sbatch options...]
 #
 # CERT and OUTDIR must be on storage every node sees; the sidecar CERT.points, when present, is
-# found beside CERT. Prints the two job ids; the verdict is in OUTDIR/merge.out (exit status of
-# the merge job: 0 verified, else the merge names the missing or failed segments). The merge runs
-# after every shard ended, failed ones included (afterany), so that it can name what failed.
+# found beside CERT. The run's secret, OUTDIR/shard.key (verify --new-shard-key; OUTDIR is made
+# mode 0700), authenticates every part: a part made without it is refused by the merge. Prints
+# the two job ids; the verdict is in OUTDIR/merge.out (exit status of the merge job: 0 verified,
+# else the merge names the missing or failed segments). The merge runs after every shard ended,
+# failed ones included (afterany), so that it can name what failed.
 # Environment: VERIFY (the verify binary; default target/release/verify beside this script, else
 # `verify` on PATH), GPUS (gres per task: 1 by default when `sinfo` lists gpu gres, else 0),
 # CPUS (CPUs per task, default 2).
@@ -31,18 +33,22 @@ if [[ -z ${GPUS:-} ]]; then
 fi
 cpus=${CPUS:-2}
 mkdir -p "$out"
+chmod 700 "$out"
+key=$out/shard.key
+[[ -e $key ]] && { echo "$0: $key exists: a new run needs a new OUTDIR" >&2; exit 2; }
+"$verify" --new-shard-key "$key"
 gres=()
 [[ $GPUS -gt 0 ]] && gres=(--gres="gpu:$GPUS")
 
 # One task per shard; Slurm's CUDA_VISIBLE_DEVICES makes `--devices all` the task's own GPU(s).
 array=$(sbatch --parsable --job-name=verify-shard --array="0-$((n - 1))" --cpus-per-task="$cpus" "${gres[@]}" \
     --output="$out/shard.%a.log" "$@" \
-    --wrap="exec '$verify' '$cert' --shard \$SLURM_ARRAY_TASK_ID/$n --out '$out/part.'\$SLURM_ARRAY_TASK_ID --jobs $cpus --devices all")
+    --wrap="exec '$verify' '$cert' --shard \$SLURM_ARRAY_TASK_ID/$n --out '$out/part.'\$SLURM_ARRAY_TASK_ID --shard-key '$key' --jobs $cpus --devices all")
 array=${array%%;*}
 parts=$(for ((i = 0; i < n; i++)); do printf "'%s/part.%d' " "$out" "$i"; done)
 merge=$(sbatch --parsable --job-name=verify-merge --dependency="afterany:$array" \
     --cpus-per-task=1 --output="$out/merge.out" "$@" \
-    --wrap="exec '$verify' '$cert' --engine cpu --merge $parts")
+    --wrap="exec '$verify' '$cert' --engine cpu --shard-key '$key' --merge $parts")
 merge=${merge%%;*}
 echo "shards: job array $array (${n} tasks, ${GPUS} GPU(s) and ${cpus} CPUs each); merge: job $merge -> $out/merge.out"
 echo "array=$array merge=$merge"

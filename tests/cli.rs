@@ -50,8 +50,9 @@ fn partial_run_matches_the_external_table_and_verifies() {
     assert_eq!(j["res64"], "23992CCD735A03D9");
     assert_eq!(j["mersenne-cert"]["iterations"], 10000);
     let v = env.verify(&cert, &["--sample", "2"]);
-    assert!(v.status.success(), "{}", stderr(&v));
+    assert_eq!(v.status.code(), Some(3), "a spot check is no verification: {}", stderr(&v));
     assert!(stderr(&v).contains("SPOT CHECK ONLY"), "{}", stderr(&v));
+    assert!(stdout(&v).starts_with("spot-checked, not verified"), "{}", stdout(&v));
     assert!(env.verify(&cert, &[]).status.success());
 }
 

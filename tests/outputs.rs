@@ -237,6 +237,8 @@ fn sample_always_replays_the_final_segment() {
     assert!(stdout(&v).contains("100.00% replayed"), "{}", stdout(&v));
     let v = env.verify(&cert, &["--sample", "1"]);
     assert!(stderr(&v).contains("SPOT CHECK ONLY: replayed 1 of"), "{}", stderr(&v));
+    assert_eq!(v.status.code(), Some(3), "{}", stderr(&v));
+    assert!(stdout(&v).starts_with("spot-checked, not verified: "), "{}", stdout(&v));
 }
 
 /// `--json` on a full file system: the error names the file and the file keeps only whole lines.

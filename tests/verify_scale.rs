@@ -1,6 +1,7 @@
 //! Verification that scales out, end to end through the binaries: the replay-points sidecar,
 //! `verify --shard I/N --out PART` run as N concurrent processes and `verify --merge` with every
-//! way of spoiling the parts, and `--engine auto` choosing the CPU for small work.
+//! way of spoiling the parts (a forged part, a certificate whose embedded proof is junk or
+//! belongs to no PRP test), and `--engine auto` choosing the CPU for small work.
 
 mod common;
 use common::*;
@@ -81,14 +82,25 @@ fn sidecar_adds_segments_and_is_bound_to_its_certificate() {
     assert!(stderr(&foreign).contains("the points belong to certificate"), "{}", stderr(&foreign));
 }
 
+/// The run's shard key, made by `verify --new-shard-key` on first use.
+fn shard_key(env: &Env) -> String {
+    let key = env.path("shard.key");
+    if !key.exists() {
+        let o = bin("verify").arg("--new-shard-key").arg(&key).output().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    key.to_str().unwrap().to_string()
+}
+
 /// Run shards 0..n of `cert` as n processes at once; the part files.
 fn shards(env: &Env, cert: &Path, n: usize, tag: &str) -> Vec<PathBuf> {
+    let key = shard_key(env);
     let parts: Vec<PathBuf> = (0..n).map(|i| env.path(&format!("{tag}.part{i}"))).collect();
     let children: Vec<_> = parts
         .iter()
         .enumerate()
         .map(|(i, part)| {
-            verify(cert, &["--shard", &format!("{i}/{n}"), "--out", part.to_str().unwrap()])
+            verify(cert, &["--shard", &format!("{i}/{n}"), "--out", part.to_str().unwrap(), "--shard-key", &key])
                 .stdout(std::process::Stdio::piped())
                 .stderr(std::process::Stdio::piped())
                 .spawn()
@@ -103,14 +115,14 @@ fn shards(env: &Env, cert: &Path, n: usize, tag: &str) -> Vec<PathBuf> {
     parts
 }
 
-fn merge(cert: &Path, parts: &[PathBuf]) -> Output {
-    let mut c = verify(cert, &["--merge"]);
+fn merge(env: &Env, cert: &Path, parts: &[PathBuf]) -> Output {
+    let mut c = verify(cert, &["--shard-key", &shard_key(env), "--merge"]);
     c.args(parts);
     run(c)
 }
 
-fn refused(cert: &Path, parts: &[PathBuf], why: &str) {
-    let o = merge(cert, parts);
+fn refused(env: &Env, cert: &Path, parts: &[PathBuf], why: &str) {
+    let o = merge(env, cert, parts);
     assert!(!o.status.success(), "accepted: {}", stderr(&o));
     assert!(stderr(&o).contains("merge refused") && stderr(&o).contains(why), "{why}: {}", stderr(&o));
 }
@@ -120,21 +132,34 @@ fn shards_merge_only_when_they_cover_this_certificate() {
     let env = Env::new();
     let cert = certificate(&env, "a.cert");
     let parts = shards(&env, &cert, 4, "a");
-    let ok = merge(&cert, &parts);
+    let ok = merge(&env, &cert, &parts);
     assert!(ok.status.success(), "{}", stderr(&ok));
     assert!(stdout(&ok).contains("100.00% replayed in 4 shards"), "{}", stdout(&ok));
 
-    refused(&cert, &parts[..3], "segments missing");
-    refused(&cert, &[&parts[..], &parts[1..2]].concat(), "covered twice");
+    refused(&env, &cert, &parts[..3], "segments missing");
+    refused(&env, &cert, &[&parts[..], &parts[1..2]].concat(), "covered twice");
     // A part of another certificate of the same exponent.
     let other = certificate(&env, "b.cert");
     let theirs = shards(&env, &other, 4, "b");
-    refused(&cert, &[&parts[..3], &theirs[3..]].concat(), "not this one");
+    refused(&env, &cert, &[&parts[..3], &theirs[3..]].concat(), "not this one");
     // A part edited after it was written.
     let text = std::fs::read_to_string(&parts[2]).unwrap();
     let tampered = env.path("tampered");
     std::fs::write(&tampered, text.replacen("\"seconds\": ", "\"seconds\": 1", 1)).unwrap();
-    refused(&cert, &[parts[0].clone(), parts[1].clone(), tampered, parts[3].clone()], "digest does not match");
+    refused(&env, &cert, &[parts[0].clone(), parts[1].clone(), tampered, parts[3].clone()], "MAC does not match");
+    // Issue 35, item 4: a part made with any other key (a forger has not this run's) is refused.
+    let other_env = Env::new();
+    let foreign = shards(&other_env, &cert, 4, "f");
+    refused(&env, &cert, &[&parts[..3], &foreign[3..]].concat(), "made without this run's shard key");
+    // Without the key, neither step runs; an existing key file is never replaced.
+    let o = run(verify(&cert, &["--merge", parts[0].to_str().unwrap()]));
+    assert!(!o.status.success() && stderr(&o).contains("--new-shard-key"), "{}", stderr(&o));
+    let o = bin("verify").args(["--new-shard-key", &shard_key(&env)]).output().unwrap();
+    assert!(!o.status.success() && stderr(&o).contains("never replaced"), "{}", stderr(&o));
+    let key_text = std::fs::read_to_string(shard_key(&env)).unwrap();
+    assert_eq!(key_text.len(), 65);
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(std::fs::metadata(shard_key(&env)).unwrap().permissions().mode() & 0o777, 0o600);
     // Bad slices are refused before any work.
     for bad in ["4/4", "x/2"] {
         let o = run(verify(&cert, &["--shard", bad, "--out", env.path("x").to_str().unwrap()]));
@@ -202,4 +227,43 @@ fn replay_points_live_outside_the_saved_state_and_survive_a_kill() {
     let v = run(verify(&with.path("r.cert"), &[]));
     assert!(v.status.success(), "{}", stderr(&v));
     assert!(segments_replayed(&v) >= 11, "{}", stderr(&v));
+}
+
+/// Issue 35, item 5: the shard and merge path checks the embedded proof as plain `verify` does:
+/// a PRP certificate whose proof is junk, or an LL certificate carrying a PRP proof, is refused.
+#[test]
+fn shards_and_merge_check_the_embedded_proof() {
+    use ed25519_dalek::SigningKey;
+    use mersenne_cert::cert;
+    use serde_bytes::ByteBuf;
+    let env = Env::new();
+    let prp = env.path("prp.cert");
+    let o = env.prove(&["4423", "--prp", "--cert", prp.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let ll = env.path("ll.cert");
+    let o = env.prove(&["4423", "--cert", ll.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (prp_body, _) = cert::open(&std::fs::read(&prp).unwrap(), None).unwrap();
+    let (mut ll_body, _) = cert::open(&std::fs::read(&ll).unwrap(), None).unwrap();
+    let mut junk = prp_body.clone();
+    junk.proof = Some(ByteBuf::from(b"this is not a proof".to_vec()));
+    ll_body.proof = prp_body.proof.clone();
+    let forger = SigningKey::from_bytes(&[0x22; 32]);
+    for (name, body, why) in [
+        ("junk.cert", junk, "not a well-formed GIMPS proof"),
+        ("llp.cert", ll_body, "a proof belongs only to a full PRP test"),
+    ] {
+        body.validate().unwrap();
+        let path = env.path(name);
+        std::fs::write(&path, cert::seal(&body, &forger)).unwrap();
+        let plain = run(verify(&path, &[]));
+        assert!(!plain.status.success() && stderr(&plain).contains(why), "{}", stderr(&plain));
+        let part = env.path(&format!("{name}.part"));
+        let o =
+            run(verify(&path, &["--shard", "0/1", "--out", part.to_str().unwrap(), "--shard-key", &shard_key(&env)]));
+        assert!(!o.status.success() && stderr(&o).contains(why), "{}", stderr(&o));
+        assert!(!part.exists());
+        let o = merge(&env, &path, &[part]);
+        assert!(!o.status.success() && stderr(&o).contains(why), "{}", stderr(&o));
+    }
 }

@@ -3,10 +3,15 @@
 //! replays the checkpoints), any other by replaying its checkpoint chain independently (all of
 //! it, or `--sample K` segments: the last and K − 1 at random), on every GPU and core of the
 //! host. Below `FULL_REPLAY_BELOW` a proof is not relied on and B is recomputed in full.
-//! `--shard I/N --out PART` replays one slice of the segments for a job array, `--merge PART...`
-//! joins the slices. `verify --gimps-proof FILE` checks a GIMPS proof file. Inputs must be
-//! regular files no larger than the largest valid file. `--arith` picks the arithmetic of the
-//! transform engines that replay (any arithmetic replays any certificate; the prover's is printed).
+//! `--shard I/N --out PART --shard-key KEY` replays one slice of the segments for a job array,
+//! `--merge PART... --shard-key KEY` joins the slices (`--new-shard-key KEY` makes the run's key
+//! first). `verify --gimps-proof FILE` checks a GIMPS proof file. Inputs must be regular files no
+//! larger than the largest valid file. `--arith` picks the arithmetic of the transform engines
+//! that replay (any arithmetic replays any certificate; the prover's is printed).
+//!
+//! Exit status: 0 "verified" (a full replay, or a proof check, or a merge of every shard), 1 an
+//! error or a failed check, [`SPOT_CHECKED`] a `--sample` that replayed only part of the chain
+//! ("spot-checked, not verified").
 
 use anyhow::{bail, Context, Result};
 use mersenne_cert::cert::{self, Status};
@@ -20,20 +25,60 @@ use mersenne_cert::residue::{byte_count, Residue};
 use mersenne_cert::run::checkpoints::MAX_FULL_RESIDUES;
 use mersenne_cert::trace;
 use mersenne_cert::transform::plan::Arith;
-use mersenne_cert::verify::proof::{check_certificate, verify_proof, ProofCheck, FULL_REPLAY_BELOW};
+use mersenne_cert::verify::proof::{certificate_proof, check_certificate, verify_proof, ProofCheck, FULL_REPLAY_BELOW};
 use mersenne_cert::verify::replay::{replay, ReplayError, ReplayOptions};
-use mersenne_cert::verify::shard;
+use mersenne_cert::verify::shard::{self, ShardKey};
 use mersenne_cert::verify::Mode;
 use mersenne_cert::{cli, fsutil, gpu, host};
 use std::collections::BTreeMap;
 use std::path::Path;
 
+/// Exit status of a `--sample` that replayed only part of the chain: the spot check passed, but
+/// that is no verification (README, docs/certificate.md).
+const SPOT_CHECKED: i32 = 3;
+
+/// How a successful run ends.
+enum Ending {
+    /// "verified": exit 0.
+    Verified,
+    /// "spot-checked, not verified": exit [`SPOT_CHECKED`].
+    SpotChecked,
+}
+
 fn main() {
     trace::init();
-    if let Err(e) = real_main() {
-        eprintln!("verify: FAILED: {}", cli::error_line(&e));
-        std::process::exit(1);
+    match real_main() {
+        Ok(Ending::Verified) => {}
+        Ok(Ending::SpotChecked) => std::process::exit(SPOT_CHECKED),
+        Err(e) => {
+            eprintln!("verify: FAILED: {}", cli::error_line(&e));
+            std::process::exit(1);
+        }
     }
+}
+
+/// The largest shard key file (64 hex digits and a newline).
+const MAX_SHARD_KEY_BYTES: u64 = 65;
+
+/// `verify --new-shard-key KEY`: a new random key, written with mode 0600; never replaces a file.
+fn new_shard_key(path: &Path) -> Result<Ending> {
+    if std::fs::symlink_metadata(path).is_ok() {
+        bail!("{} already exists; a shard key is never replaced (remove it, or use it)", path.display());
+    }
+    let key = ShardKey::generate()?;
+    fsutil::write_atomic(path, key.to_file_text().as_bytes(), 0o600)
+        .with_context(|| format!("cannot write the shard key to {}", path.display()))?;
+    eprintln!("shard key written to {} (give it to every --shard and to --merge)", path.display());
+    Ok(Ending::Verified)
+}
+
+/// The run's shard key (`--shard-key`), required by `--shard` and `--merge`.
+fn shard_key(args: &Args) -> Result<ShardKey> {
+    let path = args.shard_key.as_ref().context(
+        "--shard and --merge need --shard-key KEY, the run's key (make one first with verify --new-shard-key KEY)",
+    )?;
+    let bytes = read_input(path, MAX_SHARD_KEY_BYTES)?;
+    ShardKey::parse(&bytes).with_context(|| format!("shard key {}", path.display()))
 }
 
 /// The largest GIMPS proof file: the header and MAX_POWER + 1 residues of the largest exponent.
@@ -98,7 +143,7 @@ fn proof_coverage(c: &ProofCheck) -> String {
 }
 
 /// `verify --gimps-proof FILE`.
-fn verify_gimps_file(path: &Path, ask: &Ask) -> Result<()> {
+fn verify_gimps_file(path: &Path, ask: &Ask) -> Result<Ending> {
     let bytes = read_input(path, max_proof_bytes())?;
     let proof =
         Proof::from_gimps_bytes(&bytes).with_context(|| format!("{} is not a valid GIMPS proof", path.display()))?;
@@ -113,7 +158,8 @@ fn verify_gimps_file(path: &Path, ask: &Ask) -> Result<()> {
         if c.replayed { ", B replayed in full" } else { "" },
         o.type1.res64_hex(),
         o.type3_res64
-    ))
+    ))?;
+    Ok(Ending::Verified)
 }
 
 fn print(line: &str) -> Result<()> {
@@ -176,8 +222,11 @@ fn same_arith_note(body: &cert::CertBody, used: Option<Arith>) {
     }
 }
 
-fn real_main() -> Result<()> {
+fn real_main() -> Result<Ending> {
     let args: Args = cli::parse_args("verify");
+    if let Some(path) = &args.new_shard_key {
+        return new_shard_key(path);
+    }
     decide::check_engine(args.arith.into(), args.engine.into())?;
     let mode = args.mode().context("no certificate given")?;
     let file = match mode {
@@ -218,30 +267,46 @@ fn real_main() -> Result<()> {
         (Status::Partial, _) => format!("partial ({} iterations)", body.iterations),
     };
     if let Mode::Merge(_, merge) = mode {
+        let key = shard_key(&args)?;
+        // The same certificate checks as every other path: the embedded proof too.
+        let proof = match body.proof {
+            Some(_) => {
+                let c = check_certificate(&body, &args.ask()).context("proof")?;
+                eprintln!("{}; B matches the final residue and the stated result", proof_line(&c));
+                Some(c)
+            }
+            None => None,
+        };
         let points = load_points(&args, file, &cert_hash, &body)?;
         let mut parts = Vec::new();
         for path in merge {
             let b = read_input(path, MAX_PART_BYTES)?;
             parts.push((path.display().to_string(), b));
         }
-        let m = shard::merge(&body, &cert_hash, &points, &parts)?;
+        let m = shard::merge(&body, &cert_hash, &points, &parts, &key)?;
         eprintln!(
             "merge: ok, {} parts cover all {} segments, {} checkpoint hashes matched ({:.2} s of replay, longest part {:.2} s)",
             m.parts, m.segments, m.hashes_checked, m.seconds_total, m.seconds_max
         );
-        println!(
-            "verified: M{} is {what} ({}, res64 {}, 100.00% replayed in {} shards, signed by {key_hex})",
+        let coverage = proof.as_ref().map(|c| format!("{}, ", proof_coverage(c))).unwrap_or_default();
+        print(&format!(
+            "verified: M{} is {what} ({}, res64 {}, {coverage}100.00% replayed in {} shards, signed by {key_hex})",
             body.exponent,
             body.kind.worktype(),
             body.result.res64,
             m.parts
-        );
-        return Ok(());
+        ))?;
+        return Ok(Ending::Verified);
     }
     if let Mode::Shard(_, spec, out) = mode {
+        let key = shard_key(&args)?;
+        // The checks of the embedded proof that need no squaring; the merge verifies it.
+        if body.proof.is_some() {
+            certificate_proof(&body).context("proof")?;
+        }
         fsutil::probe_writable(out).with_context(|| format!("cannot write the part to {}", out.display()))?;
         let opts = replay_options(&args, jobs, load_points(&args, file, &cert_hash, &body)?);
-        let part = shard::replay_shard(&body, &cert_hash, spec, &opts).context("replay")?;
+        let part = shard::replay_shard(&body, &cert_hash, spec, &opts, &key).context("replay")?;
         fsutil::write_atomic(out, part.to_json().as_bytes(), 0o644)
             .with_context(|| format!("cannot write the part to {}", out.display()))?;
         let failed: Vec<String> = part
@@ -261,12 +326,12 @@ fn real_main() -> Result<()> {
         if !failed.is_empty() {
             bail!("shard {spec}: {} segment(s) failed: {}", failed.len(), failed.join("; "));
         }
-        println!(
+        print(&format!(
             "shard {spec} of M{}: all {} segments matched; merge the parts with verify --merge",
             body.exponent,
             part.segments.len()
-        );
-        return Ok(());
+        ))?;
+        return Ok(Ending::Verified);
     }
     let proof = match body.proof {
         Some(_) => {
@@ -281,6 +346,9 @@ fn real_main() -> Result<()> {
     if let Some(c) = &proof {
         coverage.push(proof_coverage(c));
     }
+    // A spot check that left segments out establishes nothing on its own (issue 35): only a proof
+    // check or a full replay makes this "verified".
+    let mut spot_only = false;
     if proof.is_none() || args.replay || args.sample.is_some() {
         let start = std::time::Instant::now();
         let opts = replay_options(&args, jobs, load_points(&args, file, &cert_hash, &body)?);
@@ -296,6 +364,7 @@ fn real_main() -> Result<()> {
         };
         if let Some(k) = args.sample {
             if rep.segments_replayed < rep.segments_total {
+                spot_only = proof.is_none();
                 eprintln!(
                     "SPOT CHECK ONLY: replayed {} of {} segments (the last, which ends at the final residue, and {} at random; {pct:.2}% of the iterations); the rest is unchecked",
                     rep.segments_replayed,
@@ -310,7 +379,7 @@ fn real_main() -> Result<()> {
             "replay: ok, {} iterations in {} segments, {} checkpoint hashes matched, {secs:.2} s on {}",
             rep.iterations_replayed, rep.segments_replayed, rep.hashes_checked, rep.engine
         );
-        coverage.push(format!("{pct:.2}% replayed"));
+        coverage.push(format!("{pct:.2}% replayed{}", if spot_only { " at random" } else { "" }));
     } else {
         let covered = match proof.as_ref().is_some_and(|c| c.replayed) {
             true => "B was recomputed in full",
@@ -321,11 +390,17 @@ fn real_main() -> Result<()> {
             body.checkpoints.len()
         );
     }
-    print(&format!(
-        "verified: M{} is {what} ({}, res64 {}, {}, signed by {key_hex})",
+    let claim = format!(
+        "M{} is {what} ({}, res64 {}, {}, signed by {key_hex})",
         body.exponent,
         body.kind.worktype(),
         body.result.res64,
         coverage.join(", ")
-    ))
+    );
+    if spot_only {
+        print(&format!("spot-checked, not verified: the certificate says {claim}"))?;
+        return Ok(Ending::SpotChecked);
+    }
+    print(&format!("verified: {claim}"))?;
+    Ok(Ending::Verified)
 }

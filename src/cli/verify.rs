@@ -16,7 +16,7 @@ use std::path::PathBuf;
 )]
 pub struct Args {
     /// The certificate file.
-    #[arg(required_unless_present = "gimps_proof", conflicts_with = "gimps_proof")]
+    #[arg(required_unless_present_any = ["gimps_proof", "new_shard_key"], conflicts_with_all = ["gimps_proof", "new_shard_key"])]
     pub file: Option<PathBuf>,
     /// Verify a GIMPS "PRP PROOF" VERSION=2 file (e.g. from PRPLL, prime95 or prove --gimps-proof) instead of a certificate.
     #[arg(long, value_name = "FILE")]
@@ -28,8 +28,9 @@ pub struct Args {
     /// clamped to the cores).
     #[arg(long, value_name = "N", conflicts_with = "gimps_proof")]
     pub jobs: Option<usize>,
-    /// Replay only K segments: the last (which ends at the final residue) and K-1 at random (a spot
-    /// check, not a full verification; K at least the number of segments is a full replay).
+    /// Replay only K segments: the last (which ends at the final residue) and K-1 at random: a spot
+    /// check, not a verification ("spot-checked, not verified", exit status 3); K at least the
+    /// number of segments is a full replay.
     #[arg(long, value_name = "K", conflicts_with_all = ["gimps_proof", "shard", "merge"])]
     pub sample: Option<usize>,
     /// The GPUs that replay: CUDA numbers (e.g. 0,1) or all.
@@ -47,6 +48,13 @@ pub struct Args {
     /// Accept the certificate's replay from the part reports of all its shards.
     #[arg(long, value_name = "PART", num_args = 1..)]
     pub merge: Vec<PathBuf>,
+    /// The run's shard key (made by --new-shard-key): --shard authenticates its part with it,
+    /// --merge accepts only parts made with it. Keep it where only the run's jobs can read it.
+    #[arg(long, value_name = "KEY")]
+    pub shard_key: Option<PathBuf>,
+    /// Make a new random shard key in KEY (mode 0600; an existing file is refused) and exit.
+    #[arg(long, value_name = "KEY", conflicts_with_all = ["gimps_proof", "shard", "merge", "shard_key"])]
+    pub new_shard_key: Option<PathBuf>,
     /// Require the certificate to be signed by this Ed25519 public key (64 hex digits).
     #[arg(long, value_name = "PUBKEY_HEX", conflicts_with = "gimps_proof")]
     pub trust: Option<String>,

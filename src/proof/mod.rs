@@ -37,6 +37,10 @@ pub enum ProofError {
     MixedExponents { expected: u32, which: String, got: u32 },
     #[error("{which} is zero or shares a factor with M_p; no honest PRP run produces that")]
     NotAUnit { which: String },
+    #[error("{which} is not a square modulo M_p (its Jacobi symbol is -1); every value of an honest proof is one")]
+    NotASquare { which: String },
+    #[error("no private random exponent for the proof check: {0}")]
+    NoRandomness(String),
     #[error(
         "proof rejected: after the reduction and {squarings} squarings A has res64 {a_res64:016X}, \
          but B reduces to res64 {b_res64:016X}"
@@ -64,8 +68,11 @@ pub struct ProofReport {
     pub power: u32,
     /// Squarings of the final check: ⌈p/2^power⌉.
     pub squarings: u64,
-    /// The 64-bit challenges h_0..h_{power−1}.
+    /// The 64-bit challenges h_0..h_{power−1} of the hash chain.
     pub challenges: Vec<u64>,
+    /// The exponent the last level used instead of h_{power−1}: drawn privately at random by
+    /// [`Proof::verify`] (see [`pietrzak::verify`]).
+    pub last_exponent: u64,
     pub outcome: PrpOutcome,
 }
 
@@ -119,7 +126,8 @@ impl Proof {
     }
 
     /// Verify the proof for start value x0 (3 for every GIMPS proof; the report's `outcome`
-    /// reads B as a base-3 result, so it means something only for x0 = 3).
+    /// reads B as a base-3 result, so it means something only for x0 = 3): the screen, and the
+    /// reduction with a private random exponent at the last level ([`pietrzak::verify`]).
     pub fn verify<A: ProofArith + ?Sized>(&self, arith: &mut A, x0: u64) -> Result<ProofReport, ProofError> {
         pietrzak::verify(self, arith, x0)
     }

@@ -17,8 +17,9 @@
 //!   Point index i (0-based, increasing iteration) is j = i + 1.
 //! * Hash chain: H_B = SHA3-256(bytes(B)); H_0 = SHA3-256(H_B ‖ bytes(M_0)); H_l =
 //!   SHA3-256(H_{l−1} ‖ bytes(M_l)); bytes() is the ⌈p/8⌉-byte little-endian form. The challenge
-//!   h_l is the first 8 bytes of H_l read little-endian. Every level, the last included, uses its
-//!   challenge (prime95's verifier uses 1 for the last level; both accept the same proofs).
+//!   h_l is the first 8 bytes of H_l read little-endian. The prover uses every challenge; the
+//!   last level's exponent is the verifier's free choice (an honest proof passes with any:
+//!   prime95's verifier uses 1), and [`verify`] draws it privately at random.
 //! * Middles: M_l = Π_{i<2^l} x_{k(s·(2i+1))}^{e_i}, s = 2^(power−l−1), where e_i is the product
 //!   of h_{l−1−t} over the bits t of i that are 0; computed by combining neighbours pairwise,
 //!   left^h · right, level by level (gpuowl's ProofSet::computeProof).
@@ -145,15 +146,31 @@ fn require_nonzero(r: &Residue, which: impl FnOnce() -> String) -> Result<(), Pr
     Ok(())
 }
 
-/// A middle sharing a prime factor q with M_p would let a prover fake the claim modulo q (a zero
-/// middle makes every B "verify"). Any such middle leaves the reduced A ≡ 0 (mod q), since
-/// A' = A^h·M, so one gcd of the reduced A with M_p catches them all.
-fn require_unit(a: &Residue) -> Result<(), ProofError> {
-    let m = (Integer::from(1) << a.exponent()) - 1u32;
-    if a.is_zero() || Integer::from(a.to_integer().gcd_ref(&m)) != 1 {
-        return Err(ProofError::NotAUnit { which: "the reduced A (some middle is not a unit)".to_string() });
+/// The screen of the published values, before any is relied on: every honest one is a unit and
+/// a square modulo M_p (B and each middle are products of powers x_k = 3^(2^k), k ≥ 1), so its
+/// Jacobi symbol (· | M_p) is +1. A symbol of 0 is a value sharing a prime factor q with M_p,
+/// which would let a prover fake the claim modulo q (a zero middle makes every B "verify"); −1
+/// is no square, e.g. −B (B times −1, an element of order 2 that the squaring of B at an odd
+/// span would cancel). The K+1 symbols (GMP's subquadratic algorithm) run in parallel.
+fn screen(proof: &Proof) -> Result<(), ProofError> {
+    use rayon::prelude::*;
+    let m = (Integer::from(1) << proof.p()) - 1u32;
+    let values: Vec<&Residue> = std::iter::once(proof.b()).chain(proof.middles()).collect();
+    let symbols: Vec<i32> = values.par_iter().map(|r| r.to_integer().jacobi(&m)).collect();
+    let name = |i: usize| if i == 0 { "B".to_string() } else { format!("middle {}", i - 1) };
+    match symbols.iter().position(|&j| j != 1) {
+        None => Ok(()),
+        Some(i) if symbols[i] == 0 => Err(ProofError::NotAUnit { which: name(i) }),
+        Some(i) => Err(ProofError::NotASquare { which: name(i) }),
     }
-    Ok(())
+}
+
+/// A private random 64-bit exponent from the operating system: never derived from the proof, so
+/// nobody can choose the proof to fit it.
+fn private_exponent() -> Result<u64, ProofError> {
+    let mut b = [0u8; 8];
+    getrandom::getrandom(&mut b).map_err(|e| ProofError::NoRandomness(e.to_string()))?;
+    Ok(u64::from_le_bytes(b))
 }
 
 /// The order in which [`build`] asks for the proof points (0-based indices, see
@@ -205,25 +222,44 @@ where
     Proof::new(b, middles)
 }
 
-/// Verify `proof` for the start value x0 (3 for GIMPS): the reduction, then the final squarings.
+/// Verify `proof` for the start value x0 (3 for GIMPS): the screen ([`screen`]), the reduction,
+/// then the final squarings. Levels 0..K−2 use the hash chain's challenges, as they must: the
+/// middle of level l+1 is a product of the run's points with exponents made of those challenges,
+/// so no other exponent at level l gives a claim that the published middles halve. The last
+/// level's exponent is free (an honest proof passes with any; prime95 uses 1), and this verifier
+/// draws it privately at random after the file is read, so the file cannot be fitted to it
+/// (docs/certificate.md, "Threat model").
 pub fn verify<A: ProofArith + ?Sized>(proof: &Proof, arith: &mut A, x0: u64) -> Result<ProofReport, ProofError> {
-    check(proof, arith, x0, true)
+    check(proof, arith, x0, Some(private_exponent()?), true)
 }
 
-/// The prover's check of a proof it just built from its own points: [`verify`] without the unit
-/// test of the reduced A. That test guards a verifier against a crafted proof (a middle sharing a
-/// factor with M_p, which only someone who knows a factor can make); the prover's check is there
-/// to catch a corrupted point or an arithmetic fault, which the final comparison does, and the
-/// gcd would cost it seconds at large p (2.95 s at 21M, 16.5 s at 82.6M on one core).
+/// The check without the screen, with the last level's exponent given (`None`: the hash chain's
+/// challenge): the deterministic check of the GIMPS programs, which anyone holding the file can
+/// predict, for tests and comparisons. [`verify`] is the verifier's check.
+pub fn verify_with<A: ProofArith + ?Sized>(
+    proof: &Proof,
+    arith: &mut A,
+    x0: u64,
+    last: Option<u64>,
+) -> Result<ProofReport, ProofError> {
+    check(proof, arith, x0, last, false)
+}
+
+/// The prover's check of a proof it just built from its own points: [`verify`] without the
+/// screen. The screen guards a verifier against a crafted proof; the prover's check is there to
+/// catch a corrupted point or an arithmetic fault, which the final comparison does, and the gcd
+/// and Jacobi symbols would cost it seconds at large p (a gcd: 2.95 s at 21M, 16.5 s at 82.6M
+/// on one core).
 pub fn self_check<A: ProofArith + ?Sized>(proof: &Proof, arith: &mut A) -> Result<ProofReport, ProofError> {
-    check(proof, arith, 3, false)
+    check(proof, arith, 3, Some(private_exponent()?), false)
 }
 
 fn check<A: ProofArith + ?Sized>(
     proof: &Proof,
     arith: &mut A,
     x0: u64,
-    unit_test: bool,
+    last: Option<u64>,
+    screened: bool,
 ) -> Result<ProofReport, ProofError> {
     let p = proof.p();
     require_nonzero(proof.b(), || "B".to_string())?;
@@ -231,10 +267,44 @@ fn check<A: ProofArith + ?Sized>(
         require_nonzero(m, || format!("middle {i}"))?;
     }
     let hs = challenges(proof.b(), proof.middles());
-    let mut a = Residue::from_u64(p, x0);
+    let mut used = hs.clone();
+    if let (Some(r), Some(h)) = (last, used.last_mut()) {
+        *h = r;
+    }
+    // The screen (K+1 Jacobi symbols with GMP, seconds at p = 82.6M) runs on its own threads
+    // while the engine does the reduction and the final squarings.
+    let (screen_result, checked) = std::thread::scope(|s| {
+        let screen = screened.then(|| s.spawn(|| screen(proof)));
+        let checked = reduce(proof, arith, x0, &used).map(|(a, b, span)| (arith.square_n(&a, span), b, span));
+        (screen.map_or(Ok(()), |t| t.join().expect("the screen thread does not panic")), checked)
+    });
+    screen_result?;
+    let (end, b, span) = checked?;
+    if end != b {
+        return Err(ProofError::Rejected { squarings: span, a_res64: end.res64(), b_res64: b.res64() });
+    }
+    Ok(ProofReport {
+        p,
+        power: proof.power(),
+        squarings: span,
+        challenges: hs,
+        last_exponent: *used.last().expect("power >= 1"),
+        outcome: prp_outcome(proof.b()),
+    })
+}
+
+/// The reduction with the exponents `hs` (one per level): the final claim (A, B, span), to be
+/// checked as A^(2^span) = B.
+fn reduce<A: ProofArith + ?Sized>(
+    proof: &Proof,
+    arith: &mut A,
+    x0: u64,
+    hs: &[u64],
+) -> Result<(Residue, Residue, u64), ProofError> {
+    let mut a = Residue::from_u64(proof.p(), x0);
     let mut b = proof.b().clone();
-    let mut span = p as u64;
-    for (m, &h) in proof.middles().iter().zip(&hs) {
+    let mut span = proof.p() as u64;
+    for (m, &h) in proof.middles().iter().zip(hs) {
         if span % 2 == 1 {
             b = arith.square_n(&b, 1);
         }
@@ -244,23 +314,7 @@ fn check<A: ProofArith + ?Sized>(
         b = next.pop().expect("batch checked two results");
         span = span.div_ceil(2);
     }
-    // The unit test is a GMP gcd with M_p (~3 s at p = 21M, ~16 s at 82.6M on one core): it
-    // runs on its own thread while the engine does the final squarings.
-    let end = if unit_test {
-        let (unit, end) = std::thread::scope(|s| {
-            let unit = s.spawn(|| require_unit(&a));
-            let end = arith.square_n(&a, span);
-            (unit.join().expect("the gcd thread does not panic"), end)
-        });
-        unit?;
-        end
-    } else {
-        arith.square_n(&a, span)
-    };
-    if end != b {
-        return Err(ProofError::Rejected { squarings: span, a_res64: end.res64(), b_res64: b.res64() });
-    }
-    Ok(ProofReport { p, power: proof.power(), squarings: span, challenges: hs, outcome: prp_outcome(proof.b()) })
+    Ok((a, b, span))
 }
 
 #[cfg(test)]

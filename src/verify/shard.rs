@@ -1,8 +1,11 @@
-//! A replay spread over many machines: `verify --shard I/N` replays the I-th of N deterministic
-//! slices of a certificate's segments and writes a small unsigned part report; `verify --merge`
-//! accepts the parts only if they come from this exact certificate, cover every segment exactly
-//! once and all matched. The slices balance the iterations (longest segment first, each to the
-//! least loaded slice), so every machine of a job array gets about the same work.
+//! A replay spread over many machines: `verify --new-shard-key KEY` makes the run's secret,
+//! `verify --shard I/N --shard-key KEY` replays the I-th of N deterministic slices of a
+//! certificate's segments and writes a small part report authenticated with that key (a keyed
+//! blake3 MAC), and `verify --merge --shard-key KEY` accepts the parts only if their MACs are
+//! right (so nobody without the key, the prover included, can make one), they come from this
+//! exact certificate, cover every segment exactly once and all matched. The slices balance the
+//! iterations (longest segment first, each to the least loaded slice), so every machine of a job
+//! array gets about the same work.
 
 use super::replay::{check_result, segments_from, ReplayError, ReplayOptions, Segment};
 use super::schedule::{self, SegmentRun};
@@ -15,10 +18,52 @@ use thiserror::Error;
 
 /// Format tag of a part report.
 pub const PART_FORMAT: &str = "mersenne-cert-verify-part";
-/// Version this program writes and reads.
-pub const PART_VERSION: u64 = 1;
+/// Version this program writes and reads (2: a keyed MAC in place of version 1's plain digest).
+pub const PART_VERSION: u64 = 2;
 /// A merge names at most this many missing or failed segments (then counts the rest).
 const NAMED: usize = 20;
+
+/// The secret of one sharded verification: 32 random bytes, made once (`verify --new-shard-key`)
+/// and given to every shard and to the merge. The file holds 64 hex digits and a newline.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ShardKey([u8; 32]);
+
+impl std::fmt::Debug for ShardKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ShardKey(…)")
+    }
+}
+
+/// Why a shard key file is refused.
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum ShardKeyError {
+    #[error("malformed shard key: expected 64 hex digits and an optional newline")]
+    Malformed,
+    #[error("no randomness for a shard key: {0}")]
+    NoRandomness(String),
+}
+
+impl ShardKey {
+    /// A fresh key from the operating system's random source.
+    pub fn generate() -> Result<ShardKey, ShardKeyError> {
+        let mut k = [0u8; 32];
+        getrandom::getrandom(&mut k).map_err(|e| ShardKeyError::NoRandomness(e.to_string()))?;
+        Ok(ShardKey(k))
+    }
+
+    /// The key file's text.
+    pub fn to_file_text(&self) -> String {
+        format!("{}\n", hex::encode(self.0))
+    }
+
+    /// Parse a key file's bytes (never echoed in errors).
+    pub fn parse(bytes: &[u8]) -> Result<ShardKey, ShardKeyError> {
+        let digits = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+        let mut k = [0u8; 32];
+        hex::decode_to_slice(digits, &mut k).map_err(|_| ShardKeyError::Malformed)?;
+        Ok(ShardKey(k))
+    }
+}
 
 /// Slice `index` of `count` (`--shard I/N`, I from 0 as in Kubernetes' completion index and
 /// `sbatch --array=0-(N-1)`).
@@ -84,8 +129,9 @@ pub struct PartSegment {
     pub worker: String,
 }
 
-/// A part report: what one shard replayed. Unsigned; `digest` (blake3 of the report with an
-/// empty digest) catches a part that was edited or damaged after it was written.
+/// A part report: what one shard replayed. `mac` (blake3 keyed with the run's [`ShardKey`], over
+/// the report with an empty `mac`) catches a part that was edited, damaged, or made by anyone
+/// who does not hold the key.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Part {
@@ -99,14 +145,14 @@ pub struct Part {
     pub segments: Vec<PartSegment>,
     pub engine: String,
     pub seconds: f64,
-    pub digest: String,
+    pub mac: String,
 }
 
 impl Part {
-    fn compute_digest(&self) -> String {
+    fn compute_mac(&self, key: &ShardKey) -> String {
         let mut blank = self.clone();
-        blank.digest.clear();
-        blake3::hash(&serde_json::to_vec(&blank).expect("a part serializes")).to_hex().to_string()
+        blank.mac.clear();
+        blake3::keyed_hash(&key.0, &serde_json::to_vec(&blank).expect("a part serializes")).to_hex().to_string()
     }
 
     /// The report as written to disk (pretty JSON, one trailing newline).
@@ -122,12 +168,13 @@ impl Part {
 
 /// Replay shard `spec` of the certificate `body` (whose file hashes to `certificate`) with
 /// `opts` (its `sample` is ignored): every segment of the slice is replayed, failures included,
-/// and reported in the part.
+/// and reported in the part, which carries its MAC under `key`.
 pub fn replay_shard(
     body: &CertBody,
     certificate: &str,
     spec: ShardSpec,
     opts: &ReplayOptions,
+    key: &ShardKey,
 ) -> Result<Part, ReplayError> {
     if opts.jobs == 0 {
         return Err(ReplayError::Jobs);
@@ -171,9 +218,9 @@ pub fn replay_shard(
         segments,
         engine: done.engines,
         seconds: start.elapsed().as_secs_f64(),
-        digest: String::new(),
+        mac: String::new(),
     };
-    part.digest = part.compute_digest();
+    part.mac = part.compute_mac(key);
     Ok(part)
 }
 
@@ -206,12 +253,14 @@ fn range_list(ranges: &[(u64, u64)]) -> String {
 }
 
 /// Merge the part reports `parts` (name, bytes) for the certificate `body` whose file hashes to
-/// `certificate`, with the segments cut at `points` as the shards cut them.
+/// `certificate`, with the segments cut at `points` as the shards cut them; every part's MAC must
+/// be right under `key`.
 pub fn merge(
     body: &CertBody,
     certificate: &str,
     points: &BTreeMap<u64, crate::residue::Residue>,
     parts: &[(String, Vec<u8>)],
+    key: &ShardKey,
 ) -> Result<Merged, MergeError> {
     check_result(body)?;
     let all = segments_from(body, points)?;
@@ -237,8 +286,10 @@ pub fn merge(
             ));
             continue;
         }
-        if part.digest != part.compute_digest() {
-            problems.push(format!("{name}: its digest does not match its content (the part was edited or damaged)"));
+        if part.mac != part.compute_mac(key) {
+            problems.push(format!(
+                "{name}: its MAC does not match (the part was edited or damaged, or made without this run's shard key)"
+            ));
             continue;
         }
         if part.certificate != certificate {
@@ -346,17 +397,18 @@ mod tests {
         let body = sample(TestKind::Ll, 127, 125, 5);
         let none = BTreeMap::new();
         let opts = ReplayOptions::new(EngineChoice::Cpu, 2);
+        let key = ShardKey::generate().unwrap();
         let part = |i| {
-            let p = replay_shard(&body, "cafe", ShardSpec { index: i, count: 3 }, &opts).unwrap();
+            let p = replay_shard(&body, "cafe", ShardSpec { index: i, count: 3 }, &opts, &key).unwrap();
             assert!(p.all_ok());
             (format!("part{i}"), p.to_json().into_bytes())
         };
         let parts: Vec<(String, Vec<u8>)> = (0..3).map(part).collect();
-        let m = merge(&body, "cafe", &none, &parts).unwrap();
+        let m = merge(&body, "cafe", &none, &parts, &key).unwrap();
         assert_eq!((m.parts, m.segments), (3, segments_from(&body, &none).unwrap().len()));
         assert_eq!(m.hashes_checked, body.checkpoints.len() as u64);
 
-        let refused = |parts: &[(String, Vec<u8>)], cert: &str| match merge(&body, cert, &none, parts) {
+        let refused = |parts: &[(String, Vec<u8>)], cert: &str| match merge(&body, cert, &none, parts, &key) {
             Err(MergeError::Refused(p)) => p.join("; "),
             other => panic!("not refused: {other:?}"),
         };
@@ -367,7 +419,7 @@ mod tests {
         let text = String::from_utf8(parts[0].1.clone()).unwrap();
         let mut edited = parts.clone();
         edited[0].1 = text.replacen("\"ok\"", "\"oK\"", 1).into_bytes();
-        assert!(refused(&edited, "cafe").contains("part0: its digest does not match"));
+        assert!(refused(&edited, "cafe").contains("part0: its MAC does not match"));
         edited[0].1 = b"{".to_vec();
         assert!(refused(&edited, "cafe").contains("part0 is not a verify part report"));
 
@@ -376,14 +428,62 @@ mod tests {
         bad.checkpoints[2].hash[0] ^= 1;
         let failing: Vec<(String, Vec<u8>)> = (0..3)
             .map(|i| {
-                let p = replay_shard(&bad, "cafe", ShardSpec { index: i, count: 3 }, &opts).unwrap();
+                let p = replay_shard(&bad, "cafe", ShardSpec { index: i, count: 3 }, &opts, &key).unwrap();
                 (format!("part{i}"), p.to_json().into_bytes())
             })
             .collect();
-        let why = match merge(&bad, "cafe", &none, &failing) {
+        let why = match merge(&bad, "cafe", &none, &failing, &key) {
             Err(MergeError::Refused(p)) => p.join("; "),
             other => panic!("not refused: {other:?}"),
         };
         assert!(why.contains("1 segment(s) failed: 10-20") && why.contains("iteration 15"), "{why}");
+
+        // Issue 35, item 4: a forger without the key writes a part claiming every segment ok,
+        // with the right hashes (they are in the certificate) and a MAC under a key of its own.
+        let segs = segments_from(&body, &none).unwrap();
+        let ends: BTreeMap<u64, [u8; 32]> = body.checkpoints.iter().map(|c| (c.iteration, c.hash)).collect();
+        let mut forged = Part {
+            format: PART_FORMAT.into(),
+            version: PART_VERSION,
+            certificate: "cafe".into(),
+            exponent: 127,
+            shard: 0,
+            shards: 1,
+            segments: segs
+                .iter()
+                .map(|s| {
+                    let to = s.checks.last().unwrap().0;
+                    PartSegment {
+                        from: s.from,
+                        to,
+                        checkpoints: s.checks.len() as u64,
+                        verdict: "ok".into(),
+                        hash: Some(hex::encode(ends[&to])),
+                        seconds: 0.0,
+                        worker: "cpu".into(),
+                    }
+                })
+                .collect(),
+            engine: "cpu".into(),
+            seconds: 0.0,
+            mac: String::new(),
+        };
+        forged.mac = forged.compute_mac(&ShardKey::generate().unwrap());
+        let forged = [("forged".to_string(), forged.to_json().into_bytes())];
+        assert!(refused(&forged, "cafe").contains("forged: its MAC does not match"));
+    }
+
+    #[test]
+    fn shard_keys_round_trip_and_never_parse_junk() {
+        let k = ShardKey::generate().unwrap();
+        assert_ne!(k, ShardKey::generate().unwrap());
+        let text = k.to_file_text();
+        assert_eq!(text.len(), 65);
+        assert_eq!(ShardKey::parse(text.as_bytes()), Ok(k.clone()));
+        assert_eq!(ShardKey::parse(text.trim_end().as_bytes()), Ok(k));
+        for bad in [&b""[..], b"00", &[b'g'; 64], format!("{}\n\n", "0".repeat(64)).as_bytes()] {
+            assert_eq!(ShardKey::parse(bad), Err(ShardKeyError::Malformed));
+        }
+        assert!(!format!("{:?}", ShardKey::generate().unwrap()).contains('0'));
     }
 }
