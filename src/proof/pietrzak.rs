@@ -222,7 +222,7 @@ where
     Proof::new(b, middles)
 }
 
-/// Verify `proof` for the start value x0 (3 for GIMPS): the screen ([`screen`]), the reduction,
+/// Verify `proof` for the start value x0 (3 for GIMPS): the screen (`screen`), the reduction,
 /// then the final squarings. Levels 0..K−2 use the hash chain's challenges, as they must: the
 /// middle of level l+1 is a product of the run's points with exponents made of those challenges,
 /// so no other exponent at level l gives a claim that the published middles halve. The last

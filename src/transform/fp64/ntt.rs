@@ -9,8 +9,8 @@
 use super::field::{Fp64, EXACT, MUL_SPAN};
 use super::primes::{pow_mod, Fp64Prime};
 
-/// Where a pass reduces: before[s] is true when every value is reduced before stage s (forward
-/// stages first, then the square, then the inverse stages), and bound[s] bounds |x| after it.
+/// Where a pass reduces: `before[s]` is true when every value is reduced before stage s (forward
+/// stages first, then the square, then the inverse stages), and `bound[s]` bounds |x| after it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Schedule {
     pub before: Vec<bool>,
