@@ -9,7 +9,8 @@
 //!    the machine, durable files.
 //! 2. [`residue`] — the one value type every boundary speaks.
 //! 3. [`rng`] — the seeded generator of reproducible inputs.
-//! 4. [`transform`] — the exact arithmetic: fields, plan, digits, the CPU twin.
+//! 4. [`transform`] — the exact arithmetic: one type per arithmetic (fields, tables, carry
+//!    segments) and their registry, plan, digits, the CPU twin.
 //! 5. [`engine`], [`cert`] — the squaring interface (and the arithmetic's tuner); the
 //!    certificate: body, envelope, keys.
 //! 6. [`cpu_ref`], [`gpu`], [`progress`] — the engines (GMP, CUDA); progress lines.

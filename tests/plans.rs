@@ -3,7 +3,8 @@
 //! parameters (the M61·M31 tables too) hash to the FNV-1a value computed before issue 38's
 //! host-side restructuring (main e28262c); a slip in any of them changes the hash.
 
-use mersenne_cert::transform::m61m31::M61M31Tables;
+use mersenne_cert::gpu::PassSchedule;
+use mersenne_cert::transform::m61m31::stages::M61M31Tables;
 use mersenne_cert::transform::plan::{Arith, Length, Plan};
 
 /// FNV-1a over 64-bit words.

@@ -5,8 +5,9 @@
 use crate::engine::{Engine, EngineError, Shift, Slots, Value};
 use crate::exponent::TestKind;
 use crate::residue::Residue;
+use crate::transform::arithmetic::TwinStages;
 use crate::transform::plan::{Arith, Plan};
-use crate::transform::registry::{self, TwinStages};
+use crate::transform::registry;
 
 /// A slow engine on the CPU that computes exactly what the GPU computes.
 pub struct TwinEngine {

@@ -31,6 +31,7 @@ mod tune;
 mod warm;
 
 pub use engine::GpuEngine;
+pub use goldilocks::schedule::PassSchedule;
 pub use selftest::check::KernelChecker;
 pub use selftest::floor_fp64::Fp64Floor;
 pub use selftest::floor_m61m31::{predicted, FqRates, MLength, MersenneFloor, MersenneRates};

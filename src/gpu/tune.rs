@@ -5,6 +5,7 @@
 //! another GPU start untuned). [`GpuEngine::new`](super::GpuEngine::new) takes the stored choice
 //! for its length when there is one, else the plan's default.
 
+use super::goldilocks::schedule::PassSchedule;
 use super::module::{cache_path, Device};
 use crate::engine::EngineError;
 use crate::fsutil;

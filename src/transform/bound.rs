@@ -23,7 +23,7 @@
 //! has the table.)
 //!
 
-use crate::transform::arith::{Arith, Bound};
+use crate::transform::arith::Bound;
 
 /// What the carry analysis of a candidate layout gives, when it is safe.
 pub(super) struct CarryBounds {
@@ -43,11 +43,6 @@ fn largest_term(p: u32, n: usize, (w_min, w_max): (u32, u32), slack: u64) -> u12
     let prod = |a: u128, b: u128, e: u32| a.saturating_mul(b).saturating_mul(1 << e);
     let wide_pair = prod(m_w, m_w, u32::from(2 * (f - 1) >= n));
     wide_pair.max(prod(m_w, m_n, 1)).max(prod(m_n, m_n, 1))
-}
-
-/// Check the bound for widths in [w_min, w_max] at length n and derive the carry parameters.
-pub(super) fn carry_bounds(arith: Arith, p: u32, n: usize, w_min: u32, w_max: u32) -> Result<CarryBounds, String> {
-    carry_bounds_within(&arith.bound(), p, n, (w_min, w_max))
 }
 
 /// The bound `bound` (the limit on the recovered |c_m| and on the digits' widths) for widths in

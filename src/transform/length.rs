@@ -1,15 +1,24 @@
-//! The length search: the largest exponent each length of an arithmetic holds and the
-//! smallest length for an exponent, by the bound ([`super::bound`]) of each candidate layout
-//! (`Plan::layout_of`); and the plans built from them ([`Plan::new`], [`Plan::for_arith`]).
+//! The plans of an arithmetic and the length search: a plan's layout at one length, checked by
+//! the bound ([`super::bound`]) and given the arithmetic's carry segments and tables through
+//! its implementation ([`super::registry`]); the largest exponent each length of an arithmetic
+//! holds and the smallest length for an exponent; and the plans built from them
+//! ([`Plan::with_length`], [`Plan::for_arith`], [`Plan::new`]).
 
 use crate::transform::arith::{Arith, Length, MIN_EXPONENT};
 use crate::transform::plan::{Plan, SMALL_MAX_LOG2};
+use crate::transform::registry;
 use crate::transform::PlanError;
 
 impl Arith {
     /// The largest exponent with a plan of this arithmetic at any length.
     pub fn largest_exponent(self) -> u32 {
         self.lengths().into_iter().filter_map(|len| largest_exponent(self, len)).max().unwrap_or(0)
+    }
+
+    /// [`largest_exponent`] of this arithmetic at `len`, as a method: what the tests of the
+    /// modules below the length search (twin.rs, m61m31/stages.rs) call.
+    pub fn largest_exponent_at(self, len: Length) -> Option<u32> {
+        largest_exponent(self, len)
     }
 }
 
@@ -25,12 +34,34 @@ impl Plan {
     pub fn for_arith(p: u32, arith: Arith) -> Result<Plan, PlanError> {
         Plan::with_length(p, arith, smallest_length(p, arith)?)
     }
-}
 
-/// The largest exponent whose plan is small (n ≤ 2^SMALL_MAX_LOG2; lengths grow with p).
-pub fn largest_small_exponent() -> u32 {
-    let exponents: Vec<u32> = (MIN_EXPONENT..32 << SMALL_MAX_LOG2).collect();
-    MIN_EXPONENT + exponents.partition_point(|&p| Plan::new(p).is_ok_and(|q| q.is_small())) as u32 - 1
+    /// The Goldilocks plan with length n = 2^log2, if it is safe.
+    pub fn with_log2(p: u32, log2: u32) -> Result<Plan, PlanError> {
+        Plan::with_length(p, Arith::Goldilocks, Length { odd: 1, log2 })
+    }
+
+    /// The plan of `arith` with length `len`, if it is safe, with its tables.
+    pub fn with_length(p: u32, arith: Arith, len: Length) -> Result<Plan, PlanError> {
+        registry::get(arith).with_tables(Plan::layout_of(p, arith, len)?)
+    }
+
+    /// The largest exponent whose plan is small (n ≤ 2^SMALL_MAX_LOG2; lengths grow with p).
+    pub fn largest_small_exponent() -> u32 {
+        let exponents: Vec<u32> = (MIN_EXPONENT..32 << SMALL_MAX_LOG2).collect();
+        MIN_EXPONENT + exponents.partition_point(|&p| Plan::new(p).is_ok_and(|q| q.is_small())) as u32 - 1
+    }
+
+    /// The layout and carry segments of a plan of `arith` at `len`, without tables: whether
+    /// the plan exists, cheaply (for the length search).
+    fn layout_of(p: u32, arith: Arith, len: Length) -> Result<Plan, PlanError> {
+        let a = registry::get(arith);
+        if !a.supports(len) {
+            return Err(PlanError::NoPlan { p, why: format!("no {} transform of length {len}", a.name()) });
+        }
+        let layout = Plan::layout(p, arith, &a.bound(), len)?;
+        let seg_len = a.seg_len(&layout);
+        layout.with_seg_len(seg_len)
+    }
 }
 
 /// The largest odd exponent (a Mersenne prime's exponent is an odd prime) with a plan of

@@ -9,7 +9,7 @@
 //! stages, which the twin engine runs.
 
 use crate::transform::bit_reverse;
-use crate::transform::goldilocks::Gl;
+use crate::transform::goldilocks::field::Gl;
 use crate::transform::plan::Plan;
 
 /// ω_64 = 2^W64_LOG2 (kernels/goldilocks/field.cuh's GL_W64_LOG2).
@@ -133,7 +133,7 @@ pub fn inverse_pass(x: &mut [Gl], t: u32, r: u32, table: &[Gl]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transform::goldilocks::P;
+    use crate::transform::goldilocks::field::P;
     use crate::transform::twin;
     use quickcheck::{quickcheck, TestResult};
 

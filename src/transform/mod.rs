@@ -1,19 +1,19 @@
-//! The exact transform: the field it computes in, the plan (length, digit widths, weights, the
-//! proven overflow bound: `bound`), residue ↔ digits, and the CPU twin of the GPU's squaring.
-//! Depends on `residue` (and `exponent` for test kinds) only; nothing above it.
+//! The exact transform: the arithmetics, each a type in its own folder (`goldilocks/`,
+//! `m61m31/`: fields, tables, an [`arithmetic::Arithmetic`]; `fp64/` not yet registered) and the
+//! one [`registry`] from key to implementation; the plan (length, digit widths, the proven
+//! overflow bound: `bound`, the length search: `length`), residue ↔ digits, and the CPU twin of
+//! the GPU's squaring. Depends on `residue` (and `exponent` for test kinds) only; nothing above
+//! it.
 
 pub mod arith;
+pub mod arithmetic;
 pub mod bound;
-pub mod crt;
 pub mod digits;
 pub mod field;
 pub mod fp64;
-pub mod gfp2;
 pub mod goldilocks;
 pub mod length;
 pub mod line;
-pub mod m31;
-pub mod m61;
 pub mod m61m31;
 pub mod plan;
 pub mod registry;

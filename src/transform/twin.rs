@@ -9,7 +9,7 @@
 
 use crate::exponent::TestKind;
 use crate::residue::Shift;
-use crate::transform::goldilocks::Gl;
+use crate::transform::goldilocks::field::Gl;
 use crate::transform::plan::Plan;
 
 /// Digits (balanced, signed) → weighted field elements: x_j = d_j·a_j.
@@ -204,7 +204,6 @@ mod tests {
     use crate::exponent::is_prime;
     use crate::residue::Residue;
     use crate::rng::SeededRng;
-    use crate::transform::length::largest_exponent;
     use crate::transform::plan::{Arith, Length};
     use quickcheck::{quickcheck, TestResult};
     use rug::integer::Order;
@@ -256,7 +255,7 @@ mod tests {
     /// The largest exponent with a small plan, computed once.
     fn largest_small() -> u32 {
         static P: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-        *P.get_or_init(crate::transform::length::largest_small_exponent)
+        *P.get_or_init(Plan::largest_small_exponent)
     }
 
     /// `iters` iterations of the twin on `plan` from r at shift s, against rug.
@@ -359,7 +358,7 @@ mod tests {
         // allows: the outputs come close to (P − 1)/2 and must come back exact.
         for log2 in 2..=14 {
             let len = Length { odd: 1, log2 };
-            let p = largest_exponent(Arith::Goldilocks, len).unwrap();
+            let p = Arith::Goldilocks.largest_exponent_at(len).unwrap();
             let plan = Plan::with_log2(p, log2).unwrap();
             for mode in 0..4 {
                 assert!(square_matches_rug(&plan, &extreme_digits(&plan, mode, 1)), "p={p} n={} mode={mode}", plan.n());
@@ -368,7 +367,7 @@ mod tests {
                 // c_0 of the all-equal digits is at least a quarter of the bound.
                 let d = extreme_digits(&plan, 0, 1);
                 let c0 = inverse(&plan, forward(&plan, &d).into_iter().map(Gl::square).collect())[0].unsigned_abs();
-                assert!(c0 > (crate::transform::goldilocks::P - 1) / 8, "p={p} n={} c0={c0}", plan.n());
+                assert!(c0 > (crate::transform::goldilocks::field::P - 1) / 8, "p={p} n={} c0={c0}", plan.n());
             }
         }
     }
@@ -377,7 +376,7 @@ mod tests {
     fn digits_beyond_the_bound_come_back_wrong() {
         // The rug comparison has teeth: digits 4 times larger than the proof allows overflow
         // (P − 1)/2 and the square is wrong.
-        let p = largest_exponent(Arith::Goldilocks, Length { odd: 1, log2: 12 }).unwrap();
+        let p = Arith::Goldilocks.largest_exponent_at(Length { odd: 1, log2: 12 }).unwrap();
         let plan = Plan::with_log2(p, 12).unwrap();
         assert!(square_matches_rug(&plan, &extreme_digits(&plan, 0, 1)));
         assert!(!square_matches_rug(&plan, &extreme_digits(&plan, 0, 4)));
@@ -416,7 +415,7 @@ mod tests {
         let mut plan = Plan::new(p).unwrap();
         let r = residue(p, &[0x0123_4567_89AB_CDEF, 0xFEDC_BA98_7654_3210, 42]);
         assert!(ll_step_matches_rug(&plan, &r, 17));
-        plan.weight_lo[1] = plan.weight_lo[1].add(Gl::ONE);
+        plan.gl.weight_lo[1] = plan.gl.weight_lo[1].add(Gl::ONE);
         assert!(!ll_step_matches_rug(&plan, &r, 17));
     }
 }

@@ -167,7 +167,7 @@ pub(crate) fn m61m31(
 /// `iters` LL iterations of M_p from 4 at a random shift on the GPU and on the CPU twin.
 fn m61m31_ll_vs_twin(rng: &mut SeededRng, p: u32, iters: u64) -> Result<bool, EngineError> {
     use mersenne_cert::residue::Shift;
-    use mersenne_cert::transform::m61m31::{iterate_digits, M61M31Tables};
+    use mersenne_cert::transform::m61m31::stages::{iterate_digits, M61M31Tables};
     let plan = Plan::for_arith(p, Arith::M61M31)?;
     let s = rng.below(u64::from(p)) as u32;
     let mut e = GpuEngine::with_plan(plan.clone(), TestKind::Ll, s)?;

@@ -200,7 +200,7 @@ fn main() -> ExitCode {
         Cmd::Kernels { from, to } => kernels(&mut rng, from, to),
         Cmd::Squaring { count, min, max, small } => {
             let (min, max) =
-                if small { (13, mersenne_cert::transform::length::largest_small_exponent()) } else { (min, max) };
+                if small { (13, mersenne_cert::transform::plan::Plan::largest_small_exponent()) } else { (min, max) };
             squaring(&mut rng, count, min, max, cli.arith)
         }
         Cmd::Residues { file, max_exponent } => residues(&mut rng, &file, max_exponent, cli.arith),

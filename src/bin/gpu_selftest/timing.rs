@@ -5,7 +5,7 @@
 use crate::{check_fields, plan_of};
 use mersenne_cert::engine::{Engine, EngineError};
 use mersenne_cert::exponent::TestKind;
-use mersenne_cert::gpu::{self, GpuEngine, KernelChecker};
+use mersenne_cert::gpu::{self, GpuEngine, KernelChecker, PassSchedule};
 use mersenne_cert::rng::SeededRng;
 use mersenne_cert::transform::plan::{Arith, Plan};
 use std::time::Instant;

@@ -3,6 +3,7 @@
 //! ([`SmallPipeline`], kernels/goldilocks/small.cuh); both implement [`super::arith::Pipeline`].
 
 mod passes;
+pub mod schedule;
 mod small;
 
 pub(crate) use passes::{general_products_per_value, line_dfts, upload_plan, Layout, Op, Passes};

@@ -13,11 +13,13 @@
 
 use crate::engine::EngineError;
 use crate::gpu::arith::Pipeline;
+use crate::gpu::goldilocks::schedule::{ColumnPass, PassSchedule};
 use crate::gpu::graphs::Graphs;
 use crate::gpu::launch::{addr, launch, time_steps, Arg, Res, Shape, Step, ADVANCE, LL};
 use crate::gpu::module::{cuda_err, Device, LATE_MAX_STAGES};
+use crate::transform::goldilocks::segments::{BLOCK_WORDS_LOG2, SHARED_BLOCKS_LOG2};
 use crate::transform::line::{twiddle_table, MAX_POW2_LOG2};
-use crate::transform::plan::{ColumnPass, Plan, BLOCK_WORDS_LOG2, SHARED_BLOCKS_LOG2};
+use crate::transform::plan::Plan;
 use cudarc::driver::{CudaSlice, DeviceRepr};
 
 /// The plan as the kernels see it; field for field the `Layout` of kernels/goldilocks/field.cuh.

@@ -17,10 +17,10 @@ use crate::gpu::graphs::Graphs;
 use crate::gpu::launch::{launch_grid, time_steps, Arg, Res, Shape, Step, ADVANCE, LL};
 use crate::gpu::module::{cuda_err, Device, MM_PASS_MAX_STAGES};
 use crate::transform::bit_reverse;
-use crate::transform::gfp2::Gfp2;
-use crate::transform::m31::M31;
-use crate::transform::m61::M61;
-use crate::transform::m61m31::{M61M31Tables, Tables};
+use crate::transform::m61m31::gfp2::Gfp2;
+use crate::transform::m61m31::m31::M31;
+use crate::transform::m61m31::m61::M61;
+use crate::transform::m61m31::stages::{M61M31Tables, Tables};
 use crate::transform::plan::{Arith, Plan};
 use cudarc::driver::{CudaSlice, DeviceRepr};
 

@@ -10,7 +10,7 @@ use crate::gpu::goldilocks::{Op, Passes};
 use crate::gpu::launch::{addr, launch, Res, Shape, ADVANCE, LL};
 use crate::gpu::module::{cuda_err, Device};
 use crate::rng::SeededRng;
-use crate::transform::goldilocks::{edge_words, Gl, P};
+use crate::transform::goldilocks::field::{edge_words, Gl, P};
 use crate::transform::plan::Plan;
 use crate::transform::twin;
 use cudarc::driver::CudaSlice;

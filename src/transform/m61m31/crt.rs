@@ -7,8 +7,8 @@
 //! rotation and an addition in GF(M61), and b + M31·t ≤ (M31 − 1) + M31·(M61 − 1) < M61·M31:
 //! the representative in [0, M61·M31), centered by one comparison.
 
-use crate::transform::m31::{self, M31};
-use crate::transform::m61::{self, M61};
+use crate::transform::m61m31::m31::{self, M31};
+use crate::transform::m61m31::m61::{self, M61};
 
 /// M61·M31 ≈ 2^92.
 pub const MODULUS: u128 = m61::P as u128 * m31::P as u128;

@@ -102,12 +102,12 @@ impl M61 {
     }
 }
 
-super::gfp2::impl_base_field!(M61, name: "m61", modulus: P, cube_root: M61(CUBE_ROOT));
+super::mersenne::impl_base_field!(M61, name: "m61", modulus: P, cube_root: M61(CUBE_ROOT));
 
 /// A primitive cube root of unity: 5^((P − 1)/3) (3 | 2^60 − 1).
 const CUBE_ROOT: u64 = 0x172b_8c56_8d95_4adb;
 
-impl super::gfp2::Mersenne for M61 {
+impl super::mersenne::Mersenne for M61 {
     const Q: u32 = Q;
     const EXT_NAME: &'static str = "gf(m61^2)";
     /// 4 + i raised to (P² − 1)/2^62 = 2^60 − 1: its 2^59-th power is (1 + i)/√2.
@@ -129,7 +129,7 @@ pub fn edge_words() -> Vec<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transform::gfp2::base_checks;
+    use crate::transform::m61m31::mersenne::base_checks;
     use quickcheck::quickcheck;
 
     const PP: u128 = P as u128;

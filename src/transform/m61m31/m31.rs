@@ -95,12 +95,12 @@ impl M31 {
     }
 }
 
-super::gfp2::impl_base_field!(M31, name: "m31", modulus: P as u64, cube_root: M31(CUBE_ROOT));
+super::mersenne::impl_base_field!(M31, name: "m31", modulus: P as u64, cube_root: M31(CUBE_ROOT));
 
 /// A primitive cube root of unity: 5^((P − 1)/3) (3 | 2^30 − 1).
 const CUBE_ROOT: u32 = 0x5a35_d667;
 
-impl super::gfp2::Mersenne for M31 {
+impl super::mersenne::Mersenne for M31 {
     const Q: u32 = Q;
     const EXT_NAME: &'static str = "gf(m31^2)";
     /// 2 + i raised to (P² − 1)/2^32 = 2^30 − 1: its 2^29-th power is (1 + i)/√2.
@@ -123,7 +123,7 @@ pub fn edge_words() -> Vec<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transform::gfp2::base_checks;
+    use crate::transform::m61m31::mersenne::base_checks;
     use quickcheck::quickcheck;
 
     const PP: u128 = P as u128;

@@ -152,7 +152,7 @@ impl Gl {
     }
 }
 
-impl super::field::Field for Gl {
+impl crate::transform::field::Field for Gl {
     const NAME: &'static str = "goldilocks";
     const MODULUS: u64 = P;
     const DEGREE: u32 = 1;

@@ -2,7 +2,7 @@
 //! mirror one by one: a right-angle IBDWT of real length n (2^k or 3·2^k) computed as a complex
 //! transform of length N = n/2 in GF(M61²) and, independently, in GF(M31²); the convolution
 //! outputs are recovered from both by CRT ([`super::crt`]) and carried as i128
-//! ([`super::twin::carry`]). Layout, widths and the bound are the plan's ([`super::plan`]);
+//! ([`crate::transform::twin::carry`]). Layout, widths and the bound are the plan's ([`crate::transform::plan`]);
 //! docs/arithmetic.md derives every step.
 //!
 //! Per field F = GF(M_q²), one squaring of digits d (n even, N = n/2 = odd·M, M = 2^(k−1)):
@@ -31,11 +31,12 @@
 use crate::exponent::TestKind;
 use crate::residue::Shift;
 use crate::transform::bit_reverse;
-use crate::transform::crt;
 use crate::transform::field::Field;
-use crate::transform::gfp2::{Gfp2, Mersenne};
-use crate::transform::m31::M31;
-use crate::transform::m61::M61;
+use crate::transform::m61m31::crt;
+use crate::transform::m61m31::gfp2::Gfp2;
+use crate::transform::m61m31::m31::M31;
+use crate::transform::m61m31::m61::M61;
+use crate::transform::m61m31::mersenne::Mersenne;
 use crate::transform::plan::{Arith, Plan};
 use crate::transform::twin;
 use crate::transform::PlanError;
@@ -312,7 +313,6 @@ mod tests {
     use crate::exponent::is_prime;
     use crate::residue::Residue;
     use crate::rng::SeededRng;
-    use crate::transform::length::largest_exponent;
     use crate::transform::plan::Length;
     use quickcheck::{quickcheck, TestResult};
     use rug::Integer;
@@ -411,7 +411,7 @@ mod tests {
         for log2 in 1..=12 {
             for odd in [1, 3] {
                 let len = Length { odd, log2 };
-                let Some(p) = largest_exponent(Arith::M61M31, len) else { continue };
+                let Some(p) = Arith::M61M31.largest_exponent_at(len) else { continue };
                 let plan = Plan::with_length(p, Arith::M61M31, len).unwrap();
                 let t = M61M31Tables::new(&plan).unwrap();
                 let top = |j: usize| (1i64 << (plan.width(j) - 1)) + plan.slack() as i64;
@@ -454,7 +454,7 @@ mod tests {
         // The rug comparison has teeth: digits 2^5 times larger than the proof allows overflow
         // the CRT range and the squaring is wrong.
         let len = Length { odd: 3, log2: 8 };
-        let p = largest_exponent(Arith::M61M31, len).unwrap();
+        let p = Arith::M61M31.largest_exponent_at(len).unwrap();
         let plan = Plan::with_length(p, Arith::M61M31, len).unwrap();
         let t = M61M31Tables::new(&plan).unwrap();
         let d: Vec<i64> = (0..plan.n()).map(|j| -(1i64 << (plan.width(j) + 4))).collect();
@@ -465,7 +465,7 @@ mod tests {
         fn squaring_and_product_match_rug(seed: u64, pick: u32, odd3: bool, log2: u8) -> TestResult {
             // Any length up to 3·2^12, an exponent anywhere up to that length's largest.
             let len = Length { odd: if odd3 { 3 } else { 1 }, log2: 1 + u32::from(log2 % 12) };
-            let Some(top) = largest_exponent(Arith::M61M31, len) else { return TestResult::discard() };
+            let Some(top) = Arith::M61M31.largest_exponent_at(len) else { return TestResult::discard() };
             let p = (len.n() as u32).max(13) + pick % (top - (len.n() as u32).max(13) + 1);
             // Short lengths refuse exponents whose digits are too narrow for the carry segments.
             let Ok(plan) = Plan::with_length(p, Arith::M61M31, len) else { return TestResult::discard() };
@@ -500,7 +500,7 @@ mod tests {
         }
         for len in lens {
             let t0 = std::time::Instant::now();
-            let p = largest_exponent(Arith::M61M31, len).unwrap();
+            let p = Arith::M61M31.largest_exponent_at(len).unwrap();
             let plan = Plan::with_length(p, Arith::M61M31, len).unwrap();
             let t = M61M31Tables::new(&plan).unwrap();
             let d = random_digits(&plan, u64::from(p));
