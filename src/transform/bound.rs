@@ -15,7 +15,7 @@
 //! digits are alike and ε = 0. So |c_m| ≤ n·T, T the largest admissible term
 //! (`largest_term`), and the plan is accepted only if n·T ≤ L: for Goldilocks L = (P−1)/2, so
 //! the field element (centered in (−P/2, P/2]) *is* the integer c_m; for M61·M31
-//! L = (M61·M31 − 1)/2, so the Garner recombination ([`super::crt`]) of c mod M61 and c mod M31,
+//! L = (M61·M31 − 1)/2, so the Garner recombination ([`super::m61m31::crt`]) of c mod M61 and c mod M31,
 //! centered, *is* c_m. A product of two carried digit vectors (acc_mul) obeys the same bound.
 //! (Until 2026-11-26 the Goldilocks bound took every term as m_w², which the 2·m_w² case exceeds
 //! by up to 2× where 2(f − 1) ≥ n: the top of every even-log2 band, e.g. 2^22 from 85,983,232 to

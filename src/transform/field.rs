@@ -1,9 +1,9 @@
 //! What the transform needs of a field: the [`Field`] trait. An exact IBDWT squares in a prime
 //! field (or its quadratic extension) whose roots of unity give the transform and whose
 //! elements are small enough that a convolution of digits comes back exactly. Goldilocks
-//! (2^64 − 2^32 + 1, [`super::goldilocks`]) is the first implementation; the Mersenne-prime
-//! fields GF(M61), GF(M31) ([`super::m61`], [`super::m31`]) and their quadratic extensions
-//! ([`super::gfp2`]) are the second arithmetic's.
+//! (2^64 − 2^32 + 1, [`super::goldilocks::field`]) is the first implementation; the
+//! Mersenne-prime fields GF(M61), GF(M31) ([`super::m61m31::m61`], [`super::m61m31::m31`]) and
+//! their quadratic extensions ([`super::m61m31::gfp2`]) are the second arithmetic's.
 
 /// A finite field as the transform uses it. Elements are `Copy` values in canonical form, so
 /// `==` is equality in the field.

@@ -1,5 +1,5 @@
 //! The Goldilocks IBDWT's tables for a length n = 2^log2: the weights a = g^e (g^n = 2) split
-//! into a hi and a lo table (a = hi[e >> lo_bits]·lo[e & (2^lo_bits − 1)]), the inverse weights
+//! into a hi and a lo table (a = hi\[e >> lo_bits\]·lo\[e & (2^lo_bits − 1)\]), the inverse weights
 //! with 1/n folded into their hi table, and the twiddles of every radix-2 stage. The plan carries
 //! them ([`crate::transform::plan::Plan::weight`]); they depend on n only.
 
