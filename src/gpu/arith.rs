@@ -1,8 +1,10 @@
 //! The device side of an arithmetic: [`Pipeline`] is what the engine asks of one (the shape of
-//! its residues, its squarings, its product, its profile), and [`pipeline`] the one place that
-//! picks the implementation for a plan's arithmetic: Goldilocks' multi-pass [`Passes`] (or, at
-//! small lengths, the one-block [`SmallPipeline`]) and M61·M31's [`MmPipeline`]. Adding an
-//! arithmetic is one implementation (with its `kernels/<arith>/` unit) and one line here.
+//! its residues, one squaring, one product, its profile; batches of them are queued by the
+//! provided methods, as CUDA graphs), and [`pipeline`] the one place that picks the
+//! implementation for a plan's arithmetic: Goldilocks' multi-pass [`Passes`] (or, at small
+//! lengths, the one-block [`SmallPipeline`]) and M61·M31's [`MmPipeline`]. Each builds its own
+//! NVRTC unit's kernels ([`Pipeline::module`]), and no other. Adding an arithmetic is one
+//! implementation (with its `kernels/<arith>/` unit) and one line here.
 
 use super::goldilocks::Passes;
 use super::goldilocks::SmallPipeline;
@@ -12,16 +14,21 @@ use super::m61m31::MmPipeline;
 use super::module::Device;
 use crate::engine::EngineError;
 use crate::transform::plan::{Arith, Plan};
+use cudarc::driver::{CudaModule, CudaSlice};
+use std::sync::Arc;
 
 /// An arithmetic's squaring and product on the device, for one plan.
 ///
 /// # Safety
-/// The contract of every `unsafe` method: each device address passed (in a [`Res`] or as a
-/// `u64`) points at a live buffer of `dev` sized for this plan (a residue of n words and its
-/// [`Pipeline::carry_words`] words of pending carries, the shift count's word, `tmp` of n words),
-/// and `dev` is the device the pipeline was built on; the launches are only queued.
+/// The contract of every `unsafe` method: each buffer passed is a buffer of `dev` sized for
+/// this plan (a residue of n words and its [`Pipeline::carry_words`] words of pending carries,
+/// the shift count's word, `tmp` of n words), and `dev` is the device the pipeline was built on;
+/// the launches are only queued. The provided methods capture the launches into `graphs`, which
+/// must only ever be given the same buffers (see [`super::launch`]).
 pub(crate) trait Pipeline: Send {
     fn plan(&self) -> &Plan;
+    /// The module of its NVRTC unit (kernels/manifest.txt), whose kernels it launches.
+    fn module(&self) -> &Arc<CudaModule>;
     /// 64-bit words of a residue's pending carries.
     fn carry_words(&self) -> usize;
     /// Apply the pending carries of a downloaded value (`words`, as the device keeps them) to
@@ -29,8 +36,38 @@ pub(crate) trait Pipeline: Send {
     fn apply_carries(&self, digits: &mut [i64], words: &[i64]);
     /// The transform and its length, for the engine's description ("NTT n=2^20").
     fn transform_name(&self) -> String;
-    /// Queue `count` squarings of x; the shift count at `shift` doubles before each, and with
-    /// `ll` each subtracts 2·2^s.
+    /// Queue one squaring of x; the shift count at `shift` doubles first, and with `ll` the
+    /// carry walk subtracts 2·2^s.
+    ///
+    /// # Safety
+    /// See [`Pipeline`].
+    unsafe fn square(&self, dev: &Device, x: Res, shift: &CudaSlice<u32>, ll: bool) -> Result<(), EngineError>;
+    /// Queue acc := acc·x (x is left as it was; `tmp` may be overwritten).
+    ///
+    /// # Safety
+    /// See [`Pipeline`].
+    unsafe fn multiply(
+        &self,
+        dev: &Device,
+        acc: Res,
+        x: Res,
+        tmp: &CudaSlice<u64>,
+        shift: &CudaSlice<u32>,
+    ) -> Result<(), EngineError>;
+    /// Microseconds per launch of each step of a squaring, each timed alone over `reps`
+    /// launches (the data is whatever x holds; the shift count may advance).
+    ///
+    /// # Safety
+    /// See [`Pipeline`].
+    unsafe fn profile(
+        &self,
+        dev: &Device,
+        x: Res,
+        shift: &CudaSlice<u32>,
+        reps: usize,
+    ) -> Result<Vec<(String, f64)>, EngineError>;
+
+    /// Queue `count` squarings of x ([`Pipeline::square`]) as replays of `graphs`' batches.
     ///
     /// # Safety
     /// See [`Pipeline`].
@@ -39,11 +76,15 @@ pub(crate) trait Pipeline: Send {
         dev: &Device,
         graphs: &mut Graphs,
         x: Res,
-        shift: u64,
+        shift: &CudaSlice<u32>,
         ll: bool,
         count: u64,
-    ) -> Result<(), EngineError>;
-    /// Queue acc := acc·x (x is left as it was; `tmp` may be overwritten).
+    ) -> Result<(), EngineError> {
+        // SAFETY: the buffers are the caller's, under the trait's contract.
+        graphs.squarings(dev, count, || unsafe { self.square(dev, x, shift, ll) })
+    }
+
+    /// Queue acc := acc·x ([`Pipeline::multiply`]) as a replay of `graphs`' product.
     ///
     /// # Safety
     /// See [`Pipeline`].
@@ -53,22 +94,24 @@ pub(crate) trait Pipeline: Send {
         graphs: &mut Graphs,
         acc: Res,
         x: Res,
-        tmp: u64,
-        shift: u64,
-    ) -> Result<(), EngineError>;
-    /// Microseconds per launch of each step of a squaring, each timed alone over `reps`
-    /// launches (the data is whatever x holds; the shift count may advance).
-    ///
-    /// # Safety
-    /// See [`Pipeline`].
-    unsafe fn profile(&self, dev: &Device, x: Res, shift: u64, reps: usize) -> Result<Vec<(String, f64)>, EngineError>;
+        tmp: &CudaSlice<u64>,
+        shift: &CudaSlice<u32>,
+    ) -> Result<(), EngineError> {
+        // SAFETY: the buffers are the caller's, under the trait's contract.
+        graphs.product(dev, || unsafe { self.multiply(dev, acc, x, tmp, shift) })
+    }
 }
 
-/// The pipeline of `plan`'s arithmetic on `dev`, its tables uploaded.
+/// The pipeline of `plan`'s arithmetic on `dev`, its kernels built and its tables uploaded.
 pub(crate) fn pipeline(dev: &Device, plan: Plan) -> Result<Box<dyn Pipeline>, EngineError> {
     Ok(match plan.arith() {
         Arith::Goldilocks if plan.is_small() => Box::new(SmallPipeline::new(dev, plan)?),
         Arith::Goldilocks => Box::new(Passes::new(dev, plan)?),
         Arith::M61M31 => Box::new(MmPipeline::new(dev, plan)?),
     })
+}
+
+/// Whether `prove --tune` shapes `plan`'s passes: the multi-pass Goldilocks pipeline's only.
+pub(crate) fn tunable(plan: &Plan) -> bool {
+    matches!(plan.arith(), Arith::Goldilocks) && !plan.is_small()
 }

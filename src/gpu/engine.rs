@@ -8,7 +8,7 @@
 
 use super::arith::{pipeline, Pipeline};
 use super::graphs::Graphs;
-use super::launch::{addr, flip_bit, Res};
+use super::launch::{addr, copy, flip_bit, Res};
 use super::module::{cuda_err, Device};
 use crate::engine::{Engine, EngineError, Shift, Slots, Value};
 use crate::exponent::TestKind;
@@ -127,34 +127,21 @@ impl GpuEngine {
         Ok(e)
     }
 
-    /// The device description (name, architecture, memory, driver).
-    pub fn device(&self) -> &str {
-        &self.dev.description
-    }
-
-    fn res(&self, which: Which) -> Res {
-        let d = &self.dev;
-        match which {
-            Which::State => Res { x: addr(d, &self.buf.x), carries: addr(d, &self.buf.x_carries) },
-            Which::Acc => Res { x: addr(d, &self.buf.acc), carries: addr(d, &self.buf.acc_carries) },
-        }
+    /// The device description (name, architecture, memory, driver, kernels).
+    pub fn device(&self) -> String {
+        self.dev.description()
     }
 
     /// Queue a copy of one value (digits and pending carries) over another.
     fn copy_value(&self, to: Res, from: Res) -> Result<(), EngineError> {
-        let bytes = [(to.x, from.x, self.pipe.plan().n() * 8), (to.carries, from.carries, self.pipe.carry_words() * 8)];
-        for (to, from, len) in bytes {
-            // SAFETY: each pair is two live buffers of that many bytes on this device.
-            unsafe { cudarc::driver::result::memcpy_dtod_async(to, from, len, self.dev.stream.cu_stream()) }
-                .map_err(cuda_err("copy"))?;
-        }
-        Ok(())
+        copy(&self.dev, to.x, from.x)?;
+        copy(&self.dev, to.carries, from.carries)
     }
 
     /// Scratch slot `slot` as a value (it must exist).
-    fn slot_res(&self, slot: usize) -> Result<(Res, Shift), EngineError> {
+    fn slot_res(&self, slot: usize) -> Result<(Res<'_>, Shift), EngineError> {
         let ((x, carries), shift) = self.slots.get(slot)?;
-        Ok((Res { x: addr(&self.dev, x), carries: addr(&self.dev, carries) }, *shift))
+        Ok((Res { x, carries }, *shift))
     }
 
     /// Store digits (no pending carries).
@@ -252,10 +239,11 @@ impl GpuEngine {
 
     /// Queue `count` squarings without waiting for them (the host shift advances with them).
     pub(crate) fn launch_iterations(&mut self, count: u64) -> Result<(), EngineError> {
-        let (x, s) = (self.res(Which::State), addr(&self.dev, &self.buf.shift));
         let ll = self.kind == TestKind::Ll;
-        // SAFETY: the engine's own buffers, allocated for this plan on this device.
-        unsafe { self.pipe.queue_squarings(&self.dev, &mut self.graphs, x, s, ll, count) }?;
+        let (b, x) = (&self.buf, self.buf.res(Which::State));
+        // SAFETY: the engine's own buffers, allocated for this plan on this device (the same
+        // on every call, as the graphs need).
+        unsafe { self.pipe.queue_squarings(&self.dev, &mut self.graphs, x, &b.shift, ll, count) }?;
         for _ in 0..count {
             self.shift = self.shift.squared();
         }
@@ -268,9 +256,9 @@ impl GpuEngine {
 
     /// Per-kernel timings of this engine's squaring (see `Pipeline::profile`).
     pub fn profile(&mut self, reps: usize) -> Result<Vec<(String, f64)>, EngineError> {
-        let (x, s) = (self.res(Which::State), addr(&self.dev, &self.buf.shift));
+        let x = self.buf.res(Which::State);
         // SAFETY: the engine's own buffers, allocated for this plan on this device.
-        let out = unsafe { self.pipe.profile(&self.dev, x, s, reps) }?;
+        let out = unsafe { self.pipe.profile(&self.dev, x, &self.buf.shift, reps) }?;
         self.synchronize()?;
         Ok(out)
     }
@@ -284,6 +272,15 @@ impl GpuEngine {
 enum Which {
     State,
     Acc,
+}
+
+impl Buffers {
+    fn res(&self, which: Which) -> Res<'_> {
+        match which {
+            Which::State => Res { x: &self.x, carries: &self.x_carries },
+            Which::Acc => Res { x: &self.acc, carries: &self.acc_carries },
+        }
+    }
 }
 
 impl Engine for GpuEngine {
@@ -317,16 +314,16 @@ impl Engine for GpuEngine {
         self.read_value(what, count)
     }
     fn acc_reset(&mut self) -> Result<(), EngineError> {
-        self.copy_value(self.res(Which::Acc), self.res(Which::State))?;
+        self.copy_value(self.buf.res(Which::Acc), self.buf.res(Which::State))?;
         self.acc_shift = self.shift;
         Ok(())
     }
     fn acc_mul(&mut self) -> Result<(), EngineError> {
-        let (acc, x) = (self.res(Which::Acc), self.res(Which::State));
-        let d = &self.dev;
-        let (tmp, shift) = (addr(d, &self.buf.tmp), addr(d, &self.buf.shift));
-        // SAFETY: the engine's own buffers, allocated for this plan on this device.
-        unsafe { self.pipe.queue_multiply(d, &mut self.graphs, acc, x, tmp, shift) }?;
+        let b = &self.buf;
+        let (acc, x) = (b.res(Which::Acc), b.res(Which::State));
+        // SAFETY: the engine's own buffers, allocated for this plan on this device (the same
+        // on every call, as the graph needs).
+        unsafe { self.pipe.queue_multiply(&self.dev, &mut self.graphs, acc, x, &b.tmp, &b.shift) }?;
         self.acc_shift = self.acc_shift.plus(self.shift);
         Ok(())
     }
@@ -346,9 +343,9 @@ impl Engine for GpuEngine {
         self.launch_iterations(count)
     }
     fn stash(&mut self, from: Value, slot: usize) -> Result<(), EngineError> {
-        let (src, shift) = match from {
-            Value::State => (self.res(Which::State), self.shift),
-            Value::Acc => (self.res(Which::Acc), self.acc_shift),
+        let (which, shift) = match from {
+            Value::State => (Which::State, self.shift),
+            Value::Acc => (Which::Acc, self.acc_shift),
         };
         let (n, segs, stream) = (self.pipe.plan().n(), self.pipe.carry_words(), &self.dev.stream);
         let e = self.slots.entry(slot, shift, || {
@@ -357,16 +354,16 @@ impl Engine for GpuEngine {
         })?;
         e.1 = shift;
         let (dst, _) = self.slot_res(slot)?;
-        self.copy_value(dst, src)
+        self.copy_value(dst, self.buf.res(which))
     }
     fn unstash(&mut self, slot: usize) -> Result<(), EngineError> {
         let (src, shift) = self.slot_res(slot)?;
-        self.copy_value(self.res(Which::State), src)?;
+        self.copy_value(self.buf.res(Which::State), src)?;
         self.shift = shift;
         self.set_device_shift()
     }
     fn inject_fault(&mut self, word: usize, bit: u32) -> Result<(), EngineError> {
-        flip_bit(&self.dev, &self.buf.x, word % self.pipe.plan().n(), bit)?;
+        flip_bit(&self.dev, self.pipe.module(), &self.buf.x, word % self.pipe.plan().n(), bit)?;
         self.synchronize()
     }
     fn kind(&self) -> TestKind {

@@ -1,11 +1,24 @@
 //! Launching the kernels, for every arithmetic's pipeline: [`launch`] (with programmatic
 //! dependent launch where the GPU has it) and its arguments ([`Arg`], [`Res`], [`Shape`]), CUDA
-//! graph capture and the per-step timing of profiles, and fault injection ([`flip_bit`]).
+//! graph capture and the per-step timing of profiles, device-to-device copies ([`copy`]) and
+//! fault injection ([`flip_bit`]).
+//!
+//! Buffers are passed as cudarc's typed `&CudaSlice<T>` ([`Res`] holds two), not as raw
+//! addresses, down to the launch. Two places still hold raw `u64` addresses, because cudarc has
+//! no typed form for them: (1) cudarc's own launch builder takes typed slices but no launch
+//! attributes, and programmatic dependent launch is one, so [`launch_grid`] calls
+//! cuLaunchKernelEx itself and takes each slice's address there ([`Arg`]); (2) the plan structs
+//! the kernels take by value (`Layout`, `MmLayout`) hold their tables' addresses, as the kernels'
+//! C structs do, and the pipeline that builds one owns those tables for as long as it lives.
+//! Graph capture bakes the addresses of the buffers a step launched with into the graph; the
+//! engine's graphs ([`super::graphs::Graphs`]) are therefore only replayed on the buffers they
+//! were captured with, which the engine owns for as long as the graphs.
 
 use super::module::{cuda_err, Device, Timer};
 use crate::engine::EngineError;
-use cudarc::driver::{sys, CudaFunction, CudaGraph, CudaSlice, DevicePtr, DeviceRepr};
+use cudarc::driver::{sys, CudaFunction, CudaGraph, CudaModule, CudaSlice, DevicePtr};
 use std::ffi::c_void;
+use std::sync::Arc;
 
 /// Flags of a squaring launch that every arithmetic's kernels take (FLAG_ADVANCE and FLAG_LL
 /// of kernels/goldilocks/ops.cuh, MM_ADVANCE and MM_LL of kernels/m61m31/pipeline.cuh): double
@@ -13,11 +26,12 @@ use std::ffi::c_void;
 pub(crate) const ADVANCE: u32 = 4;
 pub(crate) const LL: u32 = 8;
 
-/// A residue on the device: n digit words and n / seg_len pending carries (raw addresses).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Res {
-    pub x: u64,
-    pub carries: u64,
+/// A residue on the device: n digit words and its pending carries (one word per segment, or
+/// two: [`super::arith::Pipeline::carry_words`]).
+#[derive(Clone, Copy)]
+pub(crate) struct Res<'a> {
+    pub x: &'a CudaSlice<u64>,
+    pub carries: &'a CudaSlice<i64>,
 }
 
 /// Grid, block and dynamic shared memory of a launch.
@@ -30,9 +44,10 @@ pub(crate) struct Shape {
 /// A launch, with programmatic dependent launch where the device has it.
 ///
 /// # Safety
-/// `args` must match `f`'s parameter list in number, order and type, and every device
-/// address among them must point at a live buffer of this device at least as large as the
-/// kernel indexes for `shape` (for the engine's kernels: sized from the plan they index with).
+/// `args` must match `f`'s parameter list in number, order and type, and every buffer among
+/// them (and every address a plan struct among them holds) must be a buffer of this device at
+/// least as large as the kernel indexes for `shape` (for the engine's kernels: sized from the
+/// plan they index with), alive until the launch has run.
 pub(crate) unsafe fn launch(
     dev: &Device,
     f: &CudaFunction,
@@ -54,7 +69,9 @@ pub(crate) unsafe fn launch_grid(
     grid_y: u32,
     args: &[&dyn Arg],
 ) -> Result<(), EngineError> {
-    let mut params: Vec<*mut c_void> = args.iter().map(|a| a.param()).collect();
+    // A buffer's parameter is its address: each gets a slot here, which lives through the call.
+    let mut slots = vec![0u64; args.len()];
+    let mut params: Vec<*mut c_void> = args.iter().zip(slots.iter_mut()).map(|(a, slot)| a.param(dev, slot)).collect();
     // SAFETY: a zeroed attribute is valid plain data; its id and value are set next.
     let mut attr: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
     attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
@@ -110,27 +127,69 @@ pub(crate) fn time_steps(dev: &Device, reps: usize, steps: &[Step]) -> Result<Ve
     Ok(out)
 }
 
-/// A raw device address of a buffer that lives as long as the pipeline using it.
+/// A buffer's raw device address, for the plan structs the kernels take (see the module doc)
+/// and the driver calls cudarc has no typed form of.
 pub(crate) fn addr<T>(dev: &Device, s: &CudaSlice<T>) -> u64 {
     let (ptr, _sync) = s.device_ptr(&dev.stream);
     ptr
 }
 
-/// Flip bit `bit` of word `word` (taken modulo its length) of `x` (fault injection).
-pub(crate) fn flip_bit(dev: &Device, x: &CudaSlice<u64>, word: usize, bit: u32) -> Result<(), EngineError> {
+/// Queue a copy of `from` over `to` (of the same length).
+///
+/// Device buffers are written through shared references here as by every launch: what the GPU
+/// writes is no Rust memory, and cudarc's `&mut` serves its event tracking, which the engine's
+/// context turns off (module.rs).
+pub(crate) fn copy<T>(dev: &Device, to: &CudaSlice<T>, from: &CudaSlice<T>) -> Result<(), EngineError> {
+    if to.len() != from.len() {
+        return Err(EngineError::Other(format!("copy of {} words over {}", from.len(), to.len())));
+    }
+    let bytes = from.len() * std::mem::size_of::<T>();
+    // SAFETY: two live buffers of this device of `bytes` bytes each, the copy queued on its stream.
+    unsafe { cudarc::driver::result::memcpy_dtod_async(addr(dev, to), addr(dev, from), bytes, dev.stream.cu_stream()) }
+        .map_err(cuda_err("copy"))
+}
+
+/// Flip bit `bit` of word `word` (taken modulo its length) of `x` (fault injection), with the
+/// flip_bit kernel (kernels/common/fault_inject.cuh) of `module`, an engine unit's.
+pub(crate) fn flip_bit(
+    dev: &Device,
+    module: &Arc<CudaModule>,
+    x: &CudaSlice<u64>,
+    word: usize,
+    bit: u32,
+) -> Result<(), EngineError> {
     let word = (word % x.len()) as u64;
-    let x = addr(dev, x);
+    let f = super::module::function(module, "flip_bit")?;
     // SAFETY: flip_bit(u64* x, u64 word, u32 bit), and word lies inside x.
-    unsafe { launch(dev, &dev.kernels.flip_bit, Shape { blocks: 1, threads: 1, shared_bytes: 0 }, &[&x, &word, &bit]) }
+    unsafe { launch(dev, &f, Shape { blocks: 1, threads: 1, shared_bytes: 0 }, &[x, &word, &bit]) }
 }
 
-/// A kernel argument: cuLaunchKernelEx takes the address of each argument's value.
+/// A kernel argument: cuLaunchKernelEx takes the address of each argument's value; a buffer's
+/// value is its device address, which `slot` holds through the launch.
 pub(crate) trait Arg {
-    fn param(&self) -> *mut c_void;
+    fn param(&self, dev: &Device, slot: &mut u64) -> *mut c_void;
 }
 
-impl<T: DeviceRepr> Arg for T {
-    fn param(&self) -> *mut c_void {
-        self as *const T as *mut c_void
+impl<T> Arg for CudaSlice<T> {
+    fn param(&self, dev: &Device, slot: &mut u64) -> *mut c_void {
+        *slot = addr(dev, self);
+        slot as *mut u64 as *mut c_void
     }
 }
+
+/// Arguments passed by value (scalars and the plan structs the kernels declare).
+macro_rules! by_value {
+    ($($t:ty),*) => {$(
+        impl $crate::gpu::launch::Arg for $t {
+            fn param(
+                &self,
+                _dev: &$crate::gpu::module::Device,
+                _slot: &mut u64,
+            ) -> *mut std::ffi::c_void {
+                self as *const $t as *mut std::ffi::c_void
+            }
+        }
+    )*};
+}
+by_value!(u32, u64, f64);
+pub(crate) use by_value;

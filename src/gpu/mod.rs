@@ -6,11 +6,13 @@
 //! - `arith`: the device side of an arithmetic (trait `Pipeline`) and the one place that
 //!   picks it for a plan; `graphs`: batches of launches captured as CUDA graphs; `launch`:
 //!   kernel launches and their arguments, shared by every pipeline;
-//! - `module`: context, NVRTC build (kernels/manifest.txt's units) and disk cache of the kernels;
-//! - `goldilocks`: that arithmetic's pipelines: `passes` (the plan on the device and the launch
-//!   sequence of one iteration) and `small` (at small lengths, one block and one launch for a
-//!   whole batch of iterations);
-//! - `m61m31`: the same for the second arithmetic, GF(M61²) × GF(M31²);
+//! - `module`: context, NVRTC build (kernels/manifest.txt's units, each when first asked for:
+//!   an engine builds its arithmetic's unit only) and disk cache of the kernels;
+//! - `goldilocks`: that arithmetic's unit's kernels (`kernels`) and pipelines: `passes` (the plan
+//!   on the device and the launch sequence of one iteration) and `small` (at small lengths, one
+//!   block and one launch for a whole batch of iterations);
+//! - `m61m31`: the second arithmetic, GF(M61²) × GF(M31²): its kernels, `setup` (tables, layout,
+//!   launch geometry) and `pipeline` (the launches);
 //! - `engine`: [`GpuEngine`], the [`crate::engine::Engine`] implementation;
 //! - `selftest`: `check`, kernel-by-kernel comparison with the CPU twin, for `gpu-selftest`;
 //!   and `rate`: the field operations' throughput and the floor it sets, for `gpu-selftest`
@@ -46,15 +48,16 @@ use crate::exponent::TestKind;
 
 pub use driver::device_count;
 
-/// A description of the usable GPU, or why there is none (`--engine auto` falls back on error).
+/// A description of the usable GPU (name, architecture, memory, driver; no kernels built), or
+/// why there is none.
 pub fn probe() -> Result<String, EngineError> {
-    Ok(module::Device::open()?.description)
+    Ok(module::Device::open()?.description())
 }
 
-/// The plan a [`GpuEngine`] takes for p: the stored tuning for its length (`prove --tune`) on
-/// this GPU, else the plan's default.
-pub fn engine_plan(p: u32) -> Result<crate::transform::plan::Plan, EngineError> {
-    tune::plan_for(&module::Device::open()?, p)
+/// The plan a [`GpuEngine`] takes for `plan` ([`GpuEngine::on_gpu_tuned`]): its passes shaped
+/// as `prove --tune` stored for its length on this GPU where it ran, else `plan` as it is.
+pub fn engine_plan(plan: crate::transform::plan::Plan) -> Result<crate::transform::plan::Plan, EngineError> {
+    Ok(tune::tuned(&module::Device::open()?, plan))
 }
 
 /// Microseconds per LL iteration on `plan`, timed with CUDA events over `iters` iterations after

@@ -1,18 +1,18 @@
 //! Opening the GPU and building the kernels: once `driver` has found the CUDA libraries,
-//! creates the context and one stream, compiles the units of kernels/manifest.txt with NVRTC
-//! (each unit's file with the headers it includes as named include sources) for the device's
-//! own architecture and caches each cubin on disk, keyed by the unit's files, GPU name, driver
-//! and NVRTC versions, so a second start is instant.
+//! creates the context and one stream; then, each when first asked for ([`Device::module`]: an
+//! engine asks for its arithmetic's unit only), compiles a unit of kernels/manifest.txt with
+//! NVRTC (the unit's file with the headers it includes as named include sources) for the
+//! device's own architecture and caches its cubin on disk, keyed by the unit's files, GPU name,
+//! driver and NVRTC versions, so a second start is instant.
 
 use super::driver::{device_count, driver_version, libraries_present, nvrtc_version};
 use crate::engine::EngineError;
 use crate::trace;
-use crate::transform::plan::MAX_SHARED_LOG2;
 use cudarc::driver::{sys, CudaContext, CudaEvent, CudaFunction, CudaModule, CudaStream};
 use cudarc::nvrtc::Ptx;
 use std::ffi::CString;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// Every file of kernels/ (path under it, text), embedded by build.rs.
 const KERNEL_FILES: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/kernel_files.rs"));
@@ -20,12 +20,11 @@ const KERNEL_FILES: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/kernel
 /// The NVRTC units (kernels/manifest.txt): what is compiled, one module each.
 const MANIFEST: &str = include_str!("../../kernels/manifest.txt");
 
-/// The engine's units, one per arithmetic, compiled when a GPU opens.
-const GOLDILOCKS_UNIT: &str = "goldilocks";
-const M61M31_UNIT: &str = "m61m31";
 /// The field-rate kernels' unit (`gpu-selftest field-rate`), a module of its own so that no
 /// engine start compiles them (they add ~3 s, 14%, to a first compilation).
-const RATE_UNIT: &str = "rate";
+pub(crate) const RATE_UNIT: &str = "rate";
+/// The field operations' checks (`gpu-selftest kernels`, `m61m31`): no engine start compiles them.
+pub(crate) const CHECK_UNIT: &str = "check";
 
 /// The file of `unit` in the manifest (`name file` lines; `#` starts a comment).
 fn unit_file(unit: &str) -> Result<&'static str, EngineError> {
@@ -111,74 +110,30 @@ pub(crate) fn cuda_err(what: &str) -> impl Fn(cudarc::driver::DriverError) -> En
     move |e| EngineError::Cuda(format!("{what}: {e:?}"))
 }
 
-/// The most stages per line of the _late kernels (kernels/goldilocks/ntt_block.cuh), and so the tuner's
-/// largest candidate; the kernels of 9 and 10 stages would add ~14 s to each compilation.
-pub(crate) const LATE_MAX_STAGES: u32 = 8;
-/// The most stages per round of the one-block kernels (small_r1 .. small_r4, kernels/goldilocks/small.cuh).
-pub(crate) const SMALL_MAX_STAGES: u32 = 4;
-
-/// Every kernel the engine launches.
-pub(crate) struct Kernels {
-    /// ntt[R − 1]: the ntt_r<R> kernel (R radix-2 stages per line), the row pass of any op.
-    pub ntt: Vec<CudaFunction>,
-    /// The column passes and a squaring's row pass, letting the next kernel launch half way.
-    pub early: PassKernels,
-    /// The same, letting it launch only as their blocks exit (the kernels named _late), up to
-    /// LATE_MAX_STAGES stages per line.
-    pub late: PassKernels,
-    /// small[V − 1]: the small_r<V> kernel (one block, rounds of V stages).
-    pub small: Vec<CudaFunction>,
-    pub flip_bit: CudaFunction,
-    pub expand_weights: CudaFunction,
-    pub field_ops: CudaFunction,
-    pub field_ops_m61m31: CudaFunction,
-    /// The M61·M31 arithmetic's kernels (kernels/m61m31/pipeline.cuh).
-    pub mm: MmKernels,
-}
-
-/// The M61·M31 kernels (kernels/m61m31/pipeline.cuh), launched by src/gpu/m61m31/pipeline.rs.
-pub(crate) struct MmKernels {
-    pub weigh: CudaFunction,
-    pub radix3: CudaFunction,
-    /// passes[R − 1]: mm_pass_r<R>, R radix-2 stages over global memory.
-    pub passes: Vec<CudaFunction>,
-    pub block: CudaFunction,
-    pub pair: CudaFunction,
-    /// mm_core: forward block, pair step and inverse block in one launch (2^k lengths).
-    pub core: CudaFunction,
-    pub carry: CudaFunction,
-}
-
-/// The most stages of one mm_pass_r<R> kernel (kernels/m61m31/pipeline.cuh instantiates 1 ..= this): at
-/// 2^22 on an H100 a pass of 4 stages took 80 µs (140 registers a thread), one of 3 took 42
-/// (bench/notes/gpu.md, 2026-11-26).
-pub(crate) const MM_PASS_MAX_STAGES: u32 = 3;
-
-/// The column passes and a squaring's row pass (kernels/goldilocks/ntt_block.cuh), of one launch trigger.
-pub(crate) struct PassKernels {
-    /// square_rows[R − 1]: ntt_sq_r<R>, the row pass of a squaring alone.
-    pub square_rows: Vec<CudaFunction>,
-    /// columns[R − 1]: ntt_col_r<R>, the column passes (of any op).
-    pub columns: Vec<CudaFunction>,
-}
-
-/// An open GPU: context, stream, compiled kernels and a description.
+/// An open GPU: context, stream and a description; the kernels of each NVRTC unit are built
+/// (or read from the disk cache) when first asked for ([`Device::module`]), so that a start
+/// builds only the units its arithmetic launches.
 pub(crate) struct Device {
     pub ctx: Arc<CudaContext>,
     pub stream: Arc<CudaStream>,
-    pub kernels: Kernels,
-    pub description: String,
     pub name: String,
     /// Launch with programmatic dependent launch (sm_90 and later, unless
     /// MERSENNE_CERT_NO_PDL is set: for measuring what it gains).
     pub pdl: bool,
-    /// The Goldilocks unit's cache key (its files, GPU, driver, NVRTC): tuning results (of
-    /// that arithmetic's passes) are kept under it.
-    pub kernel_key: String,
     /// The architecture the kernels are compiled for ("sm_90").
     arch: String,
+    /// Total memory in MiB.
+    mem_mib: usize,
+    /// The units loaded so far, each once.
+    modules: Mutex<Vec<Loaded>>,
 }
 
+/// A unit's module, loaded, and whether its cubin came from the disk cache.
+struct Loaded {
+    unit: &'static str,
+    module: Arc<CudaModule>,
+    cached: bool,
+}
 /// The device time of the work queued on a device's stream between `start` and `ms`, from
 /// CUDA events (for benchmarks and tuning).
 pub(crate) struct Timer {
@@ -298,46 +253,14 @@ fn cubin_for(unit: &Unit, arch: &str, key: &str) -> Result<(Vec<u8>, bool), Engi
     Ok((cubin, false))
 }
 
-/// The kernels of the two engine units' modules (Goldilocks', M61·M31's).
-fn load_kernels(gl: &Arc<CudaModule>, mm: &Arc<CudaModule>) -> Result<Kernels, EngineError> {
-    let f = |name: &str| gl.load_function(name).map_err(cuda_err(name));
-    let g = |name: &str| mm.load_function(name).map_err(cuda_err(name));
-    // One kernel per stage count R = 1..=max, named prefix R suffix (R: a pass's or round's stages).
-    let all = |prefix: &str, suffix: &str, max: u32| -> Result<Vec<CudaFunction>, EngineError> {
-        (1..=max).map(|r| f(&format!("{prefix}{r}{suffix}"))).collect()
-    };
-    let pass_kernels = |suffix: &str, max: u32| -> Result<PassKernels, EngineError> {
-        Ok(PassKernels { square_rows: all("ntt_sq_r", suffix, max)?, columns: all("ntt_col_r", suffix, max)? })
-    };
-    Ok(Kernels {
-        ntt: all("ntt_r", "", MAX_SHARED_LOG2)?,
-        early: pass_kernels("", MAX_SHARED_LOG2)?,
-        late: pass_kernels("_late", LATE_MAX_STAGES)?,
-        small: all("small_r", "", SMALL_MAX_STAGES)?,
-        flip_bit: f("flip_bit")?,
-        expand_weights: f("expand_weights")?,
-        field_ops: f("field_ops")?,
-        field_ops_m61m31: g("field_ops_m61m31")?,
-        mm: MmKernels {
-            weigh: g("mm_weigh")?,
-            radix3: g("mm_radix3")?,
-            passes: (1..=MM_PASS_MAX_STAGES).map(|r| g(&format!("mm_pass_r{r}"))).collect::<Result<_, _>>()?,
-            block: g("mm_block")?,
-            pair: g("mm_pair")?,
-            core: g("mm_core")?,
-            carry: g("mm_carry")?,
-        },
-    })
-}
-
 impl Device {
-    /// Open GPU 0 and build the kernels.
+    /// Open GPU 0 (no kernels built yet).
     pub fn open() -> Result<Device, EngineError> {
         Device::open_ordinal(0)
     }
 
     /// Open GPU `ordinal` (CUDA's numbering, as `nvidia-smi` lists them unless
-    /// CUDA_VISIBLE_DEVICES says otherwise) and build the kernels.
+    /// CUDA_VISIBLE_DEVICES says otherwise): its context and stream; no kernels built yet.
     pub fn open_ordinal(ordinal: usize) -> Result<Device, EngineError> {
         trace::mark("gpu: opening");
         libraries_present()?;
@@ -358,32 +281,69 @@ impl Device {
         let name = ctx.name().map_err(cuda_err("device name"))?;
         let (major, minor) = ctx.compute_capability().map_err(cuda_err("compute capability"))?;
         let arch = format!("sm_{major}{minor}");
-        let mem = ctx.total_mem().map_err(cuda_err("memory size"))? >> 20;
+        let mem_mib = ctx.total_mem().map_err(cuda_err("memory size"))? >> 20;
         trace::mark("gpu: device queried");
-        let (gl, mm) = (Unit::load(GOLDILOCKS_UNIT)?, Unit::load(M61M31_UNIT)?);
-        let (gl_key, mm_key) = (kernel_key(&gl, &arch, &name), kernel_key(&mm, &arch, &name));
-        trace::mark("gpu: sources hashed, cache keys (nvrtc loaded)");
-        let (gl_module, gl_cached) = build_module(&ctx, &gl, &arch, &gl_key)?;
-        let (mm_module, mm_cached) = build_module(&ctx, &mm, &arch, &mm_key)?;
-        let cached = gl_cached && mm_cached;
-        let kernels = load_kernels(&gl_module, &mm_module)?;
-        trace::mark("gpu: functions loaded");
         let pdl = major >= 9 && std::env::var_os("MERSENNE_CERT_NO_PDL").is_none();
-        let description = format!(
-            "{name} ({arch}, {mem} MiB, driver {}, kernels {}, {})",
-            driver_version(),
-            if cached { "from cache" } else { "compiled" },
-            if pdl { "dependent launch" } else { "plain launch" }
-        );
-        Ok(Device { ctx, stream, kernels, description, name, pdl, kernel_key: gl_key, arch })
+        Ok(Device { ctx, stream, name, pdl, arch, mem_mib, modules: Mutex::new(Vec::new()) })
     }
 
-    /// The field-rate kernels' module (the manifest's `rate` unit), compiled (or read from the
-    /// cache) on demand.
-    pub fn rate_module(&self) -> Result<Arc<CudaModule>, EngineError> {
-        let unit = Unit::load(RATE_UNIT)?;
-        Ok(build_module(&self.ctx, &unit, &self.arch, &kernel_key(&unit, &self.arch, &self.name))?.0)
+    /// The module of `unit` (kernels/manifest.txt): built from the disk cache or by NVRTC on the
+    /// first call, the same module after.
+    pub fn module(&self, unit: &'static str) -> Result<Arc<CudaModule>, EngineError> {
+        let mut loaded = self.modules.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(l) = loaded.iter().find(|l| l.unit == unit) {
+            return Ok(l.module.clone());
+        }
+        let source = Unit::load(unit)?;
+        let key = kernel_key(&source, &self.arch, &self.name);
+        trace::mark("gpu: sources hashed, cache key (nvrtc loaded)");
+        let (module, cached) = build_module(&self.ctx, &source, &self.arch, &key)?;
+        loaded.push(Loaded { unit, module: module.clone(), cached });
+        Ok(module)
     }
+
+    /// The cache key of `unit`'s kernels on this GPU (its files, GPU, driver, NVRTC), without
+    /// building them: tuning results of the unit's passes are kept under it.
+    pub fn unit_key(&self, unit: &str) -> Result<String, EngineError> {
+        Ok(kernel_key(&Unit::load(unit)?, &self.arch, &self.name))
+    }
+
+    /// Name, architecture, memory, driver, whether the kernels built so far came from the cache,
+    /// and the launch mode.
+    pub fn description(&self) -> String {
+        let loaded = self.modules.lock().unwrap_or_else(PoisonError::into_inner);
+        let kernels = match loaded.iter().map(|l| (l.unit, l.cached)).collect::<Vec<_>>() {
+            v if v.is_empty() => String::new(),
+            v if v.iter().all(|&(_, cached)| cached) => "kernels from cache, ".into(),
+            v => {
+                let compiled: Vec<&str> = v.iter().filter(|&&(_, c)| !c).map(|&(u, _)| u).collect();
+                format!("kernels compiled ({}), ", compiled.join(", "))
+            }
+        };
+        format!(
+            "{} ({}, {} MiB, driver {}, {kernels}{})",
+            self.name,
+            self.arch,
+            self.mem_mib,
+            driver_version(),
+            if self.pdl { "dependent launch" } else { "plain launch" }
+        )
+    }
+}
+
+/// The kernels `prefix` R `suffix` of `module` for R = 1 ..= max (R: a pass's or round's stages).
+pub(crate) fn functions(
+    module: &Arc<CudaModule>,
+    prefix: &str,
+    suffix: &str,
+    max: u32,
+) -> Result<Vec<CudaFunction>, EngineError> {
+    (1..=max).map(|r| function(module, &format!("{prefix}{r}{suffix}"))).collect()
+}
+
+/// The kernel `name` of `module`.
+pub(crate) fn function(module: &Arc<CudaModule>, name: &str) -> Result<CudaFunction, EngineError> {
+    module.load_function(name).map_err(cuda_err(name))
 }
 
 /// The module of a compilation unit: its cubin from the disk cache when present (compiled afresh
@@ -406,43 +366,21 @@ fn build_module(
     Ok((module, cached))
 }
 
+/// The built-in text of kernels/`name` (for the tests of the units' kernel lists).
+#[cfg(test)]
+pub(crate) fn kernel_file(name: &str) -> &'static str {
+    KERNEL_FILES.iter().find(|(f, _)| *f == name).map(|(_, t)| *t).unwrap_or_else(|| panic!("{name}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The built-in text of kernels/`name`.
-    fn file(name: &str) -> &'static str {
-        KERNEL_FILES.iter().find(|(f, _)| *f == name).map(|(_, t)| *t).unwrap_or_else(|| panic!("{name}"))
-    }
-
-    /// The ntt kernels that kernels/goldilocks/ntt_block.cuh instantiates are the ones
-    /// load_kernels asks for: every stage count with its _late kernels up to LATE_MAX_STAGES,
-    /// without them above.
-    #[test]
-    fn the_late_kernels_are_instantiated_up_to_late_max_stages() {
-        let text = file("goldilocks/ntt_block.cuh");
-        let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("NTT_KERNEL")).collect();
-        let expected: Vec<String> = (1..=MAX_SHARED_LOG2)
-            .map(
-                |r| if r <= LATE_MAX_STAGES { format!("NTT_KERNEL_AND_LATE({r})") } else { format!("NTT_KERNEL({r})") },
-            )
-            .collect();
-        assert_eq!(lines, expected);
-        assert!(text.contains("#define NTT_KERNEL_AND_LATE(R) NTT_KERNEL(R) NTT_PASS_KERNELS(R, _late, true)"));
-    }
-
-    /// kernels/m61m31/pipeline.cuh instantiates mm_pass_r1 ..= mm_pass_r<MM_PASS_MAX_STAGES>, as
-    /// load_kernels asks.
-    #[test]
-    fn the_m61m31_passes_are_instantiated_up_to_their_max() {
-        let text = file("m61m31/pipeline.cuh");
-        let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("MM_PASS_KERNEL(")).collect();
-        let expected: Vec<String> = (1..=MM_PASS_MAX_STAGES).map(|r| format!("MM_PASS_KERNEL({r})")).collect();
-        assert_eq!(lines, expected);
-    }
+    use crate::gpu::goldilocks::UNIT as GOLDILOCKS_UNIT;
+    use crate::gpu::m61m31::UNIT as M61M31_UNIT;
 
     /// Every unit of the manifest gathers from the built-in files: its headers are the ones it
-    /// includes, transitively, each once; the engine's units share only common/.
+    /// includes, transitively, each once; the engine's units share only common/, and neither
+    /// holds the field checks (the check unit does).
     #[test]
     fn the_manifest_units_gather_their_headers() {
         let gl = Unit::load(GOLDILOCKS_UNIT).unwrap();
@@ -453,11 +391,18 @@ mod tests {
         let mm = Unit::load(M61M31_UNIT).unwrap();
         assert!(names(&mm).iter().all(|n| !n.starts_with("goldilocks/")), "{:?}", names(&mm));
         assert!(names(&gl).iter().all(|n| !n.starts_with("m61m31/")), "{:?}", names(&gl));
+        for engine in [&gl, &mm] {
+            assert!(names(engine).iter().all(|n| !n.ends_with("field_check.cuh")), "{:?}", names(engine));
+        }
+        let check = Unit::load(CHECK_UNIT).unwrap();
+        for h in ["goldilocks/field_check.cuh", "m61m31/field_check.cuh"] {
+            assert!(names(&check).contains(&h.to_string()), "{:?}", names(&check));
+        }
         let rate = Unit::load(RATE_UNIT).unwrap();
         assert!(names(&rate).contains(&"m61m31/field_rate.cuh".to_string()), "{:?}", names(&rate));
         // Every file under kernels/ but the manifest is some unit's file or header.
         let used: Vec<String> =
-            [&gl, &mm, &rate].iter().flat_map(|u| std::iter::once(u.file.clone()).chain(names(u))).collect();
+            [&gl, &mm, &check, &rate].iter().flat_map(|u| std::iter::once(u.file.clone()).chain(names(u))).collect();
         for (f, _) in KERNEL_FILES {
             assert!(*f == "manifest.txt" || used.iter().any(|u| u == f), "kernels/{f} is compiled by no unit");
         }
@@ -470,7 +415,7 @@ mod tests {
     fn a_header_change_changes_the_cache_key() {
         let read = |edit: &'static str| {
             move |name: &str| {
-                let text = file(name).to_string();
+                let text = kernel_file(name).to_string();
                 Ok(if name == edit { text + "// edited\n" } else { text })
             }
         };

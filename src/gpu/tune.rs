@@ -14,7 +14,7 @@ use crate::transform::plan::Plan;
 use std::ops::RangeInclusive;
 
 /// Stages per line that [`tune`] times (9 and 10 hold too many values per thread to compete).
-pub const CANDIDATES: RangeInclusive<u32> = 5..=super::module::LATE_MAX_STAGES;
+pub const CANDIDATES: RangeInclusive<u32> = 5..=super::goldilocks::LATE_MAX_STAGES;
 
 /// What [`tune`] measured for one length.
 #[derive(Debug, Clone)]
@@ -45,24 +45,23 @@ fn stored(text: &str, log2: u32) -> Option<u32> {
     parse(text).into_iter().find(|&(l, _)| l == log2).map(|(_, k)| k)
 }
 
-fn file_name(dev: &Device) -> String {
-    format!("tune-{}.txt", dev.kernel_key)
-}
-
-/// The plan for p on this device: the stored tuning for its length when there is one (and it
-/// makes a plan), else the default.
-pub(crate) fn plan_for(dev: &Device, p: u32) -> Result<Plan, EngineError> {
-    Ok(tuned(dev, Plan::new(p)?))
+/// The tuning file of the Goldilocks unit's kernels on this device (their cache key).
+fn file_name(dev: &Device) -> Result<String, EngineError> {
+    Ok(format!("tune-{}.txt", dev.unit_key(super::goldilocks::UNIT)?))
 }
 
 /// A Goldilocks `plan` with the passes stored for its length on this device (when `prove --tune`
 /// stored a shape that makes a plan); any other plan as it is.
 pub(crate) fn tuned(dev: &Device, plan: Plan) -> Plan {
     trace::mark("gpu: plan built");
-    if plan.is_small() || plan.arith() != crate::transform::plan::Arith::Goldilocks {
+    if !super::arith::tunable(&plan) {
         return plan;
     }
-    let text = cache_path(&file_name(dev)).and_then(|path| std::fs::read_to_string(path).ok()).unwrap_or_default();
+    let text = file_name(dev)
+        .ok()
+        .and_then(|name| cache_path(&name))
+        .and_then(|path| std::fs::read_to_string(path).ok())
+        .unwrap_or_default();
     trace::mark("gpu: tuning cache read");
     match stored(&text, plan.log2()).filter(|k| CANDIDATES.contains(k)) {
         Some(k) => plan.clone().with_line_stages(k).unwrap_or(plan),
@@ -77,7 +76,7 @@ pub fn tune(p: u32, iters: u64) -> Result<Tuning, EngineError> {
     if plan.is_small() {
         return Ok(Tuning { log2, timings: Vec::new(), chosen: None });
     }
-    let name = file_name(&Device::open()?);
+    let name = file_name(&Device::open()?)?;
     let mut timings = Vec::new();
     for k in CANDIDATES {
         let timing = match plan.clone().with_line_stages(k) {

@@ -9,12 +9,13 @@
 //!   2^k and 3·2^k up to 3·2^(to−1), each at its largest exponent with random digits and digits at
 //!   the bound; squarings and products against rug; LL iterations against the twin; full LL tests
 //!   of the known Mersenne primes up to --known-max;
-//! - `--arith goldilocks|m61m31` picks the arithmetic of `squaring`, `residues`, `bench` and
-//!   `profile` (default goldilocks);
+//! - `--arith goldilocks|m61m31` picks the arithmetic of `squaring`, `residues`, `bench`,
+//!   `profile` and `start` (default goldilocks);
 //! - `residues FILE`: LL res64 after the file's iteration counts (shift 0 and random shifts);
 //! - `bench`: µs/iteration next to the ANCHORS.md figures of LucasNTT, CUDALucas and PRPLL;
-//! - `start`: open the GPU (context, kernels from the disk cache) and exit: its wall time is the
-//!   floor under any `prove --engine gpu`;
+//! - `start`: open the GPU and an engine of `--arith` at M86243 (context, that arithmetic's
+//!   kernels from the disk cache, tables, start value) and exit: its wall time is the floor under
+//!   any `prove --engine gpu`;
 //! - `field-rate`: the field operations' throughput with nothing else in the way (registers
 //!   only: butterflies in lines of 2^1 … 2^6 values, products) and the floor it sets under a
 //!   squaring on each exponent's plan, next to the measured µs/iteration: how much of an
@@ -57,7 +58,7 @@ struct Cli {
     /// Seed for the random inputs (default: from the clock; printed so a failure can be replayed).
     #[arg(long, global = true)]
     seed: Option<u64>,
-    /// The arithmetic of squaring, residues, bench and profile: goldilocks or m61m31.
+    /// The arithmetic of squaring, residues, bench, profile and start: goldilocks or m61m31.
     #[arg(long, global = true, default_value = "goldilocks", value_parser = parse_arith)]
     arith: Arith,
     #[command(subcommand)]
@@ -110,7 +111,8 @@ enum Cmd {
         #[arg(long, default_value_t = 10)]
         power: u32,
     },
-    /// Open the GPU and exit (the start-up and exit that every GPU run pays).
+    /// Open the GPU and an engine of --arith at M86243, and exit (the start-up and exit that
+    /// every GPU run pays).
     Start,
     /// The field operations' throughput and the floor it sets under a squaring on the plan, next to the
     /// measured µs/iteration.
@@ -167,20 +169,15 @@ pub(crate) fn parse_arith(s: &str) -> Result<Arith, String> {
         .ok_or_else(|| format!("unknown arithmetic {s} (goldilocks or m61m31)"))
 }
 
-/// The plan of `arith` for p: Goldilocks as the engine takes it (tuned), M61·M31 its smallest.
+/// The plan of `arith` for p as the engine takes it: its smallest length, tuned where
+/// `prove --tune` stored a shape for it.
 pub(crate) fn plan_of(p: u32, arith: Arith) -> Result<Plan, EngineError> {
-    match arith {
-        Arith::Goldilocks => gpu::engine_plan(p),
-        Arith::M61M31 => Ok(Plan::for_arith(p, arith)?),
-    }
+    gpu::engine_plan(Plan::for_arith(p, arith)?)
 }
 
-/// A GPU engine of `arith` for p.
+/// A GPU engine of `arith` for p, on that plan.
 pub(crate) fn engine_of(p: u32, arith: Arith, kind: TestKind, shift: u32) -> Result<GpuEngine, EngineError> {
-    match arith {
-        Arith::Goldilocks => GpuEngine::new(p, kind, shift),
-        Arith::M61M31 => GpuEngine::with_plan(Plan::for_arith(p, arith)?, kind, shift),
-    }
+    GpuEngine::on_gpu_tuned(0, Plan::for_arith(p, arith)?, kind, shift)
 }
 
 pub(crate) fn random_prime(rng: &mut SeededRng, min: u32, max: u32) -> u32 {
@@ -209,8 +206,8 @@ fn main() -> ExitCode {
             m61m31(&mut rng, (from, to), (count, max), ll_iters, (known_max, &known_file))
         }
         Cmd::ProofBuild { p, power } => proof_build(&mut rng, p, power),
-        Cmd::Start => gpu::probe().map(|d| {
-            println!("device: {d}");
+        Cmd::Start => engine_of(86_243, cli.arith, TestKind::Ll, 0).map(|e| {
+            println!("device: {}", e.device());
             true
         }),
         Cmd::FieldRate { iters, exponents } => field_rate(&mut rng, iters, exponents),

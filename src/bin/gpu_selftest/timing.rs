@@ -80,7 +80,7 @@ pub(crate) fn field_rate(rng: &mut SeededRng, iters: u64, exponents: Vec<u32>) -
     );
     let mut second = Vec::new();
     for p in anchors_unless(exponents) {
-        let plan = gpu::engine_plan(p)?;
+        let plan = gpu::engine_plan(Plan::new(p)?)?;
         if plan.is_small() {
             println!("{p:>11} {:>6} (one-block kernel: no floor)", format!("2^{}", plan.log2()));
             continue;
@@ -255,7 +255,7 @@ pub(crate) fn profile(p: u32, line_stages: Option<u32>, arith: Arith) -> Result<
 pub(crate) fn proof_build(rng: &mut SeededRng, p: u32, power: u32) -> Result<bool, EngineError> {
     use mersenne_cert::proof::{build_from_store, engine_arith::with_arith, pietrzak, points::ProofStore, ProofError};
     let err = |e: &dyn std::fmt::Display| EngineError::Other(e.to_string());
-    let us = gpu::bench_plan(gpu::engine_plan(p)?, 2000)?;
+    let us = gpu::bench_plan(gpu::engine_plan(Plan::new(p)?)?, 2000)?;
     let dir = std::env::temp_dir().join(format!("mersenne-cert-proof-build-{}", std::process::id()));
     let store = ProofStore::new(&dir, p, power).map_err(|e| err(&e))?;
     let t = Instant::now();

@@ -11,18 +11,20 @@
 //! programmatic dependent launch where the GPU has it (sm_90), so each starts while the previous
 //! one drains. Nothing is copied to the host.
 
+use super::kernels::{GlKernels, LATE_MAX_STAGES};
 use crate::engine::EngineError;
 use crate::gpu::arith::Pipeline;
 use crate::gpu::goldilocks::schedule::{ColumnPass, PassSchedule};
-use crate::gpu::graphs::Graphs;
-use crate::gpu::launch::{addr, launch, time_steps, Arg, Res, Shape, Step, ADVANCE, LL};
-use crate::gpu::module::{cuda_err, Device, LATE_MAX_STAGES};
+use crate::gpu::launch::{addr, by_value, copy, launch, time_steps, Arg, Res, Shape, Step, ADVANCE, LL};
+use crate::gpu::module::{cuda_err, Device};
 use crate::transform::goldilocks::segments::{BLOCK_WORDS_LOG2, SHARED_BLOCKS_LOG2};
 use crate::transform::line::{twiddle_table, MAX_POW2_LOG2};
 use crate::transform::plan::Plan;
-use cudarc::driver::{CudaSlice, DeviceRepr};
+use cudarc::driver::{CudaModule, CudaSlice};
+use std::sync::Arc;
 
-/// The plan as the kernels see it; field for field the `Layout` of kernels/goldilocks/field.cuh.
+/// The plan as the kernels see it; field for field the `Layout` of kernels/goldilocks/field.cuh
+/// (its tables' raw addresses, as the kernels' struct holds them: see [`crate::gpu::launch`]).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Layout {
@@ -36,8 +38,8 @@ pub(crate) struct Layout {
     fixup_depth: u32,
 }
 
-// SAFETY: plain-old-data with the C layout the kernels declare.
-unsafe impl DeviceRepr for Layout {}
+// Plain-old-data with the C layout the kernels declare, passed by value.
+by_value!(Layout);
 
 /// What an ntt_r<R> launch does (the OP_* of kernels/goldilocks/ops.cuh).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -97,28 +99,27 @@ pub(crate) fn general_products_per_value(plan: &Plan) -> f64 {
 
 /// What one launch works on: a residue, the transformed operand of a multiplication's row pass
 /// (the kernels read it for Op::Multiply only) and the device word holding the shift count.
-#[derive(Clone, Copy, Debug)]
-struct Operands {
-    x: Res,
-    other: u64,
-    shift: u64,
+#[derive(Clone, Copy)]
+struct Operands<'a> {
+    x: Res<'a>,
+    other: &'a CudaSlice<u64>,
+    shift: &'a CudaSlice<u32>,
 }
 
-impl Operands {
+impl<'a> Operands<'a> {
     /// x alone (no second operand).
-    fn of(x: Res, shift: u64) -> Operands {
+    fn of(x: Res<'a>, shift: &'a CudaSlice<u32>) -> Operands<'a> {
         Operands { x, other: x.x, shift }
     }
 }
 
 /// One pass: `stages` (R) radix-2 stages down to half-size 2^s_log (0: the row pass), 2^c_log
-/// lines a block, and the device address of its twiddle table (src/transform/line.rs).
-#[derive(Clone, Copy, Debug)]
+/// lines a block, and its twiddle table on the device (src/transform/line.rs).
 struct Pass {
     stages: u32,
     s_log: u32,
     c_log: u32,
-    table: u64,
+    table: CudaSlice<u64>,
 }
 
 impl Pass {
@@ -141,17 +142,21 @@ const THREADS_LOG2: u32 = 8;
 /// Plan tables on the device and the launches that use them.
 pub(crate) struct Passes {
     pub plan: Plan,
+    k: GlKernels,
     layout: Layout,
+    /// The tables whose addresses the layout holds.
     _tables: Vec<CudaSlice<u64>>,
-    /// The passes' twiddle tables (their addresses are in `passes` and `row`).
-    _pass_tables: Vec<CudaSlice<u64>>,
     passes: Vec<Pass>,
     row: Pass,
 }
 
 /// The plan's tables on the device and the Layout that points at them (the tables must live as
-/// long as the Layout is used).
-pub(crate) fn upload_plan(dev: &Device, plan: &Plan) -> Result<(Layout, Vec<CudaSlice<u64>>), EngineError> {
+/// long as the Layout is used), the weights expanded by `k`'s kernel.
+pub(crate) fn upload_plan(
+    dev: &Device,
+    k: &GlKernels,
+    plan: &Plan,
+) -> Result<(Layout, Vec<CudaSlice<u64>>), EngineError> {
     if plan.length().odd != 1 {
         return Err(EngineError::NoPlan { p: plan.exponent(), why: "GPU kernels take power-of-two lengths".into() });
     }
@@ -166,15 +171,13 @@ pub(crate) fn upload_plan(dev: &Device, plan: &Plan) -> Result<(Layout, Vec<Cuda
     // SAFETY: expand_weights writes all n words of both before anything reads them.
     let full = || unsafe { dev.stream.alloc::<u64>(n) }.map_err(cuda_err("weight tables"));
     let tables = vec![upload(tw)?, upload(itw)?, full()?, full()?];
-    let a: Vec<u64> = tables.iter().map(|t| addr(dev, t)).collect();
-    let [h, l, ih, il] = two_level.each_ref().map(|t| addr(dev, t));
     let (p, log_n, lo_bits) = (plan.exponent(), plan.log2(), plan.lo_bits());
     let shape = Shape { blocks: n.div_ceil(256) as u32, threads: 256.min(n as u32), shared_bytes: 0 };
+    let [h, l, ih, il] = &two_level;
     // SAFETY: expand_weights(u64* w, u64* iw, const u64* hi, const u64* lo, const u64* ihi,
     // const u64* ilo, u32 p, u32 log_n, u32 lo_bits); the tables and outputs are the plan's.
-    unsafe {
-        launch(dev, &dev.kernels.expand_weights, shape, &[&a[2], &a[3], &h, &l, &ih, &il, &p, &log_n, &lo_bits])
-    }?;
+    unsafe { launch(dev, &k.expand_weights, shape, &[&tables[2], &tables[3], h, l, ih, il, &p, &log_n, &lo_bits]) }?;
+    let a: Vec<u64> = tables.iter().map(|t| addr(dev, t)).collect();
     // The two-level tables are freed in stream order, after the expansion has read them.
     drop(two_level);
     let layout = Layout {
@@ -198,20 +201,17 @@ impl Passes {
                 plan.log2()
             )));
         }
-        let (layout, tables) = upload_plan(dev, &plan)?;
-        let mut pass_tables = Vec::new();
+        let k = GlKernels::load(dev)?;
+        let (layout, tables) = upload_plan(dev, &k, &plan)?;
         // A pass's table: its lines' twiddles (a line of 2^r values as 2^(r/2) columns of
         // 2^⌈r/2⌉), then, for a column pass (s_log > 0), the pass's own (kernels/goldilocks/ntt_block.cuh).
-        let mut table = |s_log: u32, r: u32| -> Result<u64, EngineError> {
+        let table = |s_log: u32, r: u32| -> Result<CudaSlice<u64>, EngineError> {
             let mut t = twiddle_table(&plan, r / 2, r.div_ceil(2));
             if s_log > 0 {
                 t.extend(twiddle_table(&plan, s_log, r));
             }
             let words: Vec<u64> = t.iter().map(|g| g.value()).collect();
-            let buf = dev.stream.clone_htod(&words).map_err(cuda_err("upload twiddles"))?;
-            let a = addr(dev, &buf);
-            pass_tables.push(buf);
-            Ok(a)
+            dev.stream.clone_htod(&words).map_err(cuda_err("upload twiddles"))
         };
         let passes = plan
             .column_passes()
@@ -229,7 +229,7 @@ impl Passes {
                 layout.seg_log
             )));
         }
-        Ok(Passes { plan, layout, _tables: tables, _pass_tables: pass_tables, passes, row })
+        Ok(Passes { plan, k, layout, _tables: tables, passes, row })
     }
 
     fn n(&self) -> u64 {
@@ -244,34 +244,24 @@ impl Passes {
     /// One pass of `op` over io.
     ///
     /// # Safety
-    /// Every device address passed (in a [`Res`] or as a `u64`) must point at a live buffer of
-    /// `dev` sized for this plan: a residue of n words, its segments' carries, the shift word.
+    /// Every buffer passed must be a buffer of `dev` sized for this plan: a residue of n words,
+    /// its segments' carries, the shift word.
     unsafe fn ntt(&self, dev: &Device, pass: &Pass, io: Operands, op: Op, flags: u32) -> Result<(), EngineError> {
         // Column passes run forward or inverse stages only (transform() below).
         debug_assert!(pass.s_log == 0 || matches!(op, Op::Forward | Op::Inverse));
         let late = late_trigger(self.plan.log2()) && pass.stages <= LATE_MAX_STAGES;
-        let trigger = if late { &dev.kernels.late } else { &dev.kernels.early };
+        let trigger = if late { &self.k.late } else { &self.k.early };
         let kernels = match (pass.s_log, op, flags) {
             (1.., _, _) => &trigger.columns,
             (0, Op::Square, 0) => &trigger.square_rows,
-            _ => &dev.kernels.ntt,
+            _ => &self.k.ntt,
         };
         let f = &kernels[pass.stages as usize - 1];
         let pow2 = pow2_columns(self.plan.log2(), pass.stages, pass.s_log, pass.c_log);
         let flags = if pow2 { flags | POW2 } else { flags };
         let Operands { x, other, shift } = io;
-        let args: [&dyn Arg; 10] = [
-            &x.x,
-            &other,
-            &pass.table,
-            &x.carries,
-            &shift,
-            &self.layout,
-            &pass.s_log,
-            &pass.c_log,
-            &(op as u32),
-            &flags,
-        ];
+        let args: [&dyn Arg; 10] =
+            [x.x, other, &pass.table, x.carries, shift, &self.layout, &pass.s_log, &pass.c_log, &(op as u32), &flags];
         // SAFETY: the pass kernels' parameters (kernels/goldilocks/ntt_block.cuh) in this order; x, other and
         // the carries are residues of this plan, the table is the pass's own.
         unsafe { launch(dev, f, pass.shape(self.n()), &args) }
@@ -281,11 +271,17 @@ impl Passes {
     /// (and doubles the shift count at `shift` with ADVANCE in `first`).
     ///
     /// # Safety
-    /// Every device address passed (in a [`Res`] or as a `u64`) must point at a live buffer of
-    /// `dev` sized for this plan: a residue of n words, its segments' carries, the shift word.
-    pub unsafe fn forward_global(&self, dev: &Device, x: Res, shift: u64, first: u32) -> Result<(), EngineError> {
+    /// Every buffer passed must be a buffer of `dev` sized for this plan: a residue of n words,
+    /// its segments' carries, the shift word.
+    pub unsafe fn forward_global(
+        &self,
+        dev: &Device,
+        x: Res,
+        shift: &CudaSlice<u32>,
+        first: u32,
+    ) -> Result<(), EngineError> {
         for (k, pass) in self.passes.iter().enumerate() {
-            // SAFETY: the addresses are the caller's, under this function's contract.
+            // SAFETY: the buffers are the caller's, under this function's contract.
             unsafe {
                 self.ntt(dev, pass, Operands::of(x, shift), Op::Forward, if k == 0 { WEIGH | first } else { 0 })
             }?;
@@ -297,11 +293,17 @@ impl Passes {
     /// term with LL in `last`).
     ///
     /// # Safety
-    /// Every device address passed (in a [`Res`] or as a `u64`) must point at a live buffer of
-    /// `dev` sized for this plan: a residue of n words, its segments' carries, the shift word.
-    pub unsafe fn inverse_global(&self, dev: &Device, x: Res, shift: u64, last: u32) -> Result<(), EngineError> {
+    /// Every buffer passed must be a buffer of `dev` sized for this plan: a residue of n words,
+    /// its segments' carries, the shift word.
+    pub unsafe fn inverse_global(
+        &self,
+        dev: &Device,
+        x: Res,
+        shift: &CudaSlice<u32>,
+        last: u32,
+    ) -> Result<(), EngineError> {
         for (k, pass) in self.passes.iter().enumerate().rev() {
-            // SAFETY: the addresses are the caller's, under this function's contract.
+            // SAFETY: the buffers are the caller's, under this function's contract.
             unsafe {
                 self.ntt(dev, pass, Operands::of(x, shift), Op::Inverse, if k == 0 { UNWEIGH | last } else { 0 })
             }?;
@@ -312,18 +314,18 @@ impl Passes {
     /// The row pass on every chunk of x (`other` is read by Multiply only) with `flags`.
     ///
     /// # Safety
-    /// Every device address passed (in a [`Res`] or as a `u64`) must point at a live buffer of
-    /// `dev` sized for this plan: a residue of n words, its segments' carries, the shift word.
+    /// Every buffer passed must be a buffer of `dev` sized for this plan: a residue of n words,
+    /// its segments' carries, the shift word.
     pub unsafe fn rows(
         &self,
         dev: &Device,
         x: Res,
-        other: u64,
-        shift: u64,
+        other: &CudaSlice<u64>,
+        shift: &CudaSlice<u32>,
         op: Op,
         flags: u32,
     ) -> Result<(), EngineError> {
-        // SAFETY: the addresses are the caller's, under this function's contract.
+        // SAFETY: the buffers are the caller's, under this function's contract.
         unsafe { self.ntt(dev, &self.row, Operands { x, other, shift }, op, flags) }
     }
 
@@ -331,50 +333,27 @@ impl Passes {
     /// back to digits and pending carries. `first` and `last` go to the first and last pass.
     ///
     /// # Safety
-    /// Every device address passed (in a [`Res`] or as a `u64`) must point at a live buffer of
-    /// `dev` sized for this plan: a residue of n words, its segments' carries, the shift word.
+    /// Every buffer passed must be a buffer of `dev` sized for this plan: a residue of n words,
+    /// its segments' carries, the shift word.
     unsafe fn transform(&self, dev: &Device, io: Operands, op: Op, first: u32, last: u32) -> Result<(), EngineError> {
-        // SAFETY: the addresses are the caller's, under this function's contract.
+        // SAFETY: the buffers are the caller's, under this function's contract.
         unsafe { self.forward_global(dev, io.x, io.shift, first) }?;
-        // SAFETY: the addresses are the caller's, under this function's contract.
+        // SAFETY: the buffers are the caller's, under this function's contract.
         unsafe { self.ntt(dev, &self.row, io, op, 0) }?;
         if op == Op::Forward {
             return Ok(());
         }
-        // SAFETY: the addresses are the caller's, under this function's contract.
+        // SAFETY: the buffers are the caller's, under this function's contract.
         unsafe { self.inverse_global(dev, io.x, io.shift, last) }
-    }
-
-    /// One squaring of x, all on the device; the shift count at `shift` doubles first, and
-    /// with `ll` the walk subtracts 2·2^s.
-    ///
-    /// # Safety
-    /// Every device address passed (in a [`Res`] or as a `u64`) must point at a live buffer of
-    /// `dev` sized for this plan: a residue of n words, its segments' carries, the shift word.
-    pub unsafe fn square(&self, dev: &Device, x: Res, shift: u64, ll: bool) -> Result<(), EngineError> {
-        // SAFETY: the addresses are the caller's, under this function's contract.
-        unsafe { self.transform(dev, Operands::of(x, shift), Op::Square, ADVANCE, if ll { LL } else { 0 }) }
-    }
-
-    /// acc := acc·x; `tmp` (n words) receives the transform of x (x itself is left as it was).
-    ///
-    /// # Safety
-    /// Every device address passed (in a [`Res`] or as a `u64`) must point at a live buffer of
-    /// `dev` sized for this plan: a residue of n words, its segments' carries, the shift word.
-    pub unsafe fn multiply(&self, dev: &Device, acc: Res, x: Res, tmp: u64, shift: u64) -> Result<(), EngineError> {
-        // SAFETY: all three are live allocations of n words on this device.
-        unsafe { cudarc::driver::result::memcpy_dtod_async(tmp, x.x, self.plan.n() * 8, dev.stream.cu_stream()) }
-            .map_err(cuda_err("copy"))?;
-        // SAFETY: the addresses are the caller's, under this function's contract.
-        unsafe { self.transform(dev, Operands::of(Res { x: tmp, carries: x.carries }, shift), Op::Forward, 0, 0) }?;
-        // SAFETY: the addresses are the caller's, under this function's contract.
-        unsafe { self.transform(dev, Operands { x: acc, other: tmp, shift }, Op::Multiply, 0, 0) }
     }
 }
 
 impl Pipeline for Passes {
     fn plan(&self) -> &Plan {
         &self.plan
+    }
+    fn module(&self) -> &Arc<CudaModule> {
+        &self.k.module
     }
     fn carry_words(&self) -> usize {
         self.segments()
@@ -385,49 +364,53 @@ impl Pipeline for Passes {
     fn transform_name(&self) -> String {
         format!("NTT n=2^{}", self.plan.log2())
     }
-    unsafe fn queue_squarings(
-        &self,
-        dev: &Device,
-        graphs: &mut Graphs,
-        x: Res,
-        shift: u64,
-        ll: bool,
-        count: u64,
-    ) -> Result<(), EngineError> {
-        // SAFETY: the addresses are the caller's, under the trait's contract.
-        graphs.squarings(dev, count, || unsafe { self.square(dev, x, shift, ll) })
+
+    /// One squaring of x, all on the device: the whole transform with the pointwise square.
+    unsafe fn square(&self, dev: &Device, x: Res, shift: &CudaSlice<u32>, ll: bool) -> Result<(), EngineError> {
+        // SAFETY: the buffers are the caller's, under the trait's contract.
+        unsafe { self.transform(dev, Operands::of(x, shift), Op::Square, ADVANCE, if ll { LL } else { 0 }) }
     }
-    unsafe fn queue_multiply(
+
+    /// acc := acc·x; `tmp` (n words) receives the transform of x (x itself is left as it was).
+    unsafe fn multiply(
         &self,
         dev: &Device,
-        graphs: &mut Graphs,
         acc: Res,
         x: Res,
-        tmp: u64,
-        shift: u64,
+        tmp: &CudaSlice<u64>,
+        shift: &CudaSlice<u32>,
     ) -> Result<(), EngineError> {
-        // SAFETY: the addresses are the caller's, under the trait's contract.
-        graphs.product(dev, || unsafe { self.multiply(dev, acc, x, tmp, shift) })
+        copy(dev, tmp, x.x)?;
+        // SAFETY: the buffers are the caller's, under the trait's contract.
+        unsafe { self.transform(dev, Operands::of(Res { x: tmp, carries: x.carries }, shift), Op::Forward, 0, 0) }?;
+        // SAFETY: the buffers are the caller's, under the trait's contract.
+        unsafe { self.transform(dev, Operands { x: acc, other: tmp, shift }, Op::Multiply, 0, 0) }
     }
 
     /// Microseconds per launch of each kernel of a squaring, each timed alone over `reps`
     /// launches replayed from a CUDA graph (for tuning; the data is whatever x holds).
-    unsafe fn profile(&self, dev: &Device, x: Res, shift: u64, reps: usize) -> Result<Vec<(String, f64)>, EngineError> {
+    unsafe fn profile(
+        &self,
+        dev: &Device,
+        x: Res,
+        shift: &CudaSlice<u32>,
+        reps: usize,
+    ) -> Result<Vec<(String, f64)>, EngineError> {
         let mut steps: Vec<Step> = Vec::new();
         let edge = |k: usize, flag: u32| if k == 0 { flag } else { 0 };
         let io = Operands::of(x, shift);
         for (k, pass) in self.passes.iter().enumerate() {
             let name = format!("fwd column pass {} ({} stages, 2^{} lines/block)", k, pass.stages, pass.c_log);
-            // SAFETY: the addresses are the caller's, under this function's contract.
+            // SAFETY: the buffers are the caller's, under this function's contract.
             steps.push((name, Box::new(move || unsafe { self.ntt(dev, pass, io, Op::Forward, edge(k, WEIGH)) })));
         }
         let row = &self.row;
         let name = format!("row pass square ({} stages, 2^{} lines/block)", row.stages, row.c_log);
-        // SAFETY: the addresses are the caller's, under this function's contract.
+        // SAFETY: the buffers are the caller's, under this function's contract.
         steps.push((name, Box::new(move || unsafe { self.ntt(dev, row, io, Op::Square, 0) })));
         for (k, pass) in self.passes.iter().enumerate() {
             let name = format!("inv column pass {} ({} stages)", k, pass.stages);
-            // SAFETY: the addresses are the caller's, under this function's contract.
+            // SAFETY: the buffers are the caller's, under this function's contract.
             steps.push((name, Box::new(move || unsafe { self.ntt(dev, pass, io, Op::Inverse, edge(k, UNWEIGH)) })));
         }
         time_steps(dev, reps, &steps)

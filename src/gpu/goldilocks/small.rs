@@ -3,17 +3,19 @@
 //! the opt-in above 48 KiB), the launches (`count` squarings in one launch; the product acc·x),
 //! and its check against the CPU twin for `gpu-selftest kernels`.
 
+use super::kernels::{GlKernels, SMALL_MAX_STAGES};
 use crate::engine::EngineError;
 use crate::gpu::arith::Pipeline;
 use crate::gpu::goldilocks::{upload_plan, Layout, Op};
 use crate::gpu::graphs::Graphs;
-use crate::gpu::launch::{launch, Res, Shape, ADVANCE, LL};
+use crate::gpu::launch::{launch, Arg, Res, Shape, ADVANCE, LL};
 use crate::gpu::module::{cuda_err, Device, Timer};
 use crate::transform::plan::Plan;
-use cudarc::driver::{sys, CudaSlice};
+use cudarc::driver::{sys, CudaModule, CudaSlice};
+use std::sync::Arc;
 
 /// Most stages per round (the small_r1 .. small_r4 kernels).
-pub(crate) const MAX_STAGES: u32 = crate::gpu::module::SMALL_MAX_STAGES;
+pub(crate) const MAX_STAGES: u32 = SMALL_MAX_STAGES;
 /// The default shared memory of a block; more needs the opt-in attribute.
 const DEFAULT_SHARED_BYTES: u32 = 48 << 10;
 /// Iterations per launch at most (a launch of more would hold the GPU for seconds).
@@ -30,6 +32,7 @@ fn default_stages() -> u32 {
 /// A small plan on the device and its launch shape.
 pub(crate) struct SmallPipeline {
     pub plan: Plan,
+    k: GlKernels,
     layout: Layout,
     _tables: Vec<CudaSlice<u64>>,
     stages: u32,
@@ -48,7 +51,8 @@ impl SmallPipeline {
         if !plan.is_small() || !(1..=MAX_STAGES).contains(&stages) {
             return Err(EngineError::Other(format!("no one-block kernel for n=2^{}, {stages} stages", plan.log2())));
         }
-        let (layout, tables) = upload_plan(dev, &plan)?;
+        let k = GlKernels::load(dev)?;
+        let (layout, tables) = upload_plan(dev, &k, &plan)?;
         // Values (one pad word per 2^pad_log, pad_log as in kernels/goldilocks/small.cuh) and the carries.
         let (n, seg_log) = (plan.n(), plan.seg_len().trailing_zeros() as usize);
         let words = n + (n >> seg_log.max(4)) + (n >> seg_log);
@@ -65,11 +69,11 @@ impl SmallPipeline {
                     format!("n=2^{} needs {shared_bytes} bytes of shared memory, the GPU has {most}", plan.log2());
                 return Err(EngineError::NoPlan { p: plan.exponent(), why });
             }
-            let f = &dev.kernels.small[stages as usize - 1];
+            let f = &k.small[stages as usize - 1];
             let attr = sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
             f.set_attribute(attr, shared_bytes as i32).map_err(cuda_err("shared memory opt-in"))?;
         }
-        Ok(SmallPipeline { plan, layout, _tables: tables, stages, threads, shared_bytes })
+        Ok(SmallPipeline { plan, k, layout, _tables: tables, stages, threads, shared_bytes })
     }
 
     /// Pending carries per residue (always zero after this kernel, but read on load).
@@ -87,27 +91,33 @@ impl SmallPipeline {
         )
     }
 
-    /// One launch of the one-block kernel.
+    /// One launch of the one-block kernel (`tmp`: none for a squaring, which reads no other
+    /// operand; the kernel takes a null pointer then).
     ///
     /// # Safety
-    /// Every device address passed (in a [`Res`] or as a `u64`) must point at a live buffer of
-    /// `dev` sized for this plan: a residue of n words, its segments' carries, the shift word.
+    /// Every buffer passed must be a buffer of `dev` sized for this plan: a residue of n words,
+    /// its segments' carries, the shift word.
     #[allow(clippy::too_many_arguments)]
     unsafe fn launch(
         &self,
         dev: &Device,
         x: Res,
         other: Res,
-        tmp: u64,
-        shift: u64,
+        tmp: Option<&CudaSlice<u64>>,
+        shift: &CudaSlice<u32>,
         count: u32,
         op: Op,
         flags: u32,
     ) -> Result<(), EngineError> {
-        let f = &dev.kernels.small[self.stages as usize - 1];
+        let f = &self.k.small[self.stages as usize - 1];
         let shape = Shape { blocks: 1, threads: self.threads, shared_bytes: self.shared_bytes };
-        let args: [&dyn crate::gpu::launch::Arg; 10] =
-            [&x.x, &x.carries, &other.x, &other.carries, &tmp, &shift, &self.layout, &count, &(op as u32), &flags];
+        let null = 0u64;
+        let tmp: &dyn Arg = match tmp {
+            Some(t) => t,
+            None => &null,
+        };
+        let args: [&dyn Arg; 10] =
+            [x.x, x.carries, other.x, other.carries, tmp, shift, &self.layout, &count, &(op as u32), &flags];
         // SAFETY: small_r<R>'s parameters (kernels/goldilocks/small.cuh) in this order; the residues, carries
         // and tmp are sized for this plan.
         unsafe { launch(dev, f, shape, &args) }
@@ -117,34 +127,34 @@ impl SmallPipeline {
     /// at `shift` first, and with `ll` subtracts 2·2^s.
     ///
     /// # Safety
-    /// Every device address passed (in a [`Res`] or as a `u64`) must point at a live buffer of
-    /// `dev` sized for this plan: a residue of n words, its segments' carries, the shift word.
-    pub unsafe fn square(&self, dev: &Device, x: Res, shift: u64, ll: bool, count: u64) -> Result<(), EngineError> {
+    /// Every buffer passed must be a buffer of `dev` sized for this plan: a residue of n words,
+    /// its segments' carries, the shift word.
+    pub unsafe fn squarings(
+        &self,
+        dev: &Device,
+        x: Res,
+        shift: &CudaSlice<u32>,
+        ll: bool,
+        count: u64,
+    ) -> Result<(), EngineError> {
         let flags = ADVANCE | if ll { LL } else { 0 };
         let mut left = count;
         while left > 0 {
             let k = left.min(MAX_LAUNCH_ITERS);
-            // SAFETY: the addresses are the caller's, under this function's contract.
-            unsafe { self.launch(dev, x, x, 0, shift, k as u32, Op::Square, flags) }?;
+            // SAFETY: the buffers are the caller's, under this function's contract.
+            unsafe { self.launch(dev, x, x, None, shift, k as u32, Op::Square, flags) }?;
             left -= k;
         }
         Ok(())
-    }
-
-    /// acc := acc·x; `tmp` (n words) receives the transform of x (x itself is left as it was).
-    ///
-    /// # Safety
-    /// Every device address passed (in a [`Res`] or as a `u64`) must point at a live buffer of
-    /// `dev` sized for this plan: a residue of n words, its segments' carries, the shift word.
-    pub unsafe fn multiply(&self, dev: &Device, acc: Res, x: Res, tmp: u64, shift: u64) -> Result<(), EngineError> {
-        // SAFETY: the addresses are the caller's, under this function's contract.
-        unsafe { self.launch(dev, acc, x, tmp, shift, 1, Op::Multiply, 0) }
     }
 }
 
 impl Pipeline for SmallPipeline {
     fn plan(&self) -> &Plan {
         &self.plan
+    }
+    fn module(&self) -> &Arc<CudaModule> {
+        &self.k.module
     }
     fn carry_words(&self) -> usize {
         self.segments()
@@ -155,39 +165,51 @@ impl Pipeline for SmallPipeline {
     fn transform_name(&self) -> String {
         format!("NTT n=2^{}", self.plan.log2())
     }
-    /// One launch for the whole batch (no graph).
+    unsafe fn square(&self, dev: &Device, x: Res, shift: &CudaSlice<u32>, ll: bool) -> Result<(), EngineError> {
+        // SAFETY: the buffers are the caller's, under the trait's contract.
+        unsafe { self.squarings(dev, x, shift, ll, 1) }
+    }
+    /// acc := acc·x in one launch; `tmp` (n words) receives the transform of x (x itself is left
+    /// as it was).
+    unsafe fn multiply(
+        &self,
+        dev: &Device,
+        acc: Res,
+        x: Res,
+        tmp: &CudaSlice<u64>,
+        shift: &CudaSlice<u32>,
+    ) -> Result<(), EngineError> {
+        // SAFETY: the buffers are the caller's, under the trait's contract.
+        unsafe { self.launch(dev, acc, x, Some(tmp), shift, 1, Op::Multiply, 0) }
+    }
+
+    /// Microseconds per squaring, `reps` of them in one launch (for tuning; the data is whatever
+    /// x holds, the shift count advances).
+    unsafe fn profile(
+        &self,
+        dev: &Device,
+        x: Res,
+        shift: &CudaSlice<u32>,
+        reps: usize,
+    ) -> Result<Vec<(String, f64)>, EngineError> {
+        let timer = Timer::start(dev)?;
+        // SAFETY: the buffers are the caller's, under the trait's contract.
+        unsafe { self.squarings(dev, x, shift, true, reps as u64) }?;
+        let us = timer.ms()? * 1000.0 / reps as f64;
+        Ok(vec![(format!("{} (per squaring, {reps} in one launch)", self.describe()), us)])
+    }
+
+    /// One launch for the whole batch (no graph): the kernel runs the `count` squarings itself.
     unsafe fn queue_squarings(
         &self,
         dev: &Device,
         _graphs: &mut Graphs,
         x: Res,
-        shift: u64,
+        shift: &CudaSlice<u32>,
         ll: bool,
         count: u64,
     ) -> Result<(), EngineError> {
-        // SAFETY: the addresses are the caller's, under the trait's contract.
-        unsafe { self.square(dev, x, shift, ll, count) }
-    }
-    unsafe fn queue_multiply(
-        &self,
-        dev: &Device,
-        _graphs: &mut Graphs,
-        acc: Res,
-        x: Res,
-        tmp: u64,
-        shift: u64,
-    ) -> Result<(), EngineError> {
-        // SAFETY: the addresses are the caller's, under the trait's contract.
-        unsafe { self.multiply(dev, acc, x, tmp, shift) }
-    }
-
-    /// Microseconds per squaring, `reps` of them in one launch (for tuning; the data is whatever
-    /// x holds, the shift count advances).
-    unsafe fn profile(&self, dev: &Device, x: Res, shift: u64, reps: usize) -> Result<Vec<(String, f64)>, EngineError> {
-        let timer = Timer::start(dev)?;
-        // SAFETY: the addresses are the caller's, under this function's contract.
-        unsafe { self.square(dev, x, shift, true, reps as u64) }?;
-        let us = timer.ms()? * 1000.0 / reps as f64;
-        Ok(vec![(format!("{} (per squaring, {reps} in one launch)", self.describe()), us)])
+        // SAFETY: the buffers are the caller's, under the trait's contract.
+        unsafe { self.squarings(dev, x, shift, ll, count) }
     }
 }

@@ -7,8 +7,8 @@ use super::mersenne;
 use super::verdict::{as_words, signed_words, KernelVerdict};
 use crate::engine::EngineError;
 use crate::gpu::goldilocks::{Op, Passes};
-use crate::gpu::launch::{addr, launch, Res, Shape, ADVANCE, LL};
-use crate::gpu::module::{cuda_err, Device};
+use crate::gpu::launch::{launch, Res, Shape, ADVANCE, LL};
+use crate::gpu::module::{cuda_err, function, Device, CHECK_UNIT};
 use crate::rng::SeededRng;
 use crate::transform::goldilocks::field::{edge_words, Gl, P};
 use crate::transform::plan::Plan;
@@ -22,6 +22,12 @@ struct Io {
     shift: CudaSlice<u32>,
 }
 
+impl Io {
+    fn res(&self) -> Res<'_> {
+        Res { x: &self.x, carries: &self.carries }
+    }
+}
+
 /// An opened GPU for repeated kernel checks.
 pub struct KernelChecker {
     dev: Device,
@@ -32,8 +38,14 @@ impl KernelChecker {
         Ok(KernelChecker { dev: Device::open()? })
     }
 
-    pub fn device(&self) -> &str {
-        &self.dev.description
+    /// The device's description (with the kernels built so far).
+    pub fn device(&self) -> String {
+        self.dev.description()
+    }
+
+    /// A kernel of the field checks' unit (built on the first call).
+    fn check_kernel(&self, name: &str) -> Result<cudarc::driver::CudaFunction, EngineError> {
+        function(&self.dev.module(CHECK_UNIT)?, name)
     }
 
     fn put(&self, buf: &mut CudaSlice<u64>, words: &[u64]) -> Result<(), EngineError> {
@@ -72,11 +84,11 @@ impl KernelChecker {
         let up = |v: &[u64]| self.dev.stream.clone_htod(v).map_err(cuda_err("upload"));
         let (da, db) = (up(&a)?, up(&b)?);
         let out = self.dev.stream.alloc_zeros::<u64>(4 * a.len()).map_err(cuda_err("alloc"))?;
-        let (pa, pb, po) = (addr(&self.dev, &da), addr(&self.dev, &db), addr(&self.dev, &out));
         let shape = Shape { blocks: n.div_ceil(256), threads: 256, shared_bytes: 0 };
+        let f = self.check_kernel("field_ops")?;
         // SAFETY: field_ops(const u64* a, const u64* b, u64* out, u32 n) with a, b of n words and
         // out of 4n (kernels/goldilocks/field_check.cuh).
-        unsafe { launch(&self.dev, &self.dev.kernels.field_ops, shape, &[&pa, &pb, &po, &n]) }?;
+        unsafe { launch(&self.dev, &f, shape, &[&da, &db, &out, &n]) }?;
         let got = self.get(&out)?;
         let want: Vec<u64> = a
             .iter()
@@ -106,11 +118,11 @@ impl KernelChecker {
         let up = |v: &[u64]| self.dev.stream.clone_htod(v).map_err(cuda_err("upload"));
         let (da, db) = (up(&a)?, up(&b)?);
         let out = self.dev.stream.alloc_zeros::<u64>(mersenne::OUT_WORDS * a.len()).map_err(cuda_err("alloc"))?;
-        let (pa, pb, po) = (addr(&self.dev, &da), addr(&self.dev, &db), addr(&self.dev, &out));
         let shape = Shape { blocks: n.div_ceil(256), threads: 256, shared_bytes: 0 };
+        let f = self.check_kernel("field_ops_m61m31")?;
         // SAFETY: field_ops_m61m31(const u64* a, const u64* b, u64* out, u32 n) with a, b of n words
-        // and out of MERSENNE_OUT·n (kernels/goldilocks/field_check.cuh).
-        unsafe { launch(&self.dev, &self.dev.kernels.field_ops_m61m31, shape, &[&pa, &pb, &po, &n]) }?;
+        // and out of MERSENNE_OUT·n (kernels/m61m31/field_check.cuh).
+        unsafe { launch(&self.dev, &f, shape, &[&da, &db, &out, &n]) }?;
         let ok = self.get(&out)? == mersenne::expected(&a, &b);
         Ok(KernelVerdict { kernel: format!("field operations of M61, M31, GF(p^2) and the CRT ({n} inputs)"), ok })
     }
@@ -153,8 +165,6 @@ impl KernelChecker {
             carries: self.dev.stream.alloc_zeros::<i64>(pipe.segments()).map_err(cuda_err("alloc"))?,
             shift: self.dev.stream.alloc_zeros::<u32>(1).map_err(cuda_err("alloc"))?,
         };
-        let res = Res { x: addr(&self.dev, &io.x), carries: addr(&self.dev, &io.carries) };
-        let (ya, sa) = (addr(&self.dev, &y), addr(&self.dev, &io.shift));
         self.put(&mut y, &as_words(&other))?;
         let mut out = Vec::new();
         let mut verdict = |kernel: &str, ok: bool| out.push(KernelVerdict { kernel: kernel.into(), ok });
@@ -165,7 +175,7 @@ impl KernelChecker {
         twin::forward_stages(&plan, &mut twin, n / 2, sl);
         self.load(&mut io, &pending, &signed_words(&digits), s)?;
         // SAFETY: the self-test's buffers, allocated for this plan on this device.
-        unsafe { pipe.forward_global(&self.dev, res, sa, ADVANCE) }?;
+        unsafe { pipe.forward_global(&self.dev, io.res(), &io.shift, ADVANCE) }?;
         let (got, _, got_s) = self.fetch(&io)?;
         verdict("forward column passes (carry fix-up, weigh, shift)", got == as_words(&twin) && got_s == s2);
         // Row pass on random field input (the pending carries stay as they are).
@@ -180,17 +190,17 @@ impl KernelChecker {
         let want = finish(t.iter().map(|v| v.square()).collect());
         self.load(&mut io, &pending, &input, s)?;
         // SAFETY: the self-test's buffers, allocated for this plan on this device.
-        unsafe { pipe.rows(&self.dev, res, res.x, sa, Op::Square, 0) }?;
+        unsafe { pipe.rows(&self.dev, io.res(), &io.x, &io.shift, Op::Square, 0) }?;
         let (got, got_c, _) = self.fetch(&io)?;
         verdict("row pass (square)", (got, got_c) == want);
         self.load(&mut io, &pending, &input, s)?;
         // SAFETY: the self-test's buffers, allocated for this plan on this device.
-        unsafe { pipe.rows(&self.dev, res, res.x, sa, Op::Forward, 0) }?;
+        unsafe { pipe.rows(&self.dev, io.res(), &io.x, &io.shift, Op::Forward, 0) }?;
         verdict("row pass (forward)", self.get(&io.x)? == forward_only);
         let want = finish(t.iter().zip(&other).map(|(a, b)| a.mul(*b)).collect());
         self.load(&mut io, &pending, &input, s)?;
         // SAFETY: the self-test's buffers, allocated for this plan on this device.
-        unsafe { pipe.rows(&self.dev, res, ya, sa, Op::Multiply, 0) }?;
+        unsafe { pipe.rows(&self.dev, io.res(), &y, &io.shift, Op::Multiply, 0) }?;
         let (got, got_c, _) = self.fetch(&io)?;
         verdict("row pass (multiply)", (got, got_c) == want);
         // Inverse global passes (unweighting, carry walk with the LL term) on random field input.
@@ -199,7 +209,7 @@ impl KernelChecker {
         let (d, cs) = twin::carry_walk(&plan, &twin::unweight_out(&plan, &inv), Some(plan.minus_two_at(s2)));
         self.load(&mut io, &pending, &as_words(&random_field), s2)?;
         // SAFETY: the self-test's buffers, allocated for this plan on this device.
-        unsafe { pipe.inverse_global(&self.dev, res, sa, LL) }?;
+        unsafe { pipe.inverse_global(&self.dev, io.res(), &io.shift, LL) }?;
         let (got, got_c, _) = self.fetch(&io)?;
         verdict("inverse column passes (unweigh, carry walk, -2*2^s)", (got, got_c) == (signed_words(&d), cs));
         Ok(out)

@@ -5,8 +5,8 @@
 //! in registers like the other arithmetics' rates (rate.rs launches the rate kernels).
 
 use crate::engine::EngineError;
-use crate::gpu::launch::{addr, launch, Shape};
-use crate::gpu::module::{cuda_err, Device};
+use crate::gpu::launch::{launch, Shape};
+use crate::gpu::module::{cuda_err, function, Device};
 use crate::rng::SeededRng;
 use crate::transform::fp64::crt::{Crt, MAX_ABS};
 use crate::transform::fp64::field::{Fp64, MUL_SPAN};
@@ -68,7 +68,7 @@ fn expected(f: &Fp64, a: f64, b: f64, x: f64, y: f64, w: f64) -> [f64; 6] {
 /// elements per prime and for the CRT, and the first few described.
 pub fn check(dev: &Device, module: &Arc<CudaModule>, seed: u64, random: usize) -> Result<(bool, String), EngineError> {
     let mut rng = SeededRng::new(seed);
-    let f = |name: &str| module.load_function(name).map_err(cuda_err("fp64 kernel"));
+    let f = |name: &str| function(module, name);
     let (op_check, crt_check) = (f("fp64_check")?, f("fp64_crt_check")?);
     let up = |v: &[f64]| dev.stream.clone_htod(v).map_err(cuda_err("fp64 upload"));
     let mut report = Vec::new();
@@ -79,13 +79,13 @@ pub fn check(dev: &Device, module: &Arc<CudaModule>, seed: u64, random: usize) -
         let n = cols[0].len() as u32;
         let bufs = cols.iter().map(|c| up(c)).collect::<Result<Vec<_>, _>>()?;
         let out = dev.stream.alloc_zeros::<f64>(6 * n as usize).map_err(cuda_err("fp64 buffer"))?;
-        let a: Vec<u64> = bufs.iter().map(|b| addr(dev, b)).collect();
-        let o = addr(dev, &out);
         let (p, pinv) = (field.p(), field.pinv());
         let shape = Shape { blocks: n.div_ceil(256), threads: 256, shared_bytes: 0 };
         // SAFETY: fp64_check(const double* a, b, x, y, w, double* out, u32 n, double p, double pinv)
         // with five inputs of n doubles and out of 6n (kernels/fp64/field_rate.cuh).
-        unsafe { launch(dev, &op_check, shape, &[&a[0], &a[1], &a[2], &a[3], &a[4], &o, &n, &p, &pinv]) }?;
+        unsafe {
+            launch(dev, &op_check, shape, &[&bufs[0], &bufs[1], &bufs[2], &bufs[3], &bufs[4], &out, &n, &p, &pinv])
+        }?;
         let got = dev.stream.clone_dtoh(&out).map_err(cuda_err("fp64 download"))?;
         dev.stream.synchronize().map_err(cuda_err("fp64 run"))?;
         let bad: Vec<usize> = (0..n as usize)
@@ -123,12 +123,11 @@ pub fn check(dev: &Device, module: &Arc<CudaModule>, seed: u64, random: usize) -
     let n = cs.len() as u32;
     let (b1, b2) = (up(&x1)?, up(&x2)?);
     let out = dev.stream.alloc_zeros::<u64>(2 * n as usize).map_err(cuda_err("fp64 buffer"))?;
-    let (a1, a2, o) = (addr(dev, &b1), addr(dev, &b2), addr(dev, &out));
     let (p1, i1, p2, i2, inv) = (crt.f1.p(), crt.f1.pinv(), crt.f2.p(), crt.f2.pinv(), crt.inv);
     let shape = Shape { blocks: n.div_ceil(256), threads: 256, shared_bytes: 0 };
     // SAFETY: fp64_crt_check(const double* x1, x2, u64* out, u32 n, double p1, pinv1, p2, pinv2,
     // inv) with inputs of n doubles and out of 2n words.
-    unsafe { launch(dev, &crt_check, shape, &[&a1, &a2, &o, &n, &p1, &i1, &p2, &i2, &inv]) }?;
+    unsafe { launch(dev, &crt_check, shape, &[&b1, &b2, &out, &n, &p1, &i1, &p2, &i2, &inv]) }?;
     let got = dev.stream.clone_dtoh(&out).map_err(cuda_err("fp64 download"))?;
     dev.stream.synchronize().map_err(cuda_err("fp64 run"))?;
     let bad = (0..cs.len())

@@ -5,7 +5,8 @@
 
 use super::verdict::KernelVerdict;
 use crate::engine::EngineError;
-use crate::gpu::launch::{addr, Res, ADVANCE, LL};
+use crate::gpu::arith::Pipeline;
+use crate::gpu::launch::{Res, ADVANCE, LL};
 use crate::gpu::m61m31::{carries_from_words, carries_to_words, MmPipeline, Zs};
 use crate::gpu::module::{cuda_err, Device};
 use crate::rng::SeededRng;
@@ -76,15 +77,12 @@ impl Checker<'_> {
         self.dev.stream.synchronize().map_err(cuda_err("run"))
     }
 
-    fn res(&self) -> Res {
-        Res { x: addr(self.dev, &self.b.x), carries: addr(self.dev, &self.b.carries) }
+    fn res(&self) -> Res<'_> {
+        Res { x: &self.b.x, carries: &self.b.carries }
     }
-    fn zs(&self, which: bool) -> Zs {
-        let (a, b) = if which { &self.b.y } else { &self.b.z };
-        Zs { z61: addr(self.dev, a), z31: addr(self.dev, b) }
-    }
-    fn shift_addr(&self) -> u64 {
-        addr(self.dev, &self.b.shift)
+    fn zs(&self, which: bool) -> Zs<'_> {
+        let (z61, z31) = if which { &self.b.y } else { &self.b.z };
+        Zs { z61, z31 }
     }
 
     fn put_pair(&mut self, which: bool, v: &Pair) -> Result<(), EngineError> {
@@ -230,7 +228,6 @@ pub(crate) fn check_plan(
     let p = plan.exponent();
     let (m, log_c) = (c.t.t61.m, c.pipe.log_c());
     let chunk = 1usize << log_c;
-    let (x, z, y, sa) = (c.res(), c.zs(false), c.zs(true), c.shift_addr());
 
     // Pending carries as large as a walk leaves them, and their fix-up by the twin.
     let segs = c.pipe.segments();
@@ -244,14 +241,14 @@ pub(crate) fn check_plan(
     // 1. weigh (fix-up, weights, pack, shift).
     c.put_residue(&d, &pending, s)?;
     // SAFETY: the checker's buffers, allocated for this plan on this device.
-    unsafe { c.pipe.weigh(dev, x, z, sa, ADVANCE) }?;
+    unsafe { c.pipe.weigh(dev, c.res(), c.zs(false), &c.b.shift, ADVANCE) }?;
     let want = Pair { v61: mm::weight_in(plan, &c.t.t61, &fixed), v31: mm::weight_in(plan, &c.t.t31, &fixed) };
     let got_shift = c.get_residue()?.2;
     verdict("weigh (carry fix-up, weights, pack, shift)", c.get_pair()? == want && got_shift == s2);
     // The weigh and the global forward passes as a squaring launches them.
     c.put_residue(&d, &pending, s)?;
     // SAFETY: the checker's buffers, allocated for this plan on this device.
-    unsafe { c.pipe.head(dev, x, z, sa, ADVANCE) }?;
+    unsafe { c.pipe.head(dev, c.res(), c.zs(false), &c.b.shift, ADVANCE) }?;
     let mut want = want;
     Stage::Radix3 { inverse: false }.twin_pair(&c.t, &mut want, m, chunk);
     Stage::Global { inverse: false }.twin_pair(&c.t, &mut want, m, chunk);
@@ -276,7 +273,7 @@ pub(crate) fn check_plan(
         stage.twin_pair(&c.t, &mut want, m, chunk);
         c.put_pair(false, &r)?;
         // SAFETY: the checker's buffers, allocated for this plan on this device.
-        unsafe { stage.launch(&c.pipe, dev, z) }?;
+        unsafe { stage.launch(&c.pipe, dev, c.zs(false)) }?;
         verdict(name, c.get_pair()? == want);
     }
     // The pair step of a product.
@@ -284,7 +281,7 @@ pub(crate) fn check_plan(
     c.put_pair(false, &r)?;
     c.put_pair(true, &other)?;
     // SAFETY: the checker's buffers, allocated for this plan on this device.
-    unsafe { c.pipe.pair(dev, z, y) }?;
+    unsafe { c.pipe.pair(dev, c.zs(false), c.zs(true)) }?;
     let mut want = r.clone();
     mm::pair_step(&c.t.t61, &mut want.v61, &other.v61);
     mm::pair_step(&c.t.t31, &mut want.v31, &other.v31);
@@ -294,7 +291,7 @@ pub(crate) fn check_plan(
         c.put_pair(false, &r)?;
         c.put_pair(true, &other)?;
         // SAFETY: the checker's buffers, allocated for this plan on this device.
-        unsafe { c.pipe.core(dev, z, y) }?;
+        unsafe { c.pipe.core(dev, c.zs(false), c.zs(true)) }?;
         let mut want = r.clone();
         Stage::Block { inverse: false }.twin_pair(&c.t, &mut want, m, chunk);
         mm::pair_step(&c.t.t61, &mut want.v61, &other.v61);
@@ -307,7 +304,7 @@ pub(crate) fn check_plan(
     c.put_residue(&d, &pending, s2)?;
     c.put_pair(false, &r)?;
     // SAFETY: the checker's buffers, allocated for this plan on this device.
-    unsafe { c.pipe.carry(dev, z, x, sa, LL) }?;
+    unsafe { c.pipe.carry(dev, c.zs(false), c.res(), &c.b.shift, LL) }?;
     let conv = mm::recombine(&mm::unweight_out(plan, &c.t.t61, &r.v61), &mm::unweight_out(plan, &c.t.t31, &r.v31));
     let (wd, wc) = twin::carry_walk(plan, &conv, Some(plan.minus_two_at(s2)));
     let (gd, gc, _) = c.get_residue()?;
@@ -316,7 +313,7 @@ pub(crate) fn check_plan(
     // 4. a whole LL squaring and a product of digits with pending carries.
     c.put_residue(&d, &pending, s)?;
     // SAFETY: the checker's buffers, allocated for this plan on this device.
-    unsafe { c.pipe.square(dev, x, sa, true) }?;
+    unsafe { c.pipe.square(dev, c.res(), &c.b.shift, true) }?;
     let (mut gd, gc, gs) = c.get_residue()?;
     twin::carry_fixup(plan, &mut gd, &gc);
     let want = mm::square_digits(plan, &c.t, &fixed, Some(plan.minus_two_at(s2)));
@@ -328,13 +325,13 @@ pub(crate) fn check_plan(
     // acc in the checker's residue, x (the other factor) in a second one.
     let xb = dev.stream.clone_htod(&d.iter().map(|&v| v as u64).collect::<Vec<u64>>()).map_err(cuda_err("upload"))?;
     let xc = dev.stream.clone_htod(&carries_to_words(&pending)).map_err(cuda_err("upload"))?;
-    let xr = Res { x: addr(dev, &xb), carries: addr(dev, &xc) };
+    let tmp = alloc64(n)?;
     c.put_residue(&e, &acc_pending, s)?;
-    // SAFETY: the checker's buffers and xb, xc, allocated for this plan on this device.
-    unsafe { c.pipe.multiply(dev, x, xr, sa) }?;
+    // SAFETY: the checker's buffers and xb, xc, tmp, allocated for this plan on this device.
+    unsafe { c.pipe.multiply(dev, c.res(), Res { x: &xb, carries: &xc }, &tmp, &c.b.shift) }?;
     let (mut gd, gc, _) = c.get_residue()?;
     twin::carry_fixup(plan, &mut gd, &gc);
     verdict("product (all kernels)", gd == mm::multiply_digits(plan, &c.t, &acc_fixed, &fixed));
-    drop((xb, xc));
+    drop((xb, xc, tmp));
     Ok(out)
 }

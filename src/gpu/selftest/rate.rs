@@ -12,7 +12,7 @@ use super::fp64::{self, Fp64Rates};
 use crate::engine::EngineError;
 use crate::gpu::goldilocks::{general_products_per_value, line_dfts};
 use crate::gpu::launch::{launch, Shape};
-use crate::gpu::module::{cuda_err, Device, Timer};
+use crate::gpu::module::{cuda_err, function, Device, Timer, RATE_UNIT};
 use crate::transform::line::MAX_POW2_LOG2;
 use crate::transform::plan::Plan;
 use cudarc::driver::sys::CUdevice_attribute;
@@ -72,23 +72,22 @@ pub fn field_rate() -> Result<FieldRate, EngineError> {
     let blocks = sms * BLOCKS_PER_SM;
     // SAFETY: each kernel writes one word per thread, all of which the buffer holds.
     let out = unsafe { dev.stream.alloc::<u64>((blocks * THREADS) as usize) }.map_err(cuda_err("rate buffer"))?;
-    let out_addr = crate::gpu::launch::addr(&dev, &out);
     // Operations per second of one kernel doing `per_round` per round and thread.
     let rate = |f: &CudaFunction, per_round: u32, seed: u64| -> Result<f64, EngineError> {
         let shape = || Shape { blocks, threads: THREADS, shared_bytes: 0 };
         // SAFETY: rate_*(u64* out, u32 rounds, u64 seed) with out of one word per thread
         // (kernels/goldilocks/field_rate.cuh).
-        unsafe { launch(&dev, f, shape(), &[&out_addr, &ROUNDS, &seed]) }?;
+        unsafe { launch(&dev, f, shape(), &[&out, &ROUNDS, &seed]) }?;
         let timer = Timer::start(&dev)?;
         // SAFETY: rate_*(u64* out, u32 rounds, u64 seed) with out of one word per thread
         // (kernels/goldilocks/field_rate.cuh).
-        unsafe { launch(&dev, f, shape(), &[&out_addr, &ROUNDS, &seed]) }?;
+        unsafe { launch(&dev, f, shape(), &[&out, &ROUNDS, &seed]) }?;
         let seconds = timer.ms()? * 1e-3;
         Ok(f64::from(blocks * THREADS) * f64::from(ROUNDS) * f64::from(per_round) / seconds)
     };
     let seed = 0x9E37_79B9_7F4A_7C15u64;
-    let module = dev.rate_module()?;
-    let f = |name: &str| module.load_function(name).map_err(cuda_err("rate kernel"));
+    let module = dev.module(RATE_UNIT)?;
+    let f = |name: &str| function(&module, name);
     let lines = (1..=MAX_POW2_LOG2)
         .map(|q| rate(&f(&format!("rate_lines{q}"))?, per_round(q), seed ^ u64::from(q)))
         .collect::<Result<_, _>>()?;
@@ -122,7 +121,7 @@ pub fn field_rate() -> Result<FieldRate, EngineError> {
         crt: rate(&f("rate_fp64_crt")?, 16, seed)?,
     };
     let bandwidth = copy_bandwidth(&dev, &f("rate_copy")?, sms)?;
-    Ok(FieldRate { device: dev.description.clone(), lines, products, mersenne, fp64, fp64_check, bandwidth })
+    Ok(FieldRate { device: dev.description(), lines, products, mersenne, fp64, fp64_check, bandwidth })
 }
 
 /// Bytes per second of rate_copy over COPY_WORDS words, read and written, COPIES times (after one
@@ -130,15 +129,14 @@ pub fn field_rate() -> Result<FieldRate, EngineError> {
 fn copy_bandwidth(dev: &Device, copy: &CudaFunction, sms: u32) -> Result<f64, EngineError> {
     let input = dev.stream.alloc_zeros::<u64>(COPY_WORDS).map_err(cuda_err("copy buffer"))?;
     let output = dev.stream.alloc_zeros::<u64>(COPY_WORDS).map_err(cuda_err("copy buffer"))?;
-    let (a, b) = (crate::gpu::launch::addr(dev, &input), crate::gpu::launch::addr(dev, &output));
     let words = COPY_WORDS as u64;
     let shape = || Shape { blocks: sms * 8, threads: 256, shared_bytes: 0 };
     // SAFETY: rate_copy(const u64* in, u64* out, u64 n) with both buffers of n words.
-    unsafe { launch(dev, copy, shape(), &[&a, &b, &words]) }?;
+    unsafe { launch(dev, copy, shape(), &[&input, &output, &words]) }?;
     let timer = Timer::start(dev)?;
     for _ in 0..COPIES {
         // SAFETY: as above.
-        unsafe { launch(dev, copy, shape(), &[&a, &b, &words]) }?;
+        unsafe { launch(dev, copy, shape(), &[&input, &output, &words]) }?;
     }
     let seconds = timer.ms()? * 1e-3;
     Ok(f64::from(COPIES) * 2.0 * 8.0 * words as f64 / seconds)

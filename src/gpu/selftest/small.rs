@@ -3,8 +3,9 @@
 
 use super::verdict::{as_words, signed_words, KernelVerdict};
 use crate::engine::EngineError;
+use crate::gpu::arith::Pipeline;
 use crate::gpu::goldilocks::{SmallPipeline, MAX_STAGES};
-use crate::gpu::launch::{addr, Res};
+use crate::gpu::launch::Res;
 use crate::gpu::module::{cuda_err, Device};
 use crate::rng::SeededRng;
 use crate::transform::plan::Plan;
@@ -39,23 +40,26 @@ pub(crate) fn check(dev: &Device, plan: &Plan, rng: &mut SeededRng) -> Result<Ve
     };
     let s0 = (rng.next_u64() % p as u64) as u32;
     let alloc = |len: usize| dev.stream.alloc_zeros::<u64>(len).map_err(cuda_err("alloc"));
-    let (mut x, mut xc, mut y, mut yc, tmp) = (alloc(n)?, alloc(segs)?, alloc(n)?, alloc(segs)?, alloc(n)?);
+    let alloc_carries = |len: usize| dev.stream.alloc_zeros::<i64>(len).map_err(cuda_err("alloc"));
+    let (mut x, mut xc, mut y, mut yc, tmp) =
+        (alloc(n)?, alloc_carries(segs)?, alloc(n)?, alloc_carries(segs)?, alloc(n)?);
     let mut sh = dev.stream.alloc_zeros::<u32>(1).map_err(cuda_err("alloc"))?;
     let put = |buf: &mut CudaSlice<u64>, words: &[u64]| dev.stream.memcpy_htod(words, buf).map_err(cuda_err("upload"));
     let get = |buf: &CudaSlice<u64>| dev.stream.clone_dtoh(buf).map_err(cuda_err("download"));
-    let res = |v: &CudaSlice<u64>, c: &CudaSlice<u64>| Res { x: addr(dev, v), carries: addr(dev, c) };
+    let put_carries =
+        |buf: &mut CudaSlice<i64>, words: &[i64]| dev.stream.memcpy_htod(words, buf).map_err(cuda_err("upload"));
+    let get_carries = |buf: &CudaSlice<i64>| dev.stream.clone_dtoh(buf).map_err(cuda_err("download"));
     let mut out = Vec::new();
     for stages in 1..=MAX_STAGES {
         let pipe = SmallPipeline::with_stages(dev, plan.clone(), stages)?;
         for (count, ll) in [(1u32, true), (7, true), (2, false)] {
             put(&mut x, &signed_words(&d))?;
-            put(&mut xc, &signed_words(&dc))?;
+            put_carries(&mut xc, &dc)?;
             dev.stream.memcpy_htod(&[s0], &mut sh).map_err(cuda_err("upload"))?;
-            let (xs, shift) = (res(&x, &xc), addr(dev, &sh));
             // SAFETY: the self-test's buffers, allocated for this plan on this device.
-            unsafe { pipe.square(dev, xs, shift, ll, count as u64) }?;
+            unsafe { pipe.squarings(dev, Res { x: &x, carries: &xc }, &sh, ll, count as u64) }?;
             let got_s = dev.stream.clone_dtoh(&sh).map_err(cuda_err("download"))?;
-            let (got, got_c) = (get(&x)?, get(&xc)?);
+            let (got, got_c) = (get(&x)?, get_carries(&xc)?);
             let (mut want, mut s) = (fixed(&d, &dc), s0);
             for _ in 0..count {
                 s = ((2 * s as u64) % p as u64) as u32;
@@ -66,16 +70,17 @@ pub(crate) fn check(dev: &Device, plan: &Plan, rng: &mut SeededRng) -> Result<Ve
             out.push(KernelVerdict { kernel: format!("one block, rounds of {stages}: {count} {what} squarings"), ok });
         }
         put(&mut x, &signed_words(&a))?;
-        put(&mut xc, &signed_words(&ac))?;
+        put_carries(&mut xc, &ac)?;
         put(&mut y, &signed_words(&b))?;
-        put(&mut yc, &signed_words(&bc))?;
+        put_carries(&mut yc, &bc)?;
         dev.stream.memcpy_htod(&[s0], &mut sh).map_err(cuda_err("upload"))?;
+        let (xs, ys) = (Res { x: &x, carries: &xc }, Res { x: &y, carries: &yc });
         // SAFETY: the self-test's buffers, allocated for this plan on this device.
-        unsafe { pipe.multiply(dev, res(&x, &xc), res(&y, &yc), addr(dev, &tmp), addr(dev, &sh)) }?;
+        unsafe { pipe.multiply(dev, xs, ys, &tmp, &sh) }?;
         let (fa, fb) = (fixed(&a, &ac), fixed(&b, &bc));
         let ok = get(&x)? == signed_words(&twin::multiply_digits(plan, &fa, &fb))
             && get(&tmp)? == as_words(&twin::forward(plan, &fb))
-            && get(&xc)?.iter().all(|&c| c == 0)
+            && get_carries(&xc)?.iter().all(|&c| c == 0)
             && get(&y)? == signed_words(&b)
             && dev.stream.clone_dtoh(&sh).map_err(cuda_err("download"))?[0] == s0;
         out.push(KernelVerdict { kernel: format!("one block, rounds of {stages}: product"), ok });
