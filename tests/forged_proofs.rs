@@ -103,26 +103,12 @@ fn forged_proof_files_and_certificates_fail_verify() {
     assert!(stdout(&v).contains("M23 is composite"), "{}", stdout(&v));
 }
 
-/// x_k of the PRP test of M_p at the proof points of `power`.
-fn points(p: u32, power: u32) -> Vec<Residue> {
-    let (mut x, mut at) = (Residue::from_u64(p, 3), 0);
-    pietrzak::proof_points(p, power)
-        .unwrap()
-        .into_iter()
-        .map(|k| {
-            x = CpuArith.square_n(&x, k - at);
-            at = k;
-            x.clone()
-        })
-        .collect()
-}
-
 #[test]
 fn minus_b_is_refused_by_the_jacobi_screen() {
     // Issue 35, item 2: M10007 is composite; its proof rebuilt from the run's points with
     // B' = M_p − B passes the deterministic check (p is odd, so B is squared at the first level).
     let (p, power) = (10007u32, 3u32);
-    let saved = points(p, power);
+    let saved = common::proof_points(p, power);
     let honest = pietrzak::build(p, power, |i| Ok(saved[i].clone()), &mut CpuArith).unwrap();
     let m = (Integer::from(1) << p) - 1u32;
     let minus_b = Residue::from_integer(p, &(m - honest.b().to_integer()));
@@ -169,7 +155,7 @@ fn a_ground_last_level_is_refused_by_the_private_exponent() {
     let lift = (Integer::from(z + f - 1) * inv) % f;
     let zeta = Residue::from_integer(p, &((&cof * lift) + 1u32));
     assert_eq!(CpuArith.exp(&zeta, p as u64), Residue::from_u64(p, 1));
-    let saved = points(p, 1);
+    let saved = common::proof_points(p, 1);
     let honest = pietrzak::build(p, 1, |i| Ok(saved[i].clone()), &mut CpuArith).unwrap();
     let (q, c) = (p as u64, pow_mod(2, (p as u64).div_ceil(2), p as u64));
     // B' = B·ζ^s, M' = M·ζ^t: off by ζ^(2s + t(h − c)) after the level. ζ^t repeats after p

@@ -1,11 +1,11 @@
 //! `verify`'s command line: its arguments as clap parses them, the mode they ask for ([`Mode`]:
-//! a certificate, its shards, or a GIMPS proof file) and the engine [`Ask`] that verifies it (the
-//! binary, src/bin/verify.rs, runs them).
+//! a certificate, its shards, a GIMPS proof file, or a new shard key) and the [`Options`] and
+//! engine [`Ask`] it runs with ([`Mode::run`]).
 
 use super::{ArithArg, EngineArg};
 use crate::decide::{Ask, Devices};
 use crate::verify::shard::ShardSpec;
-use crate::verify::Mode;
+use crate::verify::{Mode, Options};
 use std::path::PathBuf;
 
 #[derive(clap::Parser, Debug)]
@@ -72,6 +72,9 @@ pub struct Args {
 impl Args {
     /// The mode the arguments ask for.
     pub fn mode(&self) -> Option<Mode<'_>> {
+        if let Some(path) = &self.new_shard_key {
+            return Some(Mode::NewShardKey(path));
+        }
         if let Some(path) = &self.gimps_proof {
             return Some(Mode::GimpsProof(path));
         }
@@ -81,6 +84,19 @@ impl Args {
             (Some(spec), Some(out)) => Mode::Shard(file, spec, out),
             _ => Mode::Certificate(file),
         })
+    }
+
+    /// How the mode's checks are made.
+    pub fn options(&self) -> Options<'_> {
+        Options {
+            ask: self.ask(),
+            trust: self.trust.as_deref(),
+            replay: self.replay,
+            sample: self.sample,
+            jobs: self.jobs,
+            points: self.points.as_deref(),
+            shard_key: self.shard_key.as_deref(),
+        }
     }
 
     /// `--engine`, `--arith` and `--devices`, for [`crate::decide`].
