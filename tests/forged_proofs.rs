@@ -57,7 +57,7 @@ fn brute_forced_proofs_for_composite_mp_are_refused() {
         eprintln!("M{p}: forged a 'probable prime' proof in {tries} tries");
         assert!(proof.outcome().probable_prime, "the forgery claims P");
         // The private last exponent or the screen may refuse it before the replay does.
-        match verify_proof(&proof, &Ask::cpu()) {
+        match verify_proof(&proof, &Ask::cpu(), false) {
             Err(ProofCheckError::Replay { b, .. }) => assert_eq!(b, 9),
             Err(ProofCheckError::Verify(_)) => {}
             other => panic!("M{p}: forged proof not refused: {other:?}"),
@@ -217,6 +217,12 @@ fn a_sample_never_verifies_a_forged_chain() {
     std::fs::write(&forged, cert::seal(&body, &SigningKey::from_bytes(&[0x22; 32]))).unwrap();
     for k in ["1", "5", "20"] {
         let v = env.verify(&forged, &["--sample", k]);
+        // The sample may draw the forged segment (19 of the 155 others at K = 20): then it is
+        // caught. Either way nothing is verified.
+        if v.status.code() == Some(1) {
+            assert!(stderr(&v).contains(&format!("replay mismatch at iteration {}", n - 1)), "{}", stderr(&v));
+            continue;
+        }
         assert_eq!(v.status.code(), Some(3), "--sample {k}: {}", stderr(&v));
         assert!(
             stdout(&v).starts_with("spot-checked, not verified: the certificate says M10007 is prime"),

@@ -21,8 +21,10 @@ pub struct Args {
     /// Verify a GIMPS "PRP PROOF" VERSION=2 file (e.g. from PRPLL, prime95 or prove --gimps-proof) instead of a certificate.
     #[arg(long, value_name = "FILE")]
     pub gimps_proof: Option<PathBuf>,
-    /// With a proof in the certificate: also replay the checkpoint chain in full.
-    #[arg(long, conflicts_with = "gimps_proof")]
+    /// With a proof in the certificate: also replay the checkpoint chain in full; with
+    /// --gimps-proof: also recompute B by the test's p squarings. Either makes a "composite" from
+    /// a proof a verification (without, p >= 25,000: "proof-checked, not verified", exit status 4).
+    #[arg(long)]
     pub replay: bool,
     /// Replay threads on the CPU, those driving GPUs included (default: all cores; more are
     /// clamped to the cores).

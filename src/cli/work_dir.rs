@@ -81,4 +81,3 @@ pub fn run(args: &Args, dir: &Path) -> Result<()> {
         work::LoopEnd::Interrupted => std::process::exit(EXIT_INTERRUPTED),
     }
 }
-

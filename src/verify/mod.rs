@@ -11,4 +11,4 @@ pub mod schedule;
 mod segment;
 pub mod shard;
 
-pub use mode::{Ending, Mode, Options, SPOT_CHECKED};
+pub use mode::{Ending, Mode, Options, PROOF_CHECKED, SPOT_CHECKED};

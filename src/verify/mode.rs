@@ -24,6 +24,11 @@ use std::path::{Path, PathBuf};
 /// that is no verification (README, docs/certificate.md).
 pub const SPOT_CHECKED: i32 = 3;
 
+/// Exit status of a "composite" taken from a proof alone at p ≥ [`FULL_REPLAY_BELOW`]: the proof
+/// checked, but that is no verification within the threat model's bound (docs/certificate.md);
+/// `--replay` makes it one.
+pub const PROOF_CHECKED: i32 = 4;
+
 /// What `verify` is asked to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode<'a> {
@@ -67,6 +72,8 @@ pub enum Ending {
     Verified(String),
     /// "spot-checked, not verified": exit [`SPOT_CHECKED`].
     SpotChecked(String),
+    /// "proof-checked, not verified": exit [`PROOF_CHECKED`].
+    ProofChecked(String),
     /// A new shard key written (said on stderr): exit 0, nothing on stdout.
     KeyWritten,
 }
@@ -75,7 +82,7 @@ impl Ending {
     /// The line for stdout, if any.
     pub fn line(&self) -> Option<&str> {
         match self {
-            Ending::Verified(l) | Ending::SpotChecked(l) => Some(l),
+            Ending::Verified(l) | Ending::SpotChecked(l) | Ending::ProofChecked(l) => Some(l),
             Ending::KeyWritten => None,
         }
     }
@@ -85,6 +92,7 @@ impl Ending {
         match self {
             Ending::Verified(_) | Ending::KeyWritten => 0,
             Ending::SpotChecked(_) => SPOT_CHECKED,
+            Ending::ProofChecked(_) => PROOF_CHECKED,
         }
     }
 }
@@ -99,7 +107,7 @@ impl Mode<'_> {
         decide::check_engine(opts.ask.arith, opts.ask.engine)?;
         match self {
             Mode::NewShardKey(_) => unreachable!("handled above"),
-            Mode::GimpsProof(path) => verify_gimps_file(path, &opts.ask),
+            Mode::GimpsProof(path) => verify_gimps_file(path, opts),
             Mode::Merge(file, parts) => run_merge(&Opened::read(file, opts, false)?, parts, opts),
             Mode::Shard(file, spec, out) => run_shard(&Opened::read(file, opts, true)?, spec, out, opts),
             Mode::Certificate(file) => run_certificate(&Opened::read(file, opts, false)?, opts),
@@ -250,8 +258,10 @@ fn run_certificate(o: &Opened, opts: &Options) -> Result<Ending> {
         coverage.push(proof_coverage(c));
     }
     // A spot check that left segments out establishes nothing on its own (issue 35): only a proof
-    // check or a full replay makes this "verified".
+    // check that verifies ([`ProofCheck::verifies`]) or a full replay makes this "verified".
+    let proof_verifies = proof.as_ref().is_some_and(|c| c.verifies());
     let mut spot_only = false;
+    let mut replayed_in_full = false;
     if proof.is_none() || opts.replay || opts.sample.is_some() {
         let start = std::time::Instant::now();
         let replay_opts = replay_options(opts, o.jobs, load_points(opts, o.file, &o.cert_hash, &o.body)?);
@@ -267,7 +277,7 @@ fn run_certificate(o: &Opened, opts: &Options) -> Result<Ending> {
         };
         if let Some(k) = opts.sample {
             if rep.segments_replayed < rep.segments_total {
-                spot_only = proof.is_none();
+                spot_only = !proof_verifies;
                 eprintln!(
                     "SPOT CHECK ONLY: replayed {} of {} segments (the last, which ends at the final residue, and {} at random; {pct:.2}% of the iterations); the rest is unchecked",
                     rep.segments_replayed,
@@ -278,6 +288,7 @@ fn run_certificate(o: &Opened, opts: &Options) -> Result<Ending> {
                 eprintln!("--sample {k} covers all {} segments: a full replay", rep.segments_total);
             }
         }
+        replayed_in_full = rep.segments_replayed == rep.segments_total;
         eprintln!(
             "replay: ok, {} iterations in {} segments, {} checkpoint hashes matched, {secs:.2} s on {}",
             rep.iterations_replayed, rep.segments_replayed, rep.hashes_checked, rep.engine
@@ -302,6 +313,10 @@ fn run_certificate(o: &Opened, opts: &Options) -> Result<Ending> {
     );
     if spot_only {
         return Ok(Ending::SpotChecked(format!("spot-checked, not verified: the certificate says {claim}")));
+    }
+    if !proof_verifies && !replayed_in_full {
+        eprintln!("{PROOF_ONLY_NOTE}; --replay replays the checkpoint chain and verifies it");
+        return Ok(Ending::ProofChecked(format!("proof-checked, not verified: the certificate says {claim}")));
     }
     Ok(Ending::Verified(format!("verified: {claim}")))
 }
@@ -373,7 +388,8 @@ fn read_input(path: &Path, max: u64) -> Result<Vec<u8>> {
 fn proof_line(c: &ProofCheck) -> String {
     let r = &c.report;
     let replayed = match c.replayed {
-        true => format!(", and B recomputed by a full replay of the test (p < {FULL_REPLAY_BELOW}: the proof alone is not relied on)"),
+        true if c.report.p < FULL_REPLAY_BELOW => format!(", and B recomputed by a full replay of the test (p < {FULL_REPLAY_BELOW}: the proof alone is not relied on)"),
+        true => ", and B recomputed by a full replay of the test (--replay)".to_string(),
         false => String::new(),
     };
     format!(
@@ -385,29 +401,40 @@ fn proof_line(c: &ProofCheck) -> String {
 /// How the proof covers the result, for the verdict line.
 fn proof_coverage(c: &ProofCheck) -> String {
     format!(
-        "proof power {0}: verified with 2^-{0} of the test's squarings{1}",
+        "proof power {0}: {2} with 2^-{0} of the test's squarings{1}",
         c.report.power,
-        if c.replayed { ", and B by a full replay" } else { "" }
+        if c.replayed { ", and B by a full replay" } else { "" },
+        if c.verifies() { "verified" } else { "checked" }
     )
 }
 
-/// `verify --gimps-proof FILE`.
-fn verify_gimps_file(path: &Path, ask: &Ask) -> Result<Ending> {
+/// Why a "composite" from a proof alone is not a verification (stderr).
+const PROOF_ONLY_NOTE: &str = "NOT VERIFIED: a composite result (and its res64) taken from a proof alone is not a verification above p = 25,000: \
+     a prover who ran the test can shift B by an element of large order with far fewer than 2^40 hash trials \
+     (docs/certificate.md, Threat model)";
+
+/// `verify --gimps-proof FILE` (`--replay`: B recomputed in full too).
+fn verify_gimps_file(path: &Path, opts: &Options) -> Result<Ending> {
     let bytes = read_input(path, max_proof_bytes())?;
     let proof =
         Proof::from_gimps_bytes(&bytes).with_context(|| format!("{} is not a valid GIMPS proof", path.display()))?;
-    let c = verify_proof(&proof, ask).context("proof")?;
+    let c = verify_proof(&proof, &opts.ask, opts.replay).context("proof")?;
     eprintln!("{}", proof_line(&c));
     let o = &c.report.outcome;
-    Ok(Ending::Verified(format!(
-        "verified: M{} is {} (GIMPS PRP proof, power {}{}, type-1 res64 {}, type-3 res64 {:016X})",
+    let claim = format!(
+        "M{} is {} (GIMPS PRP proof, power {}{}, type-1 res64 {}, type-3 res64 {:016X})",
         c.report.p,
         if o.probable_prime { "a probable prime" } else { "composite" },
         c.report.power,
         if c.replayed { ", B replayed in full" } else { "" },
         o.type1.res64_hex(),
         o.type3_res64
-    )))
+    );
+    if !c.verifies() {
+        eprintln!("{PROOF_ONLY_NOTE}; --replay recomputes B by the test's p squarings and verifies it");
+        return Ok(Ending::ProofChecked(format!("proof-checked, not verified: {claim}")));
+    }
+    Ok(Ending::Verified(format!("verified: {claim}")))
 }
 
 /// The replay points for the certificate: from --points (an error when they do not fit it), or
