@@ -3,11 +3,15 @@
 //! when stdout cannot be written (a full disk, a closed pipe), and errors as one line that says
 //! each cause once; and the `--engine` and `--arith` values, mapped onto [`EngineChoice`] and
 //! [`ArithChoice`] (the library has no clap in it); and the binaries' argument definitions
-//! ([`prove`], [`verify`], [`primenet`]).
+//! ([`prove`], [`verify`], [`primenet`]); and `prove`'s front end: [`prove_run`] (a test, to its
+//! published outputs), [`work_dir`] (`--work-dir`), [`interrupt`] (Ctrl-C).
 
+pub mod interrupt;
 pub mod primenet;
 pub mod prove;
+pub mod prove_run;
 pub mod verify;
+pub mod work_dir;
 
 use crate::engine::arith::ArithChoice;
 use crate::engine::EngineChoice;

@@ -57,7 +57,7 @@ fn brute_forced_proofs_for_composite_mp_are_refused() {
         eprintln!("M{p}: forged a 'probable prime' proof in {tries} tries");
         assert!(proof.outcome().probable_prime, "the forgery claims P");
         // The private last exponent or the screen may refuse it before the replay does.
-        match verify_proof(&proof, &Ask::cpu()) {
+        match verify_proof(&proof, &Ask::cpu(), false) {
             Err(ProofCheckError::Replay { b, .. }) => assert_eq!(b, 9),
             Err(ProofCheckError::Verify(_)) => {}
             other => panic!("M{p}: forged proof not refused: {other:?}"),
@@ -103,26 +103,12 @@ fn forged_proof_files_and_certificates_fail_verify() {
     assert!(stdout(&v).contains("M23 is composite"), "{}", stdout(&v));
 }
 
-/// x_k of the PRP test of M_p at the proof points of `power`.
-fn points(p: u32, power: u32) -> Vec<Residue> {
-    let (mut x, mut at) = (Residue::from_u64(p, 3), 0);
-    pietrzak::proof_points(p, power)
-        .unwrap()
-        .into_iter()
-        .map(|k| {
-            x = CpuArith.square_n(&x, k - at);
-            at = k;
-            x.clone()
-        })
-        .collect()
-}
-
 #[test]
 fn minus_b_is_refused_by_the_jacobi_screen() {
     // Issue 35, item 2: M10007 is composite; its proof rebuilt from the run's points with
     // B' = M_p − B passes the deterministic check (p is odd, so B is squared at the first level).
     let (p, power) = (10007u32, 3u32);
-    let saved = points(p, power);
+    let saved = common::proof_points(p, power);
     let honest = pietrzak::build(p, power, |i| Ok(saved[i].clone()), &mut CpuArith).unwrap();
     let m = (Integer::from(1) << p) - 1u32;
     let minus_b = Residue::from_integer(p, &(m - honest.b().to_integer()));
@@ -169,7 +155,7 @@ fn a_ground_last_level_is_refused_by_the_private_exponent() {
     let lift = (Integer::from(z + f - 1) * inv) % f;
     let zeta = Residue::from_integer(p, &((&cof * lift) + 1u32));
     assert_eq!(CpuArith.exp(&zeta, p as u64), Residue::from_u64(p, 1));
-    let saved = points(p, 1);
+    let saved = common::proof_points(p, 1);
     let honest = pietrzak::build(p, 1, |i| Ok(saved[i].clone()), &mut CpuArith).unwrap();
     let (q, c) = (p as u64, pow_mod(2, (p as u64).div_ceil(2), p as u64));
     // B' = B·ζ^s, M' = M·ζ^t: off by ζ^(2s + t(h − c)) after the level. ζ^t repeats after p
@@ -231,6 +217,12 @@ fn a_sample_never_verifies_a_forged_chain() {
     std::fs::write(&forged, cert::seal(&body, &SigningKey::from_bytes(&[0x22; 32]))).unwrap();
     for k in ["1", "5", "20"] {
         let v = env.verify(&forged, &["--sample", k]);
+        // The sample may draw the forged segment (19 of the 155 others at K = 20): then it is
+        // caught. Either way nothing is verified.
+        if v.status.code() == Some(1) {
+            assert!(stderr(&v).contains(&format!("replay mismatch at iteration {}", n - 1)), "{}", stderr(&v));
+            continue;
+        }
         assert_eq!(v.status.code(), Some(3), "--sample {k}: {}", stderr(&v));
         assert!(
             stdout(&v).starts_with("spot-checked, not verified: the certificate says M10007 is prime"),

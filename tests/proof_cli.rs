@@ -118,6 +118,37 @@ fn composite_and_mid_size_exponents() {
 }
 
 #[test]
+fn a_composite_from_a_proof_alone_is_not_verified_above_the_threshold() {
+    // Issue 35: above p = 25,000 a "composite" B from the proof alone can be shifted by a prover
+    // who ran the test, with far fewer than 2^40 trials: "proof-checked, not verified", exit 4;
+    // --replay makes it a verification (the checkpoint chain, or for a GIMPS file B in full).
+    let env = Env::new();
+    let (cert, gimps) = (env.path("c25013.cbor"), env.path("25013.proof"));
+    let o = prove_prp(&env, "25013", &cert, &["--gimps-proof", gimps.to_str().unwrap()]);
+    assert_eq!(json(&o)["status"], "C");
+    let run = |args: &[&str]| bin("verify").args(args).args(["--engine", "cpu"]).output().unwrap();
+    let c = cert.to_str().unwrap();
+    let g = gimps.to_str().unwrap();
+    for args in [&[c][..], &["--gimps-proof", g]] {
+        let v = run(args);
+        assert_eq!(v.status.code(), Some(4), "{args:?}: {}", stderr(&v));
+        assert!(stdout(&v).starts_with("proof-checked, not verified: "), "{}", stdout(&v));
+        assert!(stdout(&v).contains("M25013 is composite") && !stdout(&v).contains("verified with"), "{}", stdout(&v));
+        assert!(stderr(&v).contains("NOT VERIFIED") && stderr(&v).contains("--replay"), "{}", stderr(&v));
+    }
+    for args in [&[c, "--replay"][..], &["--gimps-proof", g, "--replay"]] {
+        let v = run(args);
+        assert!(v.status.success(), "{args:?}: {}", stderr(&v));
+        assert!(stdout(&v).starts_with("verified: M25013 is composite"), "{}", stdout(&v));
+    }
+    // A probable prime from the proof alone stays verified (B = 9 cannot be chosen): the
+    // threshold concerns composite results only; below it B is always recomputed.
+    let cert = env.path("c4447.cbor");
+    assert!(prove_prp(&env, "4447", &cert, &[]).status.success());
+    assert!(verify_ok(&env, &cert, &[]).contains("\nverified: M4447 is composite"));
+}
+
+#[test]
 fn no_proof_options_and_budget() {
     let env = Env::new();
     let cert = env.path("plain.cbor");

@@ -3,10 +3,12 @@
 //! an undisturbed run builds; a run interrupted at a verified state has written no point
 //! beyond it; resuming keeps the points and refuses a damaged one.
 
+mod common;
+
 use mersenne_cert::cpu_ref::GmpEngine;
 use mersenne_cert::exponent::TestKind;
 use mersenne_cert::progress::Progress;
-use mersenne_cert::proof::arith::{CpuArith, ProofArith};
+use mersenne_cert::proof::arith::CpuArith;
 use mersenne_cert::proof::points::ProofStore;
 use mersenne_cert::proof::{pietrzak, prove_from_store};
 use mersenne_cert::residue::Residue;
@@ -28,26 +30,13 @@ fn options(points: &ProofStore, faults: Vec<Fault>) -> RunOptions {
     o
 }
 
-fn reference() -> Vec<Residue> {
-    let (mut x, mut at) = (Residue::from_u64(P, 3), 0);
-    pietrzak::proof_points(P, POWER)
-        .unwrap()
-        .into_iter()
-        .map(|k| {
-            x = CpuArith.square_n(&x, k - at);
-            at = k;
-            x.clone()
-        })
-        .collect()
-}
-
 fn on_disk(points: &ProofStore) -> Vec<Option<Residue>> {
     (0..points.points().len()).map(|i| points.load(i).ok()).collect()
 }
 
 #[test]
 fn faults_never_leave_a_wrong_point() {
-    let want = reference();
+    let want = common::proof_points(P, POWER);
     let dir = tempfile::tempdir().unwrap();
     let points = ProofStore::new(&dir.path().join("pts"), P, POWER).unwrap();
     // Faults just after a point, between points, and right at one, before the checks that
@@ -85,7 +74,7 @@ fn interrupted_run(points: &ProofStore, state: &Path, stop_at: u64) -> u64 {
 
 #[test]
 fn interruption_and_resume() {
-    let want = reference();
+    let want = common::proof_points(P, POWER);
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("state");
     let points = ProofStore::new(&dir.path().join("pts"), P, POWER).unwrap();

@@ -2,54 +2,30 @@
 //! certificate with a proof by verifying the proof (about p/2^power squarings; `--replay` also
 //! replays the checkpoints), any other by replaying its checkpoint chain independently (all of
 //! it, or `--sample K` segments: the last and K − 1 at random), on every GPU and core of the
-//! host. Below `FULL_REPLAY_BELOW` a proof is not relied on and B is recomputed in full.
+//! host. Below `FULL_REPLAY_BELOW` a proof is not relied on and B is recomputed in full; above
+//! it a "composite" from a proof alone is not a verification.
 //! `--shard I/N --out PART --shard-key KEY` replays one slice of the segments for a job array,
 //! `--merge PART... --shard-key KEY` joins the slices (`--new-shard-key KEY` makes the run's key
 //! first). `verify --gimps-proof FILE` checks a GIMPS proof file. Inputs must be regular files no
 //! larger than the largest valid file. `--arith` picks the arithmetic of the transform engines
 //! that replay (any arithmetic replays any certificate; the prover's is printed).
 //!
-//! Exit status: 0 "verified" (a full replay, or a proof check, or a merge of every shard), 1 an
-//! error or a failed check, [`SPOT_CHECKED`] a `--sample` that replayed only part of the chain
-//! ("spot-checked, not verified").
+//! Exit status: 0 "verified" (a full replay, a proof check that verifies, or a merge of every
+//! shard), 1 an error or a failed check, 3 ([`mersenne_cert::verify::SPOT_CHECKED`]) a `--sample`
+//! that replayed only part of the chain ("spot-checked, not verified"), 4
+//! ([`mersenne_cert::verify::PROOF_CHECKED`]) a "composite" from a proof alone at p ≥ 25,000
+//! ("proof-checked, not verified"; `--replay` verifies it). The arguments are parsed here and run
+//! by [`mersenne_cert::verify::Mode::run`].
 
-use anyhow::{bail, Context, Result};
-use mersenne_cert::cert::{self, Status};
-use mersenne_cert::cli::verify::Args;
-use mersenne_cert::cli::EngineArg;
-use mersenne_cert::decide::{self, Ask};
-use mersenne_cert::exponent::{TestKind, MAX_EXPONENT};
-use mersenne_cert::proof::pietrzak::MAX_POWER;
-use mersenne_cert::proof::Proof;
-use mersenne_cert::residue::{byte_count, Residue};
-use mersenne_cert::run::checkpoints::MAX_FULL_RESIDUES;
+use anyhow::{Context, Result};
+use mersenne_cert::cli::{self, verify::Args};
 use mersenne_cert::trace;
-use mersenne_cert::transform::plan::Arith;
-use mersenne_cert::verify::proof::{certificate_proof, check_certificate, verify_proof, ProofCheck, FULL_REPLAY_BELOW};
-use mersenne_cert::verify::replay::{replay, ReplayError, ReplayOptions};
-use mersenne_cert::verify::shard::{self, ShardKey};
-use mersenne_cert::verify::Mode;
-use mersenne_cert::{cli, fsutil, gpu, host};
-use std::collections::BTreeMap;
-use std::path::Path;
-
-/// Exit status of a `--sample` that replayed only part of the chain: the spot check passed, but
-/// that is no verification (README, docs/certificate.md).
-const SPOT_CHECKED: i32 = 3;
-
-/// How a successful run ends.
-enum Ending {
-    /// "verified": exit 0.
-    Verified,
-    /// "spot-checked, not verified": exit [`SPOT_CHECKED`].
-    SpotChecked,
-}
 
 fn main() {
     trace::init();
     match real_main() {
-        Ok(Ending::Verified) => {}
-        Ok(Ending::SpotChecked) => std::process::exit(SPOT_CHECKED),
+        Ok(0) => {}
+        Ok(status) => std::process::exit(status),
         Err(e) => {
             eprintln!("verify: FAILED: {}", cli::error_line(&e));
             std::process::exit(1);
@@ -57,350 +33,12 @@ fn main() {
     }
 }
 
-/// The largest shard key file (64 hex digits and a newline).
-const MAX_SHARD_KEY_BYTES: u64 = 65;
-
-/// `verify --new-shard-key KEY`: a new random key, written with mode 0600; never replaces a file.
-fn new_shard_key(path: &Path) -> Result<Ending> {
-    if std::fs::symlink_metadata(path).is_ok() {
-        bail!("{} already exists; a shard key is never replaced (remove it, or use it)", path.display());
-    }
-    let key = ShardKey::generate()?;
-    fsutil::write_atomic(path, key.to_file_text().as_bytes(), 0o600)
-        .with_context(|| format!("cannot write the shard key to {}", path.display()))?;
-    eprintln!("shard key written to {} (give it to every --shard and to --merge)", path.display());
-    Ok(Ending::Verified)
-}
-
-/// The run's shard key (`--shard-key`), required by `--shard` and `--merge`.
-fn shard_key(args: &Args) -> Result<ShardKey> {
-    let path = args.shard_key.as_ref().context(
-        "--shard and --merge need --shard-key KEY, the run's key (make one first with verify --new-shard-key KEY)",
-    )?;
-    let bytes = read_input(path, MAX_SHARD_KEY_BYTES)?;
-    ShardKey::parse(&bytes).with_context(|| format!("shard key {}", path.display()))
-}
-
-/// The largest GIMPS proof file: the header and MAX_POWER + 1 residues of the largest exponent.
-fn max_proof_bytes() -> u64 {
-    4096 + (MAX_POWER as u64 + 1) * byte_count(MAX_EXPONENT as u32) as u64
-}
-
-/// The largest certificate: at most MAX_FULL_RESIDUES full residues of the largest exponent
-/// plus its final one, a proof, at most one checkpoint (under 80 bytes of CBOR) per iteration,
-/// and 256 MiB for the rest (the check log).
-fn max_certificate_bytes() -> u64 {
-    let residues = (MAX_FULL_RESIDUES + 1) * byte_count(MAX_EXPONENT as u32) as u64;
-    residues + max_proof_bytes() + 80 * MAX_EXPONENT + (256 << 20)
-}
-
-/// A shard's part report lists its segments' verdicts and hashes: far below this.
-const MAX_PART_BYTES: u64 = 64 << 20;
-
-/// A certificate at least this large is replayed on the GPUs under `--engine auto` as a rule, so
-/// they are opened ahead (see [`warm_gpus`]).
-const WARM_BYTES: u64 = 8 << 20;
-
-/// Whether to open the GPUs while the certificate is read ([`gpu::WarmUp`]): a replay is asked for
-/// (`--replay`, `--sample`, `--shard`) on GPUs: `--engine gpu`, or `auto` with a certificate of
-/// WARM_BYTES or more. Below that `auto` may well replay on the CPU threads in less time than the
-/// opening takes, and would then wait for it at the end. At worst (a big certificate of a small
-/// exponent, replayed on the CPU) that wait is one GPU start-up, what the GPU engine would cost.
-fn warm_gpus(args: &Args, file: &Path) -> bool {
-    let replay = args.replay || args.sample.is_some() || args.shard.is_some();
-    replay
-        && match args.engine {
-            EngineArg::Gpu => true,
-            EngineArg::Auto => std::fs::metadata(file).is_ok_and(|m| m.len() >= WARM_BYTES),
-            _ => false,
-        }
-}
-
-/// A certificate or proof file: a regular file (never a FIFO or a device) of at most `max` bytes.
-fn read_input(path: &Path, max: u64) -> Result<Vec<u8>> {
-    fsutil::read_regular(path, max).with_context(|| format!("cannot read {}", path.display()))
-}
-
-fn proof_line(c: &ProofCheck) -> String {
-    let r = &c.report;
-    let replayed = match c.replayed {
-        true => format!(", and B recomputed by a full replay of the test (p < {FULL_REPLAY_BELOW}: the proof alone is not relied on)"),
-        false => String::new(),
-    };
-    format!(
-        "proof: ok, M{} power {}, {} squarings after the reduction (2^-{} of the test's {}){replayed}, {:.2} s on {}",
-        r.p, r.power, r.squarings, r.power, r.p, c.seconds, c.arith
-    )
-}
-
-/// How the proof covers the result, for the verdict line.
-fn proof_coverage(c: &ProofCheck) -> String {
-    format!(
-        "proof power {0}: verified with 2^-{0} of the test's squarings{1}",
-        c.report.power,
-        if c.replayed { ", and B by a full replay" } else { "" }
-    )
-}
-
-/// `verify --gimps-proof FILE`.
-fn verify_gimps_file(path: &Path, ask: &Ask) -> Result<Ending> {
-    let bytes = read_input(path, max_proof_bytes())?;
-    let proof =
-        Proof::from_gimps_bytes(&bytes).with_context(|| format!("{} is not a valid GIMPS proof", path.display()))?;
-    let c = verify_proof(&proof, ask).context("proof")?;
-    eprintln!("{}", proof_line(&c));
-    let o = &c.report.outcome;
-    print(&format!(
-        "verified: M{} is {} (GIMPS PRP proof, power {}{}, type-1 res64 {}, type-3 res64 {:016X})",
-        c.report.p,
-        if o.probable_prime { "a probable prime" } else { "composite" },
-        c.report.power,
-        if c.replayed { ", B replayed in full" } else { "" },
-        o.type1.res64_hex(),
-        o.type3_res64
-    ))?;
-    Ok(Ending::Verified)
-}
-
-fn print(line: &str) -> Result<()> {
-    cli::print_line(line).context("cannot write the result to standard output")
-}
-
-/// The replay points for the certificate: from --points (an error when they do not fit it), or
-/// from the sidecar beside it (ignored, with a note, when they do not fit), or none.
-fn load_points(args: &Args, file: &Path, cert_hash: &str, body: &cert::CertBody) -> Result<BTreeMap<u64, Residue>> {
-    let (path, explicit) = match &args.points {
-        Some(p) => (p.clone(), true),
-        None => (cert::points::sidecar_path(file), false),
-    };
-    if !explicit && !path.exists() {
-        return Ok(BTreeMap::new());
-    }
-    // A regular file of bounded size: /dev/zero or a FIFO is refused at once, never read or waited on.
-    let read = fsutil::read_regular(&path, cert::points::max_points_bytes(body))
-        .with_context(|| format!("cannot read the replay points {}", path.display()))
-        .and_then(|b| Ok(cert::points::open_points(&b, cert_hash, body)?));
-    match read {
-        Ok(points) => {
-            eprintln!("replay points: {} from {}", points.len(), path.display());
-            Ok(points)
-        }
-        Err(e) if explicit => Err(e.context(format!("replay points {}", path.display()))),
-        Err(e) => {
-            eprintln!("note: ignoring {} ({e:#}); replaying from the certificate's own residues", path.display());
-            Ok(BTreeMap::new())
-        }
-    }
-}
-
-fn replay_options(args: &Args, jobs: usize, points: BTreeMap<u64, Residue>) -> ReplayOptions {
-    ReplayOptions { ask: args.ask(), jobs, sample: args.sample, points }
-}
-
-/// The prover's arithmetic as the certificate records it.
-fn prover_arith(body: &cert::CertBody) -> Result<()> {
-    let said = match (body.arithmetic().context("structure")?, body.fft_length) {
-        (Some(a), _) => a.name().to_string(),
-        (None, Some(_)) => "goldilocks (not recorded: a certificate from before the arith key)".into(),
-        (None, None) => "none (GMP)".into(),
-    };
-    eprintln!("prover's arithmetic: {said}");
-    Ok(())
-}
-
-/// A note when the transform engines that checked the certificate (`used`) square in the
-/// prover's arithmetic: then only GMP or another arithmetic is an independent check.
-fn same_arith_note(body: &cert::CertBody, used: Option<Arith>) {
-    let recorded = body.arithmetic().ok().flatten().unwrap_or(Arith::Goldilocks);
-    if let Some(replay) = used.filter(|&a| a == recorded && body.fft_length.is_some()) {
-        let other = Arith::ALL.into_iter().find(|&a| a != replay).unwrap_or(replay);
-        eprintln!(
-            "note: the transform engines replay in the prover's arithmetic ({}); for an independent check replay in another (--arith {}) or with GMP (--engine cpu)",
-            replay.name(),
-            other.name()
-        );
-    }
-}
-
-fn real_main() -> Result<Ending> {
+/// The mode run, its verdict printed; the exit status.
+fn real_main() -> Result<i32> {
     let args: Args = cli::parse_args("verify");
-    if let Some(path) = &args.new_shard_key {
-        return new_shard_key(path);
+    let ending = args.mode().context("no certificate given")?.run(&args.options())?;
+    if let Some(line) = ending.line() {
+        cli::print_line(line).context("cannot write the result to standard output")?;
     }
-    decide::check_engine(args.arith.into(), args.engine.into())?;
-    let mode = args.mode().context("no certificate given")?;
-    let file = match mode {
-        Mode::GimpsProof(path) => return verify_gimps_file(path, &args.ask()),
-        Mode::Merge(file, _) | Mode::Shard(file, ..) | Mode::Certificate(file) => file,
-    };
-    let trust = args.trust.as_deref().map(cert::parse_public_key_hex).transpose()?;
-    if args.sample == Some(0) {
-        bail!(ReplayError::SampleZero);
-    }
-    let jobs = match args.jobs {
-        Some(n) => {
-            let (n, note) = host::clamp_threads("--jobs", n).map_err(anyhow::Error::msg)?;
-            if let Some(note) = note {
-                eprintln!("note: {note}");
-            }
-            n
-        }
-        None => host::cores(),
-    };
-    // Opening the GPUs takes ~1 s; a replay on them starts it now, beside the host's reading.
-    let _warm = warm_gpus(&args, file).then(|| gpu::WarmUp::start(args.devices.ordinals()));
-    let bytes = read_input(file, max_certificate_bytes())?;
-    let (body, key) = cert::open(&bytes, trust.as_ref()).context("signature")?;
-    body.validate().context("structure")?;
-    trace::mark("verify: certificate read, signature checked");
-    let key_hex = hex::encode(key.as_bytes());
-    eprintln!(
-        "signature: ok (Ed25519 key {key_hex}{})",
-        if trust.is_some() { ", trusted" } else { ", not pinned: pass --trust to require it" }
-    );
-    prover_arith(&body)?;
-    let cert_hash = cert::certificate_hash(&bytes);
-    let what = match (body.result.status, body.kind) {
-        (Status::Prime, TestKind::Ll) => "prime".to_string(),
-        (Status::Prime, TestKind::Prp) => "a probable prime".to_string(),
-        (Status::Composite, _) => "composite".to_string(),
-        (Status::Partial, _) => format!("partial ({} iterations)", body.iterations),
-    };
-    if let Mode::Merge(_, merge) = mode {
-        let key = shard_key(&args)?;
-        // The same certificate checks as every other path: the embedded proof too.
-        let proof = match body.proof {
-            Some(_) => {
-                let c = check_certificate(&body, &args.ask()).context("proof")?;
-                eprintln!("{}; B matches the final residue and the stated result", proof_line(&c));
-                Some(c)
-            }
-            None => None,
-        };
-        let points = load_points(&args, file, &cert_hash, &body)?;
-        let mut parts = Vec::new();
-        for path in merge {
-            let b = read_input(path, MAX_PART_BYTES)?;
-            parts.push((path.display().to_string(), b));
-        }
-        let m = shard::merge(&body, &cert_hash, &points, &parts, &key)?;
-        eprintln!(
-            "merge: ok, {} parts cover all {} segments, {} checkpoint hashes matched ({:.2} s of replay, longest part {:.2} s)",
-            m.parts, m.segments, m.hashes_checked, m.seconds_total, m.seconds_max
-        );
-        let coverage = proof.as_ref().map(|c| format!("{}, ", proof_coverage(c))).unwrap_or_default();
-        print(&format!(
-            "verified: M{} is {what} ({}, res64 {}, {coverage}100.00% replayed in {} shards, signed by {key_hex})",
-            body.exponent,
-            body.kind.worktype(),
-            body.result.res64,
-            m.parts
-        ))?;
-        return Ok(Ending::Verified);
-    }
-    if let Mode::Shard(_, spec, out) = mode {
-        let key = shard_key(&args)?;
-        // The checks of the embedded proof that need no squaring; the merge verifies it.
-        if body.proof.is_some() {
-            certificate_proof(&body).context("proof")?;
-        }
-        fsutil::probe_writable(out).with_context(|| format!("cannot write the part to {}", out.display()))?;
-        let opts = replay_options(&args, jobs, load_points(&args, file, &cert_hash, &body)?);
-        let part = shard::replay_shard(&body, &cert_hash, spec, &opts, &key).context("replay")?;
-        fsutil::write_atomic(out, part.to_json().as_bytes(), 0o644)
-            .with_context(|| format!("cannot write the part to {}", out.display()))?;
-        let failed: Vec<String> = part
-            .segments
-            .iter()
-            .filter(|s| s.verdict != "ok")
-            .map(|s| format!("{}-{}: {}", s.from, s.to, s.verdict))
-            .collect();
-        let iterations: u64 = part.segments.iter().map(|s| s.to - s.from).sum();
-        eprintln!(
-            "shard {spec}: {} segments, {iterations} iterations in {:.2} s on {}; part written to {}",
-            part.segments.len(),
-            part.seconds,
-            part.engine,
-            out.display()
-        );
-        if !failed.is_empty() {
-            bail!("shard {spec}: {} segment(s) failed: {}", failed.len(), failed.join("; "));
-        }
-        print(&format!(
-            "shard {spec} of M{}: all {} segments matched; merge the parts with verify --merge",
-            body.exponent,
-            part.segments.len()
-        ))?;
-        return Ok(Ending::Verified);
-    }
-    let proof = match body.proof {
-        Some(_) => {
-            let c = check_certificate(&body, &args.ask()).context("proof")?;
-            same_arith_note(&body, c.transform);
-            eprintln!("{}; B matches the final residue and the stated result", proof_line(&c));
-            Some(c)
-        }
-        None => None,
-    };
-    let mut coverage = Vec::new();
-    if let Some(c) = &proof {
-        coverage.push(proof_coverage(c));
-    }
-    // A spot check that left segments out establishes nothing on its own (issue 35): only a proof
-    // check or a full replay makes this "verified".
-    let mut spot_only = false;
-    if proof.is_none() || args.replay || args.sample.is_some() {
-        let start = std::time::Instant::now();
-        let opts = replay_options(&args, jobs, load_points(&args, file, &cert_hash, &body)?);
-        trace::mark("verify: replay points read");
-        let rep = replay(&body, &opts).context("replay")?;
-        same_arith_note(&body, rep.transform);
-        trace::mark("verify: replay done");
-        let secs = start.elapsed().as_secs_f64();
-        let pct = if rep.iterations_total == 0 {
-            100.0
-        } else {
-            100.0 * rep.iterations_replayed as f64 / rep.iterations_total as f64
-        };
-        if let Some(k) = args.sample {
-            if rep.segments_replayed < rep.segments_total {
-                spot_only = proof.is_none();
-                eprintln!(
-                    "SPOT CHECK ONLY: replayed {} of {} segments (the last, which ends at the final residue, and {} at random; {pct:.2}% of the iterations); the rest is unchecked",
-                    rep.segments_replayed,
-                    rep.segments_total,
-                    rep.segments_replayed - 1
-                );
-            } else {
-                eprintln!("--sample {k} covers all {} segments: a full replay", rep.segments_total);
-            }
-        }
-        eprintln!(
-            "replay: ok, {} iterations in {} segments, {} checkpoint hashes matched, {secs:.2} s on {}",
-            rep.iterations_replayed, rep.segments_replayed, rep.hashes_checked, rep.engine
-        );
-        coverage.push(format!("{pct:.2}% replayed{}", if spot_only { " at random" } else { "" }));
-    } else {
-        let covered = match proof.as_ref().is_some_and(|c| c.replayed) {
-            true => "B was recomputed in full",
-            false => "the proof covers the result",
-        };
-        eprintln!(
-            "replay: skipped, {covered} (the {} checkpoint hashes are not checked; --replay replays them)",
-            body.checkpoints.len()
-        );
-    }
-    let claim = format!(
-        "M{} is {what} ({}, res64 {}, {}, signed by {key_hex})",
-        body.exponent,
-        body.kind.worktype(),
-        body.result.res64,
-        coverage.join(", ")
-    );
-    if spot_only {
-        print(&format!("spot-checked, not verified: the certificate says {claim}"))?;
-        return Ok(Ending::SpotChecked);
-    }
-    print(&format!("verified: {claim}"))?;
-    Ok(Ending::Verified)
+    Ok(ending.status())
 }

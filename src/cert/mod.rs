@@ -22,6 +22,10 @@ pub mod points;
 pub(crate) mod samples;
 mod time;
 
+/// The most full residues (replay segments) a prover embeds in a certificate, besides the final
+/// one: what bounds the size of a certificate `verify` reads.
+pub const MAX_FULL_RESIDUES: u64 = 1024;
+
 pub use body::{CertBody, Check, CheckEvent, CheckLog, CheckOutcome, Checkpoint, Program};
 pub use envelope::{certificate_hash, open, seal, FORMAT, VERSION};
 pub use keys::{default_key_path, load_or_create, parse_public_key_hex};

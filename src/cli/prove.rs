@@ -1,10 +1,11 @@
 //! `prove`'s command line: its arguments as clap parses them, and their values checked and
-//! turned into the run's options (the binary, src/bin/prove.rs, checks them against each other
-//! and runs them).
+//! turned into the run's options and [`Settings`] ([`super::prove_run`] checks them against each
+//! other and runs them).
 
 use super::{ArithArg, EngineArg};
 use crate::decide::{Ask, Devices};
 use crate::host;
+use crate::run::request::Settings;
 use crate::run::{gerbicz, test, Fault, SpotMode};
 use anyhow::{anyhow, bail, Context, Result};
 use std::path::PathBuf;
@@ -243,6 +244,26 @@ impl Args {
             arith: self.arith.into(),
             devices: Devices::List(vec![self.device.unwrap_or(0)]),
         }
+    }
+
+    /// The settings every test of this run gets (for `p`, or with `--work-dir` any exponent):
+    /// the engine asked for, the checks and their threads, the saves, the faults.
+    pub fn settings(&self, p: Option<u32>) -> Result<Settings> {
+        let save_every = self.save_every()?;
+        let gerbicz_block = self.gerbicz_block(p)?;
+        let faults = self.faults()?;
+        let (jacobi_threads, spot_threads) = self.check_threads()?;
+        Ok(Settings {
+            ask: self.ask(),
+            ll_check: self.ll_check.into(),
+            spot: self.spot.into(),
+            spot_threads,
+            jacobi_threads,
+            save_every,
+            gerbicz_block,
+            proof_disk_budget: self.proof_disk_budget,
+            faults,
+        })
     }
 
     /// The faults of `--inject-fault`.

@@ -1,11 +1,11 @@
 //! `verify`'s command line: its arguments as clap parses them, the mode they ask for ([`Mode`]:
-//! a certificate, its shards, or a GIMPS proof file) and the engine [`Ask`] that verifies it (the
-//! binary, src/bin/verify.rs, runs them).
+//! a certificate, its shards, a GIMPS proof file, or a new shard key) and the [`Options`] and
+//! engine [`Ask`] it runs with ([`Mode::run`]).
 
 use super::{ArithArg, EngineArg};
 use crate::decide::{Ask, Devices};
 use crate::verify::shard::ShardSpec;
-use crate::verify::Mode;
+use crate::verify::{Mode, Options};
 use std::path::PathBuf;
 
 #[derive(clap::Parser, Debug)]
@@ -21,8 +21,10 @@ pub struct Args {
     /// Verify a GIMPS "PRP PROOF" VERSION=2 file (e.g. from PRPLL, prime95 or prove --gimps-proof) instead of a certificate.
     #[arg(long, value_name = "FILE")]
     pub gimps_proof: Option<PathBuf>,
-    /// With a proof in the certificate: also replay the checkpoint chain in full.
-    #[arg(long, conflicts_with = "gimps_proof")]
+    /// With a proof in the certificate: also replay the checkpoint chain in full; with
+    /// --gimps-proof: also recompute B by the test's p squarings. Either makes a "composite" from
+    /// a proof a verification (without, p >= 25,000: "proof-checked, not verified", exit status 4).
+    #[arg(long)]
     pub replay: bool,
     /// Replay threads on the CPU, those driving GPUs included (default: all cores; more are
     /// clamped to the cores).
@@ -72,6 +74,9 @@ pub struct Args {
 impl Args {
     /// The mode the arguments ask for.
     pub fn mode(&self) -> Option<Mode<'_>> {
+        if let Some(path) = &self.new_shard_key {
+            return Some(Mode::NewShardKey(path));
+        }
         if let Some(path) = &self.gimps_proof {
             return Some(Mode::GimpsProof(path));
         }
@@ -81,6 +86,19 @@ impl Args {
             (Some(spec), Some(out)) => Mode::Shard(file, spec, out),
             _ => Mode::Certificate(file),
         })
+    }
+
+    /// How the mode's checks are made.
+    pub fn options(&self) -> Options<'_> {
+        Options {
+            ask: self.ask(),
+            trust: self.trust.as_deref(),
+            replay: self.replay,
+            sample: self.sample,
+            jobs: self.jobs,
+            points: self.points.as_deref(),
+            shard_key: self.shard_key.as_deref(),
+        }
     }
 
     /// `--engine`, `--arith` and `--devices`, for [`crate::decide`].

@@ -42,6 +42,22 @@ impl Decision {
         self.open_on(self.gpus.first().copied().unwrap_or(0), shift)
     }
 
+    /// The second engine of an exact LL check (`--ll-check double`) at shift `shift`, and the GPU
+    /// it runs on when that is not the first engine's: on a host with two GPUs or more a GPU
+    /// decision puts it on the next GPU ([`other_gpu`]), where it runs beside the first engine
+    /// instead of taking turns with it on one device; otherwise as [`Decision::open_as_decided`].
+    pub fn open_second(&self, shift: u32) -> Result<(Box<dyn Engine>, Option<usize>), EngineError> {
+        let first = self.gpus.first().copied().unwrap_or(0);
+        let other = match self.engine {
+            EngineKind::Gpu => other_gpu(first, crate::gpu::device_count()?),
+            _ => None,
+        };
+        match other {
+            Some(g) => Ok((self.open_on(g, shift)?, Some(g))),
+            None => Ok((self.open_as_decided(shift)?, None)),
+        }
+    }
+
     /// The engine for the work at shift `shift`, on the first GPU of a GPU decision. Under
     /// `--engine auto` a GPU that fails to open is not fatal: the decision becomes GMP's (so the
     /// engines opened after this one are GMP too) and why is returned, for the caller to say.
@@ -56,6 +72,11 @@ impl Decision {
     }
 }
 
+/// The GPU beside `first` on a host of `count` GPUs (the next one, wrapping), if there is one.
+fn other_gpu(first: usize, count: usize) -> Option<usize> {
+    (count >= 2).then(|| (first + 1) % count)
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::{decide, Ask, Devices, Work};
@@ -63,6 +84,26 @@ mod tests {
     use crate::engine::EngineChoice;
     use crate::exponent::TestKind;
     use crate::transform::plan::Arith;
+
+    #[test]
+    fn the_second_engine_takes_the_next_gpu_when_there_is_one() {
+        use super::other_gpu;
+        assert_eq!((other_gpu(0, 0), other_gpu(0, 1), other_gpu(3, 1)), (None, None, None));
+        assert_eq!(
+            (other_gpu(0, 2), other_gpu(1, 2), other_gpu(2, 4), other_gpu(3, 4)),
+            (Some(1), Some(0), Some(3), Some(0))
+        );
+    }
+
+    #[test]
+    fn a_cpu_decision_opens_its_second_engine_on_the_cpu() {
+        let work = Work::test(4423, TestKind::Ll, 4421, true);
+        let ask = Ask { engine: EngineChoice::Twin, arith: ArithChoice::Fixed(Arith::M61M31), devices: Devices::All };
+        let (e, gpu) = decide(&ask, &work).unwrap().open_second(7).unwrap();
+        assert_eq!((e.arith(), gpu), (Some(Arith::M61M31), None));
+        let (e, gpu) = decide(&Ask::cpu(), &work).unwrap().open_second(7).unwrap();
+        assert_eq!((e.arith(), gpu), (None, None));
+    }
 
     #[test]
     fn the_decided_engine_opens_at_the_decided_length() {

@@ -231,6 +231,9 @@ impl GpuEngine {
     /// (twice per node of a proof middle) would then stall the host behind the GPU.
     fn set_device_shift(&mut self) -> Result<(), EngineError> {
         let dst = addr(&self.dev, &self.buf.shift);
+        // A raw driver call: the context must be this thread's (the engine may have moved to
+        // another thread since its last cudarc call, as the exact LL check's second engine does).
+        self.dev.ctx.bind_to_thread().map_err(cuda_err("context"))?;
         // SAFETY: buf.shift is a live allocation of one u32 on this device and stream.
         unsafe { cudarc::driver::sys::cuMemsetD32Async(dst, self.shift.get(), 1, self.dev.stream.cu_stream()) }
             .result()

@@ -29,8 +29,9 @@ pub fn default_residue_budget(p: u32, with_proof: bool) -> u64 {
     }
 }
 
-/// Never embed more than this many full residues (replay segments), whatever the budget.
-pub const MAX_FULL_RESIDUES: u64 = 1024;
+/// Never embed more than this many full residues (replay segments), whatever the budget: the
+/// certificate format's bound ([`crate::cert::MAX_FULL_RESIDUES`]).
+pub use crate::cert::MAX_FULL_RESIDUES;
 /// The default checkpoint interval aims at about this many checkpoints per test.
 const TARGET_CHECKPOINTS: u64 = 2000;
 /// ... but is at least this many iterations: a checkpoint costs a read of the residue (on a GPU

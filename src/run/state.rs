@@ -82,7 +82,20 @@ fn exiting(pid: u32) -> bool {
     let Ok(stat) = std::fs::read_to_string(dir.join("stat")) else { return true };
     // "pid (comm) S ...": the state follows the last ')'.
     let state = stat.rsplit_once(')').and_then(|(_, rest)| rest.trim_start().chars().next());
-    matches!(state, Some('Z' | 'X' | 'x')) || std::fs::read(dir.join("cmdline")).is_ok_and(|c| c.is_empty())
+    matches!(state, Some('Z' | 'X' | 'x'))
+        || std::fs::read(dir.join("cmdline")).is_ok_and(|c| c.is_empty())
+        || std::fs::read_to_string(dir.join("status")).is_ok_and(|s| sigkill_pending(&s))
+}
+
+/// Does a /proc/PID/status text show a SIGKILL sent but not yet acted on (bit 9 of the
+/// process's or a thread's pending set)? Just after `kill -9` the holder may not have run yet
+/// (a loaded machine): it is dying all the same.
+fn sigkill_pending(status: &str) -> bool {
+    const SIGKILL_BIT: u64 = 1 << (libc::SIGKILL - 1);
+    status
+        .lines()
+        .filter_map(|l| l.strip_prefix("ShdPnd:").or_else(|| l.strip_prefix("SigPnd:")))
+        .any(|mask| u64::from_str_radix(mask.trim(), 16).is_ok_and(|m| m & SIGKILL_BIT != 0))
 }
 
 /// Everything needed to resume a test exactly where it was saved.
@@ -304,6 +317,16 @@ pub fn default_root() -> PathBuf {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_pending_sigkill_reads_as_dying() {
+        let status =
+            |shd: &str| format!("Name:\tprove\nState:\tR (running)\nSigPnd:\t0000000000000000\nShdPnd:\t{shd}\n");
+        assert!(super::sigkill_pending(&status("0000000000000100")));
+        assert!(super::sigkill_pending(&status("0000000000004100")));
+        assert!(!super::sigkill_pending(&status("0000000000004000")), "SIGTERM alone is not dying");
+        assert!(!super::sigkill_pending(&status("zz")) && !super::sigkill_pending("State: S"));
+    }
+
     use super::*;
 
     fn state(k: u64) -> SavedState {

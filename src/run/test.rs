@@ -103,8 +103,9 @@ pub struct Test {
     store: StateStore,
     proof: Option<ProofSetup>,
     engine: Box<dyn Engine>,
-    /// The second engine of the exact LL check, when the test runs with it from the start.
-    second: Option<Box<dyn Engine>>,
+    /// The second engine of the exact LL check, when the test runs with it from the start, and
+    /// the GPU it has to itself (`None`: it shares the first engine's device, or is GMP's).
+    second: Option<(Box<dyn Engine>, Option<usize>)>,
     /// What the engines are: the spec's decision, GMP's after a GPU failed to open under auto.
     decision: Decision,
 }
@@ -201,9 +202,14 @@ impl Test {
         self.spec.opts.total
     }
 
-    /// A second engine for the exact LL check of a run that started with shift `shift`.
-    fn open_second(&self, shift: u32) -> Result<Box<dyn Engine>> {
-        Ok(self.decision.open_as_decided(double::other_shift(self.spec.p, shift))?)
+    /// A second engine for the exact LL check of a run that started with shift `shift` (on a GPU
+    /// of its own where the host has another), and that GPU.
+    fn open_second(&self, shift: u32) -> Result<(Box<dyn Engine>, Option<usize>)> {
+        let (engine, gpu) = self.decision.open_second(double::other_shift(self.spec.p, shift))?;
+        if let Some(g) = gpu {
+            eprintln!("{}the second engine of the exact LL check runs on GPU {g}, beside the first", self.spec.tag);
+        }
+        Ok((engine, gpu))
     }
 
     fn progress(&self, what: &str) -> Result<Progress> {
@@ -234,14 +240,15 @@ impl Test {
         let confirm_opts = RunOptions { store: None, replay: None, faults: Vec::new(), stop_at: None, ..opts.clone() };
         let mut progress = self.progress(kind.worktype())?;
         trace::mark("run started");
-        // Two GMP engines check each other on two cores: the second runs beside the first, on a
-        // thread of its own, and GMP spot checks (GMP against GMP, each a part of what the second
-        // engine recomputes) would only take a core from them.
+        // Two GMP engines check each other on two cores, two GPU engines on two GPUs: the second
+        // runs beside the first, on a thread of its own. GMP spot checks (GMP against GMP, each a
+        // part of what the second engine recomputes) would only take a core from a GMP pair.
         let doubled = self.second.is_some();
         let cpu_pair = doubled && self.decision.engine == EngineKind::Gmp;
-        let shadow = match cpu_pair {
-            true => self.second.take().map(Shadow::background),
-            false => self.second.as_mut().map(|e| Shadow::inline(e.as_mut())),
+        let beside = cpu_pair || self.second.as_ref().is_some_and(|(_, gpu)| gpu.is_some());
+        let shadow = match beside {
+            true => self.second.take().map(|(e, _)| Shadow::background(e)),
+            false => self.second.as_mut().map(|(e, _)| Shadow::inline(e.as_mut())),
         };
         let opts = match (opts.spot, cpu_pair) {
             (SpotMode::Sample, true) => RunOptions { spot: SpotMode::Off, ..opts },
@@ -262,7 +269,7 @@ impl Test {
                 "{}M{p}: the LL residue says prime; confirming it with a second engine (--ll-check double) before it is printed",
                 self.spec.tag
             );
-            let mut other = self.open_second(rec.shift)?;
+            let (mut other, _) = self.open_second(rec.shift)?;
             let mut progress = self.progress("LL confirm")?;
             let opts = RunOptions { shift: rec.shift, started: rec.started.clone(), ..confirm_opts };
             let (first_seconds, first_checks) = (rec.seconds, std::mem::take(&mut rec.checks));

@@ -10,10 +10,9 @@
 
 use super::worktodo::Assignment;
 use super::{Paths, WorkConfig};
-use crate::decide::{Ask, Devices};
 use crate::run::publish::{self, Outputs};
 use crate::run::report;
-use crate::run::request::{Request, Settings};
+use crate::run::request::Request;
 use crate::run::state::StateStore;
 use crate::run::test::{random_shift, TestEnd, TestSpec};
 use anyhow::{Context, Result};
@@ -43,18 +42,7 @@ fn test_spec(cfg: &WorkConfig, paths: &Paths, a: &Assignment, store: &StateStore
         fresh_hint: "remove them to start this test again".into(),
         ..Request::full(a.p, a.kind, random_shift(a.p)?, state_root)
     };
-    let settings = Settings {
-        ask: Ask { engine: cfg.engine, arith: cfg.arith, devices: Devices::List(vec![cfg.device]) },
-        ll_check: cfg.ll_check,
-        spot: cfg.spot,
-        spot_threads: cfg.spot_threads,
-        jacobi_threads: cfg.jacobi_threads,
-        save_every: cfg.save_every,
-        gerbicz_block: cfg.gerbicz_block,
-        proof_disk_budget: cfg.proof_disk_budget,
-        faults: cfg.faults.clone(),
-    };
-    request.spec(&settings)
+    request.spec(&cfg.settings)
 }
 
 /// Run assignment `a`, resuming from its saved states in `store`, to its outputs.

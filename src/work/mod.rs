@@ -28,12 +28,9 @@ pub mod results;
 pub mod workers;
 pub mod worktodo;
 
-use crate::engine::arith::ArithChoice;
-use crate::engine::EngineChoice;
 use crate::progress::ProgressLog;
+use crate::run::request::Settings;
 use crate::run::state::{StateLock, StateStore};
-use crate::run::test::LlCheck;
-use crate::run::{Fault, SpotMode};
 use anyhow::{Context, Result};
 use claim::{Claims, DirLock};
 use ed25519_dalek::SigningKey;
@@ -65,30 +62,20 @@ pub enum CrashPoint {
 /// Everything the work loop needs.
 pub struct WorkConfig {
     pub dir: PathBuf,
-    /// The GPU (CUDA's numbering).
-    pub device: usize,
     /// This is worker N: its own `worktodo-N.txt` comes before the shared `worktodo.txt`.
     pub worker: Option<usize>,
-    pub engine: EngineChoice,
-    /// `--arith`: every assignment's arithmetic (under auto the tuner's for its exponent).
-    pub arith: ArithChoice,
+    /// What every assignment's test is run with: the engine asked for (its `devices` the one
+    /// GPU of this worker; under `--arith auto` the tuner's arithmetic for each exponent), the
+    /// checks, the saves, and (testing) faults injected into each test that runs that far. The
+    /// proof checks of the PrimeNet client use the same engine ask.
+    pub settings: Settings,
     pub key: SigningKey,
     pub user: Option<String>,
     pub computer: Option<String>,
     /// Keep polling for new lines every this long instead of exiting when none is left.
     pub wait: Option<Duration>,
-    pub spot: SpotMode,
-    pub spot_threads: usize,
-    /// LL: how results are checked, and the Jacobi checks in flight at once (as for `prove P`).
-    pub ll_check: LlCheck,
-    pub jacobi_threads: usize,
-    pub save_every: Duration,
-    pub gerbicz_block: u64,
-    pub proof_disk_budget: u64,
     pub stop: Arc<AtomicBool>,
     pub crash_at: Option<CrashPoint>,
-    /// Testing: faults injected into each test that runs as far as their iteration.
-    pub faults: Vec<Fault>,
     /// Talk to PrimeNet (`--primenet`): assignments in, results and proofs out.
     pub primenet: Option<primenet::Config>,
 }
@@ -190,7 +177,7 @@ pub fn run_loop(cfg: &WorkConfig) -> Result<LoopEnd> {
     let current: primenet::progress::Current = Default::default();
     let mut net = cfg.primenet.clone().map(|mut c| {
         c.crash_after_send = cfg.crash_at == Some(CrashPoint::AfterSend);
-        primenet::Client::new(c, &paths.dir)
+        primenet::Client::new(c, &paths.dir, cfg.settings.ask.clone())
     });
     let _progress = cfg.primenet.clone().map(|c| {
         let stop = Arc::new(AtomicBool::new(false));

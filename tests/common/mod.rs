@@ -2,6 +2,9 @@
 //! running the `prove` and `verify` binaries.
 #![allow(dead_code)]
 
+use mersenne_cert::proof::arith::{CpuArith, ProofArith};
+use mersenne_cert::proof::pietrzak;
+use mersenne_cert::residue::Residue;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -28,6 +31,21 @@ pub fn res64_table(name: &str) -> Vec<(u32, u64, u64, bool)> {
         .map(|l| {
             let f: Vec<&str> = l.split_whitespace().collect();
             (f[0].parse().unwrap(), f[1].parse().unwrap(), u64::from_str_radix(f[2], 16).unwrap(), f[3] == "yes")
+        })
+        .collect()
+}
+
+/// The residues a PRP test of M`p` saves for a proof of `power`: 3^(2^k) at each of its proof
+/// points k, squared by GMP (the reference the proof tests compare with).
+pub fn proof_points(p: u32, power: u32) -> Vec<Residue> {
+    let (mut x, mut at) = (Residue::from_u64(p, 3), 0);
+    pietrzak::proof_points(p, power)
+        .unwrap()
+        .into_iter()
+        .map(|k| {
+            x = CpuArith.square_n(&x, k - at);
+            at = k;
+            x.clone()
         })
         .collect()
 }

@@ -4,13 +4,11 @@
 //! res64, res2048, residue type), and its stated result must follow from its final residue; for
 //! a PRP test with a proof, the proof file the line names (by MD5, in `proof/`) must be the
 //! certificate's proof, and the proof must verify (about p/2^power squarings: a fraction of a
-//! percent of the test, on the engine `--engine auto` decides: the GPU where it finishes
-//! first). An LL certificate is not replayed here (that is the test again).
+//! percent of the test, on the work loop's engine: under `--engine auto` the GPU where it
+//! finishes first). An LL certificate is not replayed here (that is the test again).
 
 use crate::cert;
-use crate::decide::{Ask, Devices};
-use crate::engine::arith::ArithChoice;
-use crate::engine::EngineChoice;
+use crate::decide::Ask;
 use crate::verify::{proof::check_certificate, replay::check_result};
 use md5::{Digest, Md5};
 use serde_json::Value;
@@ -34,9 +32,9 @@ pub fn proof_file(proof_dir: &Path, line: &Value) -> Option<(PathBuf, Vec<u8>)> 
     find_by(proof_dir, line.get("exponent")?.as_u64()?, md5, |b| hex::encode(Md5::digest(b)))
 }
 
-/// Check `line` against its certificate in `cert_dir` (and proof in `proof_dir`); the reason
-/// when it must not be sent.
-pub fn check_line(cert_dir: &Path, proof_dir: &Path, line: &Value) -> Result<(), String> {
+/// Check `line` against its certificate in `cert_dir` (and proof in `proof_dir`, verified on the
+/// engine `ask` decides: the work loop's); the reason when it must not be sent.
+pub fn check_line(cert_dir: &Path, proof_dir: &Path, line: &Value, ask: &Ask) -> Result<(), String> {
     let id = super::outbox::line_id(line).ok_or("the line names no certificate")?;
     let p = line["exponent"].as_u64().unwrap_or(0);
     let (path, bytes) = find_by(cert_dir, p, id, cert::certificate_hash)
@@ -69,8 +67,7 @@ pub fn check_line(cert_dir: &Path, proof_dir: &Path, line: &Value) -> Result<(),
         if body.proof.as_deref().map(|b| b.as_slice()) != Some(&proof_bytes[..]) {
             return Err(format!("{} is not the proof in {}", proof_path.display(), path.display()));
         }
-        check_certificate(&body, &Ask { engine: EngineChoice::Auto, arith: ArithChoice::Auto, devices: Devices::All })
-            .map_err(|e| format!("{}: proof: {e}", path.display()))?;
+        check_certificate(&body, ask).map_err(|e| format!("{}: proof: {e}", path.display()))?;
     }
     Ok(())
 }

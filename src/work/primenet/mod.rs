@@ -25,6 +25,7 @@ pub mod protocol;
 use super::claim::DirLock;
 use super::worktodo::{self, Line};
 use super::Paths;
+use crate::decide::Ask;
 use http::{Http, NetError};
 use protocol::{code, Answer, WorkPref};
 use serde_json::{json, Value};
@@ -87,6 +88,8 @@ pub struct Client {
     guid: Option<String>,
     /// Retry calls while the server is down (nothing else to do), or try once.
     patient: bool,
+    /// The engine the work loop asked for, which checks the proofs before they are sent.
+    ask: Ask,
 }
 
 /// The registration kept in `DIR/primenet.json`.
@@ -122,9 +125,9 @@ impl NetLock {
 }
 
 impl Client {
-    pub fn new(cfg: Config, dir: &Path) -> Client {
+    pub fn new(cfg: Config, dir: &Path, ask: Ask) -> Client {
         let guid = registered_guid(dir);
-        Client { http: Http::new(cfg.timeout), cfg, dir: dir.to_path_buf(), guid, patient: false }
+        Client { http: Http::new(cfg.timeout), cfg, dir: dir.to_path_buf(), guid, patient: false, ask }
     }
 
     /// One transaction, retried while the server is down or busy, and after registering again
@@ -318,7 +321,7 @@ impl Client {
         let pending = outbox.pending().map_err(io)?;
         for (i, line) in pending.iter().enumerate() {
             let p = line["exponent"].as_u64().unwrap_or(0);
-            if let Err(why) = check::check_line(&paths.cert, &paths.proof, line) {
+            if let Err(why) = check::check_line(&paths.cert, &paths.proof, line, &self.ask) {
                 eprintln!("primenet: M{p}: result withheld, it would not pass verify: {why}");
                 outbox.mark(line, &format!("withheld: {why}")).map_err(io)?;
                 continue;
