@@ -4,7 +4,9 @@
 //! server error, a dropped connection, the server down, and kill -9 between writing a result and
 //! sending it and between sending it and marking it sent: every result reaches the server, and
 //! reaches it as one accepted result per assignment id. A result whose certificate does not
-//! back it is never sent.
+//! back it is never sent. Assignments handed back (`--unreserve-all`, `--unreserve P`, and the
+//! loop's rule for one the queue reaches too late) leave their file only once the server took
+//! them back.
 
 mod common;
 
@@ -30,6 +32,8 @@ enum Fault {
     Drop,
     /// pnErrorResult=3 (server busy).
     Busy,
+    /// pnErrorResult=9 (access denied): a refusal that trying again does not change.
+    Refuse,
 }
 
 /// One request the fake received: (path, query, body).
@@ -127,6 +131,10 @@ impl Fake {
                     Some(Fault::Drop) => continue,
                     Some(Fault::Busy) => {
                         respond(&mut s, "200 OK", &v5_error(3, "busy"));
+                        continue;
+                    }
+                    Some(Fault::Refuse) => {
+                        respond(&mut s, "200 OK", &v5_error(9, "access denied"));
                         continue;
                     }
                     None => {}
@@ -413,4 +421,89 @@ fn primenet_options_are_checked() {
     let o = bin("prove").arg("--work-dir").arg(d).arg("--primenet").output().unwrap();
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("--user"), "{}", stderr(&o));
+}
+
+fn worktodo(dir: &Path) -> String {
+    std::fs::read_to_string(dir.join("worktodo.txt")).unwrap()
+}
+
+#[test]
+fn unreserve_all_and_one_exponent_remove_only_what_the_server_took_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let todo = format!(
+        "# mine\nTest=N/A,3217\nDoubleCheck={AID3},4423,68,1\nPRP={AID1},1,2,9689,-1,75,0\nTest={AID2},4253\nPRP={AID1},1,2,9689,-1,75,0\n"
+    );
+    std::fs::write(d.join("worktodo.txt"), &todo).unwrap();
+    std::fs::create_dir_all(d.join("cert")).unwrap();
+    let cert = d.join(format!("cert/9689-PRP-3-{AID1}.cbor"));
+    std::fs::write(&cert, b"a certificate").unwrap();
+
+    // The server down: nothing handed back, nothing removed, exit 1.
+    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let url = format!("http://127.0.0.1:{port}/v5server/");
+    let o = prove(d, &url, &["--unreserve", "4253"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("unreachable"), "{}", stderr(&o));
+    assert_eq!(worktodo(d), todo, "no line goes before the server took it back");
+
+    // Busy once (retried), then handed back: that line alone goes.
+    let fake = Fake::start(port);
+    fake.fault("au", &[Fault::Busy]);
+    let o = prove(d, &url, &["--unreserve", "4253"]).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let au = fake.transactions("au");
+    assert_eq!(au.iter().map(|q| q["k"].as_str()).collect::<Vec<_>>(), [AID2, AID2], "busy, then taken back");
+    assert!(!worktodo(d).contains(AID2) && worktodo(d).contains(AID1), "{}", worktodo(d));
+
+    // Every line: one refusal leaves its line (exit 1); the id that appears twice is sent once;
+    // the line without an id has nothing to hand back and goes.
+    fake.fault("au", &[Fault::Refuse]);
+    let o = prove(d, &url, &["--unreserve-all"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains(&format!("left in place: 'DoubleCheck={AID3},4423,68,1'")), "{}", stderr(&o));
+    assert_eq!(worktodo(d), format!("# mine\nDoubleCheck={AID3},4423,68,1\n"));
+    let au = fake.transactions("au");
+    assert_eq!(au[2..].iter().map(|q| q["k"].as_str()).collect::<Vec<_>>(), [AID3, AID1]);
+    // Again: the rest goes; then there is nothing of M4253 left to hand back.
+    let o = prove(d, &url, &["--unreserve-all"]).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(worktodo(d), "# mine\n");
+    let o = prove(d, &url, &["--unreserve", "4253"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("no line of M4253"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&cert).unwrap(), b"a certificate", "certificates stay");
+    assert!(results(d).is_empty(), "nothing was tested");
+}
+
+#[test]
+fn the_loop_hands_back_what_its_queue_reaches_too_late_once_the_server_takes_it() {
+    // A measured speed of 1 ms per iteration of M9689: the line after it waits ~9.7 s, past
+    // the limit of 5 s.
+    let log =
+        "2026-11-27 10:00:00 M9689 PRP-3 iteration 100/9689 (1.03%), 1000.0 us/iter, ETA 9s, res64 0000000000000001\n";
+    let todo = format!("PRP={AID1},1,2,9689,-1,75,0\nPRP={AID2},1,2,4447,-1,75,0\n");
+    let limit = format!("{}", 5.0 / 86400.0);
+    let fake = Fake::start(0);
+    let run = |fault: bool| {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::write(d.join("progress.log"), log).unwrap();
+        std::fs::write(d.join("worktodo.txt"), &todo).unwrap();
+        if fault {
+            fake.fault("au", &[Fault::Drop]);
+        }
+        let o = prove(d, &fake.url(), &["--primenet-unreserve-days", &limit]).output().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        (stderr(&o), results(d).iter().map(|l| l["aid"].as_str().unwrap().to_string()).collect::<Vec<_>>())
+    };
+    let (err, done) = run(false);
+    assert!(err.contains("M4447 PRP-3: the queue ahead of it takes"), "{err}");
+    assert_eq!(done, [AID1], "handed back before any test: {err}");
+    assert_eq!(fake.transactions("au").iter().map(|q| q["k"].as_str()).collect::<Vec<_>>(), [AID2]);
+    // The server not answering: the line stays, and is tested (M9689 done, it is not late).
+    let (err, done) = run(true);
+    assert!(err.contains("primenet: hand-back:"), "{err}");
+    assert_eq!(done, [AID1, AID2], "{err}");
+    assert_eq!(fake.transactions("au").len(), 2);
 }

@@ -1,6 +1,7 @@
 //! `prove --work-dir DIR --primenet`'s options (docs/gimps.md), checked and turned into the
 //! PrimeNet client's configuration.
 
+use crate::work::primenet::unreserve::Pick;
 use crate::work::primenet::{protocol::WorkPref, Config};
 use anyhow::{bail, Result};
 use std::time::Duration;
@@ -34,6 +35,18 @@ pub struct PrimeNetArgs {
     /// Seconds between progress reports.
     #[arg(long, value_name = "SECS", default_value_t = 3600.0)]
     pub primenet_progress_every: f64,
+    /// Hand back an assignment not yet begun that the queue ahead of it would take more than
+    /// DAYS to reach at the speed measured here (prime95's rule: 30 days past the days of work).
+    #[arg(long, value_name = "DAYS", default_value_t = 31.0)]
+    pub primenet_unreserve_days: f64,
+    /// Report the results not yet sent, hand back every assignment of the work directory
+    /// (removing their lines; certificates stay) and exit.
+    #[arg(long, requires = "primenet", conflicts_with = "unreserve")]
+    pub unreserve_all: bool,
+    /// Hand back the assignment(s) of exponent P (removing their lines) and exit. Only when you
+    /// will not finish it.
+    #[arg(long, value_name = "P", requires = "primenet")]
+    pub unreserve: Option<u32>,
     /// Testing: the first pause before trying the server again (doubling), and the tries.
     #[arg(long, value_name = "SECS", default_value_t = 2.0, hide = true)]
     pub primenet_backoff: f64,
@@ -49,6 +62,13 @@ fn seconds(option: &str, s: f64) -> Result<Duration> {
         bail!("{option} must be a positive number of seconds, got {s}");
     }
     Ok(Duration::from_secs_f64(s))
+}
+
+fn days(option: &str, d: f64) -> Result<Duration> {
+    if !(d > 0.0 && d.is_finite() && d < 1e6) {
+        bail!("{option} must be a positive number of days, got {d}");
+    }
+    Ok(Duration::from_secs_f64(d * 86400.0))
 }
 
 impl PrimeNetArgs {
@@ -84,7 +104,17 @@ impl PrimeNetArgs {
             retries: self.primenet_retries,
             backoff: seconds("--primenet-backoff", self.primenet_backoff)?,
             progress_every: seconds("--primenet-progress-every", self.primenet_progress_every)?,
+            unreserve_after: days("--primenet-unreserve-days", self.primenet_unreserve_days)?,
             crash_after_send: false,
         }))
+    }
+
+    /// What `--unreserve-all` or `--unreserve P` hands back, if either is given.
+    pub fn unreserve_pick(&self) -> Option<Pick> {
+        match (self.unreserve_all, self.unreserve) {
+            (true, _) => Some(Pick::All),
+            (false, Some(p)) => Some(Pick::Exponent(p)),
+            (false, None) => None,
+        }
     }
 }

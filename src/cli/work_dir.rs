@@ -1,9 +1,11 @@
 //! `prove --work-dir DIR`: the GIMPS work loop ([`crate::work`]) with the arguments' settings,
-//! or, with `--devices`, one worker process per GPU.
+//! or, with `--devices`, one worker process per GPU; or, with `--unreserve-all` or
+//! `--unreserve P`, the assignments handed back to PrimeNet.
 
 use super::interrupt::{interrupt_flag, EXIT_INTERRUPTED};
 use super::prove::Args;
 use super::EngineArg;
+use crate::work::primenet::unreserve::Pick;
 use crate::{cert, gpu, host, work};
 use anyhow::{bail, Context, Result};
 use std::path::Path;
@@ -31,6 +33,9 @@ pub fn run(args: &Args, dir: &Path) -> Result<()> {
         let _stop = interrupt_flag()?; // the workers save on Ctrl-C; the parent waits for them
         let exe = std::env::current_exe().context("cannot find this program to start its workers")?;
         std::process::exit(work::workers::run_workers(&exe, dir, count, &rest)?);
+    }
+    if let Some(pick) = args.primenet.unreserve_pick() {
+        return unreserve(args, dir, pick);
     }
     let (key, key_path, created) = cert::load_or_create(args.key.as_deref())?;
     if created {
@@ -80,4 +85,25 @@ pub fn run(args: &Args, dir: &Path) -> Result<()> {
         }
         work::LoopEnd::Interrupted => std::process::exit(EXIT_INTERRUPTED),
     }
+}
+
+/// `--unreserve-all`, `--unreserve P`: the assignments handed back and their lines removed; an
+/// error that names every line left.
+fn unreserve(args: &Args, dir: &Path, pick: Pick) -> Result<()> {
+    let cfg = args
+        .primenet
+        .config(args.user.as_deref(), args.computer.as_deref())?
+        .context("--unreserve-all and --unreserve need --primenet")?;
+    let done = work::primenet::unreserve::run(cfg, dir, args.device, args.ask(), pick)?;
+    for (line, why) in &done.left {
+        eprintln!("primenet: left in place: '{line}': {why}");
+    }
+    if !done.left.is_empty() {
+        bail!("{} worktodo line(s) not handed back (named above); run the same command again", done.left.len());
+    }
+    match (done.removed.len(), pick) {
+        (0, Pick::Exponent(p)) => bail!("--unreserve {p}: no line of M{p} in the worktodo file(s)"),
+        (n, _) => eprintln!("primenet: {n} worktodo line(s) handed back and removed"),
+    }
+    Ok(())
 }

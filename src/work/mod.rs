@@ -195,6 +195,7 @@ pub fn run_loop(cfg: &WorkConfig) -> Result<LoopEnd> {
         }
         if let Some(net) = &mut net {
             warn_net("assignments", net.fetch(&paths).map(drop));
+            warn_net("hand-back", net.unreserve_late(&paths).map(drop));
         }
         let Some(c) = claim_next(&paths, &results, &claims, &mut warned)? else {
             if let Some(net) = &mut net {

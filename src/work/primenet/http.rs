@@ -23,6 +23,8 @@ impl fmt::Display for NetError {
     }
 }
 
+impl std::error::Error for NetError {}
+
 /// An HTTP client.
 pub struct Http {
     agent: ureq::Agent,

@@ -3,14 +3,15 @@
 //! assignments (`ga`; one it cannot run is handed back at once with `au`), reports each result
 //! line once written (`ar`, after the line's certificate passed [`check::check_line`]), uploads
 //! each PRP proof once its result is accepted ([`proofs`]), and reports progress and ETA of the
-//! test in progress (`ap`, [`progress`]). While there is work to do, a call that finds the
+//! test in progress (`ap`, [`progress`]), and hands back what it cannot finish in time or is told
+//! to give up (`au`, [`unreserve`]). While there is work to do, a call that finds the
 //! server down or busy is not retried (the tests go on; a result not sent stays in the queue,
 //! [`outbox`], for the next flush or start); with nothing left to do it is retried with a
 //! doubling pause.
 //!
 //! - [`protocol`]: the v5 requests and answers; [`http`]: the transport;
 //! - [`outbox`]: which results are sent; [`check`]: what must hold before one is;
-//! - [`proofs`]: the proof upload; [`progress`]: the `ap` thread.
+//! - [`proofs`]: the proof upload; [`progress`]: the `ap` thread; [`unreserve`]: `au`.
 //!
 //! The registration (the computer's GUID) is kept in `DIR/primenet.json`; PrimeNet traffic of the
 //! workers of one directory is serialised by a lock on `DIR/primenet.lock`.
@@ -21,6 +22,7 @@ pub mod outbox;
 pub mod progress;
 pub mod proofs;
 pub mod protocol;
+pub mod unreserve;
 
 use super::claim::DirLock;
 use super::worktodo::{self, Line};
@@ -58,6 +60,9 @@ pub struct Config {
     pub retries: u32,
     pub backoff: Duration,
     pub progress_every: Duration,
+    /// Hand back an assignment not yet begun that the queue ahead of it would take longer than
+    /// this to reach ([`unreserve`]).
+    pub unreserve_after: Duration,
     /// Testing: abort after the server answered a result, before it is marked sent.
     pub crash_after_send: bool,
 }
