@@ -67,42 +67,56 @@ pub struct ArithPick {
     pub why: String,
 }
 
-/// The arithmetic (at its shortest length) expected fastest for M_p by `table`; an error naming
-/// the largest exponent any arithmetic supports when none holds p.
+/// The arithmetic (at its shortest length) expected fastest for M_p by `table`, over every
+/// arithmetic of the registry ([`Arith::ALL`], in its order): the only one whose bound holds p;
+/// else, when each that holds p is measured, the fastest (on a tie the earlier); else the first
+/// (Goldilocks: the measured path, so nothing gets slower). An error naming the largest exponent
+/// any arithmetic supports when none holds p.
 pub fn fastest(p: u32, table: &SpeedTable) -> Result<ArithPick, EngineError> {
-    let pick = |arith: Arith, length: Length, why: String| Ok(ArithPick { arith, length, why });
-    let (gl, mm) = (Arith::Goldilocks, Arith::M61M31);
     let at = |a: Arith, len: Length| match table.us_per_iter(a, len) {
         Some(us) => format!("{} n={len} {us} µs/iter", a.name()),
         None => format!("{} n={len} not measured", a.name()),
     };
-    match (smallest_length(p, gl), smallest_length(p, mm)) {
-        (Err(e), Err(_)) if p < MIN_EXPONENT => {
-            Err(EngineError::NoPlan { p, why: format!("{e}; the CPU engine (--engine cpu, GMP) tests it") })
+    let (mut held, mut errors) = (Vec::new(), Vec::new());
+    for a in Arith::ALL {
+        match smallest_length(p, a) {
+            Ok(len) => held.push((a, len)),
+            Err(e) => errors.push(e),
         }
-        (Err(_), Err(e)) => {
-            let top = Arith::ALL.into_iter().map(Arith::largest_exponent).max().unwrap_or(0);
-            Err(EngineError::NoPlan {
-                p,
-                why: format!("beyond every arithmetic's proven bound: the largest supported exponent is {top} ({e})"),
-            })
-        }
-        (Ok(g), Err(_)) => pick(gl, g, format!("{}: the only arithmetic whose bound holds M{p}", at(gl, g))),
-        (Err(_), Ok(m)) => pick(mm, m, format!("{}: the only arithmetic whose bound holds M{p}", at(mm, m))),
-        (Ok(g), Ok(m)) => match (table.us_per_iter(gl, g), table.us_per_iter(mm, m)) {
-            (Some(tg), Some(tm)) if tm < tg => {
-                pick(mm, m, format!("{}, faster than {} ({})", at(mm, m), at(gl, g), table.source))
-            }
-            (Some(_), Some(_)) => {
-                pick(gl, g, format!("{}, not slower than {} ({})", at(gl, g), at(mm, m), table.source))
-            }
-            _ => pick(
-                gl,
-                g,
-                format!("{} ({}); {}: goldilocks unless both are measured", at(gl, g), table.source, at(mm, m)),
-            ),
-        },
     }
+    let Some(&(first, first_len)) = held.first() else {
+        if p < MIN_EXPONENT {
+            let e = errors.first().map(ToString::to_string).unwrap_or_default();
+            return Err(EngineError::NoPlan { p, why: format!("{e}; the CPU engine (--engine cpu, GMP) tests it") });
+        }
+        let top = Arith::ALL.into_iter().map(Arith::largest_exponent).max().unwrap_or(0);
+        let e = errors.last().map(ToString::to_string).unwrap_or_default();
+        return Err(EngineError::NoPlan {
+            p,
+            why: format!("beyond every arithmetic's proven bound: the largest supported exponent is {top} ({e})"),
+        });
+    };
+    let pick = |i: usize, why: String| Ok(ArithPick { arith: held[i].0, length: held[i].1, why });
+    let others = |i: usize| {
+        let rest: Vec<String> = held.iter().enumerate().filter(|&(k, _)| k != i).map(|(_, &(a, l))| at(a, l)).collect();
+        rest.join(", ")
+    };
+    if held.len() == 1 {
+        return pick(0, format!("{}: the only arithmetic whose bound holds M{p}", at(first, first_len)));
+    }
+    let Some(times) = held.iter().map(|&(a, l)| table.us_per_iter(a, l)).collect::<Option<Vec<f64>>>() else {
+        let why = format!(
+            "{} ({}); {}: {} unless all are measured",
+            at(first, first_len),
+            table.source,
+            others(0),
+            first.name()
+        );
+        return pick(0, why);
+    };
+    let best = (0..held.len()).fold(0, |b, i| if times[i] < times[b] { i } else { b });
+    let than = if best == 0 { "not slower than" } else { "faster than" };
+    pick(best, format!("{}, {than} {} ({})", at(held[best].0, held[best].1), others(best), table.source))
 }
 
 #[cfg(test)]
