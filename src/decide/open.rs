@@ -44,7 +44,7 @@ impl Decision {
 
     /// The second engine of an exact LL check (`--ll-check double`) at shift `shift`, and the GPU
     /// it runs on when that is not the first engine's: on a host with two GPUs or more a GPU
-    /// decision puts it on the next GPU ([`other_gpu`]), where it runs beside the first engine
+    /// decision puts it on the next GPU (`other_gpu`), where it runs beside the first engine
     /// instead of taking turns with it on one device; otherwise as [`Decision::open_as_decided`].
     pub fn open_second(&self, shift: u32) -> Result<(Box<dyn Engine>, Option<usize>), EngineError> {
         let first = self.gpus.first().copied().unwrap_or(0);
