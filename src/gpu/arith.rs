@@ -29,13 +29,20 @@ pub(crate) trait Pipeline: Send {
     fn plan(&self) -> &Plan;
     /// The module of its NVRTC unit (kernels/manifest.txt), whose kernels it launches.
     fn module(&self) -> &Arc<CudaModule>;
-    /// 64-bit words of a residue's pending carries.
-    fn carry_words(&self) -> usize;
+    /// 64-bit words of a residue's pending carries: one per carry segment, unless the
+    /// arithmetic keeps them otherwise.
+    fn carry_words(&self) -> usize {
+        self.plan().n() / self.plan().seg_len()
+    }
     /// Apply the pending carries of a downloaded value (`words`, as the device keeps them) to
-    /// its digits, as the CPU twin's carry_fixup does.
-    fn apply_carries(&self, digits: &mut [i64], words: &[i64]);
+    /// its digits, as the CPU twin's carry_fixup does (one carry a word, unless overridden).
+    fn apply_carries(&self, digits: &mut [i64], words: &[i64]) {
+        crate::transform::twin::carry_fixup(self.plan(), digits, words);
+    }
     /// The transform and its length, for the engine's description ("NTT n=2^20").
-    fn transform_name(&self) -> String;
+    fn transform_name(&self) -> String {
+        format!("NTT n=2^{}", self.plan().log2())
+    }
     /// Queue one squaring of x; the shift count at `shift` doubles first, and with `ll` the
     /// carry walk subtracts 2·2^s.
     ///

@@ -355,15 +355,6 @@ impl Pipeline for Passes {
     fn module(&self) -> &Arc<CudaModule> {
         &self.k.module
     }
-    fn carry_words(&self) -> usize {
-        self.segments()
-    }
-    fn apply_carries(&self, digits: &mut [i64], words: &[i64]) {
-        crate::transform::twin::carry_fixup(&self.plan, digits, words);
-    }
-    fn transform_name(&self) -> String {
-        format!("NTT n=2^{}", self.plan.log2())
-    }
 
     /// One squaring of x, all on the device: the whole transform with the pointwise square.
     unsafe fn square(&self, dev: &Device, x: Res, shift: &CudaSlice<u32>, ll: bool) -> Result<(), EngineError> {

@@ -76,11 +76,6 @@ impl SmallPipeline {
         Ok(SmallPipeline { plan, k, layout, _tables: tables, stages, threads, shared_bytes })
     }
 
-    /// Pending carries per residue (always zero after this kernel, but read on load).
-    pub fn segments(&self) -> usize {
-        self.plan.n() / self.plan.seg_len()
-    }
-
     /// What runs, for descriptions and profiles.
     pub fn describe(&self) -> String {
         format!(
@@ -155,15 +150,6 @@ impl Pipeline for SmallPipeline {
     }
     fn module(&self) -> &Arc<CudaModule> {
         &self.k.module
-    }
-    fn carry_words(&self) -> usize {
-        self.segments()
-    }
-    fn apply_carries(&self, digits: &mut [i64], words: &[i64]) {
-        crate::transform::twin::carry_fixup(&self.plan, digits, words);
-    }
-    fn transform_name(&self) -> String {
-        format!("NTT n=2^{}", self.plan.log2())
     }
     unsafe fn square(&self, dev: &Device, x: Res, shift: &CudaSlice<u32>, ll: bool) -> Result<(), EngineError> {
         // SAFETY: the buffers are the caller's, under the trait's contract.
