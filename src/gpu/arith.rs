@@ -2,10 +2,11 @@
 //! its residues, one squaring, one product, its profile; batches of them are queued by the
 //! provided methods, as CUDA graphs), and [`pipeline`] the one place that picks the
 //! implementation for a plan's arithmetic: Goldilocks' multi-pass [`Passes`] (or, at small
-//! lengths, the one-block [`SmallPipeline`]) and M61·M31's [`MmPipeline`]. Each builds its own
+//! lengths, the one-block [`SmallPipeline`]), M61·M31's [`MmPipeline`] and FP64's [`FpPipeline`]. Each builds its own
 //! NVRTC unit's kernels ([`Pipeline::module`]), and no other. Adding an arithmetic is one
 //! implementation (with its `kernels/<arith>/` unit) and one line here.
 
+use super::fp64::FpPipeline;
 use super::goldilocks::Passes;
 use super::goldilocks::SmallPipeline;
 use super::graphs::Graphs;
@@ -115,6 +116,7 @@ pub(crate) fn pipeline(dev: &Device, plan: Plan) -> Result<Box<dyn Pipeline>, En
         Arith::Goldilocks if plan.is_small() => Box::new(SmallPipeline::new(dev, plan)?),
         Arith::Goldilocks => Box::new(Passes::new(dev, plan)?),
         Arith::M61M31 => Box::new(MmPipeline::new(dev, plan)?),
+        Arith::Fp64 => Box::new(FpPipeline::new(dev, plan)?),
     })
 }
 

@@ -23,6 +23,7 @@
 mod arith;
 mod driver;
 mod engine;
+mod fp64;
 mod goldilocks;
 mod graphs;
 mod launch;

@@ -13,6 +13,9 @@ pub enum Arith {
     Goldilocks,
     /// GF(M61²) × GF(M31²) with the product recovered by CRT, lengths 2^k and 3·2^k.
     M61M31,
+    /// GF(P1) × GF(P2), P1, P2 < 2^49, on the FP64 units, with the product recovered by CRT,
+    /// lengths 2^k up to 2^22.
+    Fp64,
 }
 
 /// Largest supported transform length: 2^26 (the largest n with an n-th root of 2 in the field).

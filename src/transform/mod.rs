@@ -1,5 +1,5 @@
 //! The exact transform: the arithmetics, each a type in its own folder (`goldilocks/`,
-//! `m61m31/`: fields, tables, an [`arithmetic::Arithmetic`]; `fp64/` not yet registered) and the
+//! `m61m31/`, `fp64/`: fields, tables, an [`arithmetic::Arithmetic`]) and the
 //! one [`registry`] from key to implementation; the plan (length, digit widths, the proven
 //! overflow bound: `bound`, the length search: `length`), residue ↔ digits, and the CPU twin of
 //! the GPU's squaring. Depends on `residue` (and `exponent` for test kinds) only; nothing above
@@ -17,6 +17,8 @@ pub mod line;
 pub mod m61m31;
 pub mod plan;
 pub mod registry;
+#[cfg(test)]
+pub(crate) mod testing;
 pub mod twin;
 
 /// Why a transform plan or a digit vector is not usable.

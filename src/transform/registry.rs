@@ -1,10 +1,11 @@
 //! The one registry: [`get`] maps an arithmetic's key ([`Arith`]) to its implementation
-//! ([`Arithmetic`]: `goldilocks/`, `m61m31/`), and the key's own methods ([`Arith::ALL`],
+//! ([`Arithmetic`]: `goldilocks/`, `m61m31/`, `fp64/`), and the key's own methods ([`Arith::ALL`],
 //! [`Arith::name`], [`Arith::from_name`], [`Arith::lengths`], [`Arith::bound`]) ask it. Adding
 //! an arithmetic is its modules (transform/, gpu/, kernels/), its key and one line here.
 
 use crate::transform::arith::{Arith, Bound, Length};
 use crate::transform::arithmetic::Arithmetic;
+use crate::transform::fp64::Fp64Arith;
 use crate::transform::goldilocks::Goldilocks;
 use crate::transform::m61m31::M61M31;
 
@@ -13,12 +14,13 @@ pub fn get(id: Arith) -> &'static dyn Arithmetic {
     match id {
         Arith::Goldilocks => &Goldilocks,
         Arith::M61M31 => &M61M31,
+        Arith::Fp64 => &Fp64Arith,
     }
 }
 
 impl Arith {
     /// Every arithmetic, in the order the names list them.
-    pub const ALL: [Arith; 2] = [Arith::Goldilocks, Arith::M61M31];
+    pub const ALL: [Arith; 3] = [Arith::Goldilocks, Arith::M61M31, Arith::Fp64];
 
     /// The name in `--arith`, result lines and certificates.
     pub fn name(self) -> &'static str {
@@ -57,8 +59,8 @@ mod tests {
             assert_eq!(get(id).id(), id);
             assert_eq!(Arith::from_name(id.name()), Some(id));
         }
-        assert_eq!(Arith::ALL.map(Arith::name), ["goldilocks", "m61m31"]);
-        assert_eq!(Arith::from_name("fp64"), None);
+        assert_eq!(Arith::ALL.map(Arith::name), ["goldilocks", "m61m31", "fp64"]);
+        assert_eq!(Arith::from_name("fp32"), None);
         // Each twin is its arithmetic's own stage functions, on its own tables.
         let (p, kind) = (9_689, TestKind::Ll);
         let gl = Plan::for_arith(p, Arith::Goldilocks).unwrap();
@@ -87,5 +89,6 @@ mod tests {
         }
         assert_eq!(Arith::Goldilocks.lengths().len(), 26);
         assert_eq!(Arith::M61M31.lengths().len(), 26 + 24);
+        assert_eq!(Arith::Fp64.lengths().len(), 22);
     }
 }

@@ -1,5 +1,5 @@
 //! gpu-selftest's correctness checks: the kernels against the CPU twin (`kernels`, `m61m31`
-//! stage by stage), squarings and products against rug (`squaring`), LL residues against the
+//! and `fp64` stage by stage), squarings and products against rug (`squaring`), LL residues against the
 //! external tables (`residues`), LL runs against the twin and full tests of the known primes.
 
 use crate::{check_fields, engine_of, random_prime};
@@ -9,7 +9,8 @@ use mersenne_cert::gpu::{GpuEngine, KernelChecker};
 use mersenne_cert::residue::Residue;
 use mersenne_cert::rng::SeededRng;
 use mersenne_cert::transform::length::largest_exponent;
-use mersenne_cert::transform::plan::{Arith, Length, Plan};
+use mersenne_cert::transform::plan::{Arith, Plan};
+use mersenne_cert::transform::registry;
 use rug::Integer;
 use std::time::Instant;
 
@@ -118,8 +119,11 @@ pub(crate) fn residues(
     Ok(all)
 }
 
-/// The M61·M31 arithmetic on the GPU (the `m61m31` subcommand).
-pub(crate) fn m61m31(
+/// The M61·M31 or FP64 arithmetic on the GPU (the `m61m31` and `fp64` subcommands): its kernels
+/// against the twin at every length of 2^from … 3·2^(to−1) (random digits and digits at the
+/// bound), squarings against rug, LL iterations against the twin, the known primes.
+pub(crate) fn arith_checks(
+    arith: Arith,
     rng: &mut SeededRng,
     (from, to): (u32, u32),
     (count, max): (usize, u32),
@@ -128,26 +132,29 @@ pub(crate) fn m61m31(
 ) -> Result<bool, EngineError> {
     let checker = KernelChecker::new()?;
     println!("device: {}", checker.device());
-    let v = checker.check_m61m31(rng.next_u64(), 1 << 16)?;
-    println!("{}: {}", v.kernel, if v.ok { "OK" } else { "MISMATCH" });
-    let mut all = v.ok;
+    let mut all = true;
+    if arith == Arith::M61M31 {
+        let v = checker.check_m61m31(rng.next_u64(), 1 << 16)?;
+        println!("{}: {}", v.kernel, if v.ok { "OK" } else { "MISMATCH" });
+        all &= v.ok;
+    }
     // 2^from ≤ n ≤ 3·2^(to−1): 2^from … 2^to and 3·2^(from−1) … 3·2^(to−1).
     let (bottom, top) = (1usize << from, 3usize << to.saturating_sub(1));
-    let mut lens: Vec<Length> = (from.saturating_sub(1).max(1)..=to)
-        .flat_map(|log2| [1, 3].map(|odd| Length { odd, log2 }))
-        .filter(|l| (bottom..=top).contains(&l.n()))
-        .collect();
-    lens.sort_by_key(|l| l.n());
-    for len in lens {
-        let Some(p) = largest_exponent(Arith::M61M31, len) else { continue };
-        let plan = Plan::with_length(p, Arith::M61M31, len)?;
+    for len in arith.lengths().into_iter().filter(|l| (bottom..=top).contains(&l.n())) {
+        let Some(p) = largest_exponent(arith, len) else { continue };
+        let plan = Plan::with_length(p, arith, len)?;
         for extreme in [false, true] {
             let t = Instant::now();
-            let verdicts = checker.check_m61m31_plan(&plan, rng.next_u64(), extreme)?;
+            let seed = rng.next_u64();
+            let verdicts = match arith {
+                Arith::Fp64 => checker.check_fp64_plan(&plan, seed, extreme)?,
+                _ => checker.check_m61m31_plan(&plan, seed, extreme)?,
+            };
             let bad: Vec<&str> = verdicts.iter().filter(|v| !v.ok).map(|v| v.kernel.as_str()).collect();
             all &= bad.is_empty();
             println!(
-                "m61m31 n={len:<7} p={p:<11} {} digits: {} kernels {} ({:.1} s){}",
+                "{} n={len:<7} p={p:<11} {} digits: {} kernels {} ({:.1} s){}",
+                arith.name(),
                 if extreme { "bound " } else { "random" },
                 verdicts.len(),
                 if bad.is_empty() { "OK" } else { "MISMATCH" },
@@ -157,31 +164,31 @@ pub(crate) fn m61m31(
         }
     }
     drop(checker);
-    all &= squaring(rng, count, 1_000, max, Arith::M61M31)?;
-    all &= squaring(rng, count / 2, 13, 200_000, Arith::M61M31)?;
-    all &= m61m31_ll_vs_twin(rng, 86_243, ll_iters)?;
-    all &= m61m31_known(known.0, known.1)?;
+    all &= squaring(rng, count, 1_000, max.min(arith.largest_exponent()), arith)?;
+    all &= squaring(rng, count / 2, 13, 200_000, arith)?;
+    all &= ll_vs_twin(arith, rng, 86_243, ll_iters)?;
+    all &= known_primes(arith, known.0, known.1)?;
     Ok(all)
 }
 
 /// `iters` LL iterations of M_p from 4 at a random shift on the GPU and on the CPU twin.
-fn m61m31_ll_vs_twin(rng: &mut SeededRng, p: u32, iters: u64) -> Result<bool, EngineError> {
+fn ll_vs_twin(arith: Arith, rng: &mut SeededRng, p: u32, iters: u64) -> Result<bool, EngineError> {
     use mersenne_cert::residue::Shift;
-    use mersenne_cert::transform::m61m31::stages::{iterate_digits, M61M31Tables};
-    let plan = Plan::for_arith(p, Arith::M61M31)?;
+    let plan = Plan::for_arith(p, arith)?;
     let s = rng.below(u64::from(p)) as u32;
     let mut e = GpuEngine::with_plan(plan.clone(), TestKind::Ll, s)?;
     let t = Instant::now();
     e.iterate(iters)?;
     let got = e.read()?;
     let gpu_s = t.elapsed().as_secs_f64();
-    let tables = M61M31Tables::new(&plan)?;
+    let twin = registry::get(arith).twin(&plan)?;
     let start = plan.residue_to_digits(&Residue::from_u64(p, 4), s);
-    let (d, shift) = iterate_digits(&plan, &tables, TestKind::Ll, start, Shift::new(p, s), iters);
+    let (d, shift) = twin.iterate(&plan, TestKind::Ll, start, Shift::new(p, s), iters);
     let want = plan.digits_to_residue(&d, shift.get())?;
     let ok = got == want;
     println!(
-        "m61m31 LL M{p} shift {s}: {iters} iterations GPU {} twin {} {} (GPU {:.1} us/iter)",
+        "{} LL M{p} shift {s}: {iters} iterations GPU {} twin {} {} (GPU {:.1} us/iter)",
+        arith.name(),
         got.res64_hex(),
         want.res64_hex(),
         if ok { "ok" } else { "MISMATCH" },
@@ -192,7 +199,7 @@ fn m61m31_ll_vs_twin(rng: &mut SeededRng, p: u32, iters: u64) -> Result<bool, En
 
 /// Full LL tests on the GPU of every known Mersenne prime exponent of `file` from 13 to `max`
 /// (residue 0) and of the next prime after each that is not one (residue not 0).
-fn m61m31_known(max: u32, file: &std::path::Path) -> Result<bool, EngineError> {
+fn known_primes(arith: Arith, max: u32, file: &std::path::Path) -> Result<bool, EngineError> {
     let text = std::fs::read_to_string(file).map_err(|e| EngineError::Other(format!("{}: {e}", file.display())))?;
     let known: Vec<u32> = text
         .lines()
@@ -206,18 +213,23 @@ fn m61m31_known(max: u32, file: &std::path::Path) -> Result<bool, EngineError> {
     for &p in known.iter().filter(|&&p| p <= max) {
         let next = (p + 1..).find(|&q| is_prime(u64::from(q)) && !known.contains(&q)).unwrap_or(p);
         for (q, prime) in [(p, true), (next, false)] {
-            let mut e = GpuEngine::with_plan(Plan::for_arith(q, Arith::M61M31)?, TestKind::Ll, q / 3)?;
+            let mut e = GpuEngine::with_plan(Plan::for_arith(q, arith)?, TestKind::Ll, q / 3)?;
             e.iterate(u64::from(q) - 2)?;
             let zero = e.read()?.is_zero();
             tested += 1;
             if zero != prime {
                 all = false;
-                println!("m61m31 known: M{q} {} but LL says {}", if prime { "prime" } else { "composite" }, zero);
+                println!(
+                    "{} known: M{q} {} but LL says {zero}",
+                    arith.name(),
+                    if prime { "prime" } else { "composite" }
+                );
             }
         }
     }
     println!(
-        "m61m31 known: {tested} full LL tests (primes up to {max} and the next prime after each) {} ({:.1} s)",
+        "{} known: {tested} full LL tests (primes up to {max} and the next prime after each) {} ({:.1} s)",
+        arith.name(),
         if all { "right" } else { "WRONG" },
         t.elapsed().as_secs_f64()
     );

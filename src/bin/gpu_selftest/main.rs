@@ -9,7 +9,8 @@
 //!   2^k and 3·2^k up to 3·2^(to−1), each at its largest exponent with random digits and digits at
 //!   the bound; squarings and products against rug; LL iterations against the twin; full LL tests
 //!   of the known Mersenne primes up to --known-max;
-//! - `--arith goldilocks|m61m31` picks the arithmetic of `squaring`, `residues`, `bench`,
+//! - `fp64`: the same for the FP64 arithmetic (issue 37), its kernels bit for bit against the twin;
+//! - `--arith goldilocks|m61m31|fp64` picks the arithmetic of `squaring`, `residues`, `bench`,
 //!   `profile` and `start` (default goldilocks);
 //! - `residues FILE`: LL res64 after the file's iteration counts (shift 0 and random shifts);
 //! - `bench`: µs/iteration next to the ANCHORS.md figures of LucasNTT, CUDALucas and PRPLL;
@@ -38,7 +39,7 @@
 mod checks;
 mod timing;
 
-use checks::{kernels, m61m31, residues, squaring};
+use checks::{arith_checks, kernels, residues, squaring};
 use clap::{Parser, Subcommand};
 use mersenne_cert::engine::EngineError;
 use mersenne_cert::exponent::{is_prime, TestKind};
@@ -58,7 +59,7 @@ struct Cli {
     /// Seed for the random inputs (default: from the clock; printed so a failure can be replayed).
     #[arg(long, global = true)]
     seed: Option<u64>,
-    /// The arithmetic of squaring, residues, bench, profile and start: goldilocks or m61m31.
+    /// The arithmetic of squaring, residues, bench, profile and start: goldilocks, m61m31 or fp64.
     #[arg(long, global = true, default_value = "goldilocks", value_parser = parse_arith)]
     arith: Arith,
     #[command(subcommand)]
@@ -124,33 +125,39 @@ enum Cmd {
     },
     /// The M61·M31 arithmetic: kernels against the CPU twin stage by stage, squarings against rug,
     /// LL iterations against the twin, full LL tests of the known primes.
-    M61m31 {
-        /// Lengths 2^from … 2^to and 3·2^(from−1) … 3·2^(to−1).
-        #[arg(long, default_value_t = 1)]
-        from: u32,
-        #[arg(long, default_value_t = 22)]
-        to: u32,
-        /// Squarings against rug (random prime exponents from 1,000 to --max, and half as many
-        /// from 13 to 200,000).
-        #[arg(long, default_value_t = 60)]
-        count: usize,
-        #[arg(long, default_value_t = 140_000_000)]
-        max: u32,
-        /// LL iterations of M86243 against the twin.
-        #[arg(long, default_value_t = 3000)]
-        ll_iters: u64,
-        /// Full LL tests of the known Mersenne prime exponents (of --known-file) from 13 up to this.
-        #[arg(long, default_value_t = 110_503)]
-        known_max: u32,
-        #[arg(long, default_value = "fixtures/known_mersenne_exponents.txt")]
-        known_file: std::path::PathBuf,
-    },
+    M61m31(ArithChecks),
+    /// The FP64 arithmetic: the same checks as `m61m31` (its lengths are 2^k).
+    Fp64(ArithChecks),
     /// µs per launch of each kernel of a squaring at exponent p (tuning).
     Profile {
         p: u32,
         #[arg(long)]
         line_stages: Option<u32>,
     },
+}
+
+/// The arguments of `m61m31` and `fp64`.
+#[derive(clap::Args)]
+struct ArithChecks {
+    /// Lengths 2^from … 2^to and 3·2^(from−1) … 3·2^(to−1) (those the arithmetic has).
+    #[arg(long, default_value_t = 1)]
+    from: u32,
+    #[arg(long, default_value_t = 22)]
+    to: u32,
+    /// Squarings against rug (random prime exponents from 1,000 to --max, and half as many
+    /// from 13 to 200,000).
+    #[arg(long, default_value_t = 60)]
+    count: usize,
+    #[arg(long, default_value_t = 140_000_000)]
+    max: u32,
+    /// LL iterations of M86243 against the twin.
+    #[arg(long, default_value_t = 3000)]
+    ll_iters: u64,
+    /// Full LL tests of the known Mersenne prime exponents (of --known-file) from 13 up to this.
+    #[arg(long, default_value_t = 110_503)]
+    known_max: u32,
+    #[arg(long, default_value = "fixtures/known_mersenne_exponents.txt")]
+    known_file: std::path::PathBuf,
 }
 
 /// Both arithmetics' field operations against the CPU's (edge inputs and 2^16 random ones).
@@ -163,10 +170,11 @@ pub(crate) fn check_fields(checker: &KernelChecker, rng: &mut SeededRng) -> Resu
 }
 
 pub(crate) fn parse_arith(s: &str) -> Result<Arith, String> {
-    [Arith::Goldilocks, Arith::M61M31]
-        .into_iter()
-        .find(|a| a.name() == s)
-        .ok_or_else(|| format!("unknown arithmetic {s} (goldilocks or m61m31)"))
+    Arith::from_name(s).ok_or_else(|| format!("unknown arithmetic {s} ({})", Arith::ALL.map(Arith::name).join(", ")))
+}
+
+fn checks_of(arith: Arith, rng: &mut SeededRng, a: ArithChecks) -> Result<bool, EngineError> {
+    arith_checks(arith, rng, (a.from, a.to), (a.count, a.max), a.ll_iters, (a.known_max, &a.known_file))
 }
 
 /// The plan of `arith` for p as the engine takes it: its smallest length, tuned where
@@ -202,9 +210,8 @@ fn main() -> ExitCode {
         }
         Cmd::Residues { file, max_exponent } => residues(&mut rng, &file, max_exponent, cli.arith),
         Cmd::Bench { iters, line_stages, exponents } => bench(iters, line_stages, exponents, cli.arith),
-        Cmd::M61m31 { from, to, count, max, ll_iters, known_max, known_file } => {
-            m61m31(&mut rng, (from, to), (count, max), ll_iters, (known_max, &known_file))
-        }
+        Cmd::M61m31(a) => checks_of(Arith::M61M31, &mut rng, a),
+        Cmd::Fp64(a) => checks_of(Arith::Fp64, &mut rng, a),
         Cmd::ProofBuild { p, power } => proof_build(&mut rng, p, power),
         Cmd::Start => engine_of(86_243, cli.arith, TestKind::Ll, 0).map(|e| {
             println!("device: {}", e.device());

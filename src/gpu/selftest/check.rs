@@ -133,6 +133,12 @@ impl KernelChecker {
         super::m61m31::check_plan(&self.dev, plan, &mut SeededRng::new(seed), extreme)
     }
 
+    /// Every FP64 kernel on `plan` against the twin, on random data drawn from `seed`
+    /// (`extreme`: digits at the bound), kernel by kernel (src/gpu/selftest/fp64_stages.rs).
+    pub fn check_fp64_plan(&self, plan: &Plan, seed: u64, extreme: bool) -> Result<Vec<KernelVerdict>, EngineError> {
+        super::fp64_stages::check_plan(&self.dev, plan, &mut SeededRng::new(seed), extreme)
+    }
+
     /// Check every kernel at length 2^log2 on random data drawn from `seed`.
     pub fn check_length(&self, log2: u32, seed: u64) -> Result<Vec<KernelVerdict>, EngineError> {
         let n = 1usize << log2;

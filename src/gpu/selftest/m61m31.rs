@@ -3,7 +3,7 @@
 //! that a failure names the stage; then a whole squaring and a product of digits with random
 //! pending carries against the twin, for `gpu-selftest m61m31`.
 
-use super::verdict::KernelVerdict;
+use super::verdict::{test_digits, KernelVerdict};
 use crate::engine::EngineError;
 use crate::gpu::arith::Pipeline;
 use crate::gpu::launch::{Res, ADVANCE, LL};
@@ -43,26 +43,6 @@ fn random_pair(rng: &mut SeededRng, len: usize) -> Pair {
     let v31 =
         (0..len).map(|_| Gfp2::new(M31::new(rng.below(M31::MODULUS)), M31::new(rng.below(M31::MODULUS)))).collect();
     Pair { v61, v31 }
-}
-
-/// Digits of the plan's widths at the largest magnitude the bound allows (2^(w−1) + slack) with
-/// random signs, or random balanced ones.
-fn digits(plan: &Plan, rng: &mut SeededRng, extreme: bool) -> Vec<i64> {
-    (0..plan.n())
-        .map(|j| {
-            let w = plan.width(j);
-            if extreme {
-                let top = (1i64 << (w - 1)) + plan.slack() as i64;
-                if rng.below(2) == 0 {
-                    top
-                } else {
-                    -top
-                }
-            } else {
-                rng.below(1 << w) as i64 - (1 << (w - 1))
-            }
-        })
-        .collect()
 }
 
 struct Checker<'a> {
@@ -232,7 +212,7 @@ pub(crate) fn check_plan(
     // Pending carries as large as a walk leaves them, and their fix-up by the twin.
     let segs = c.pipe.segments();
     let pending: Vec<i128> = (0..segs).map(|_| i128::from(rng.next_u64() as i64 >> 3)).collect();
-    let d = digits(plan, rng, extreme);
+    let d = test_digits(plan, rng, extreme);
     let mut fixed = d.clone();
     twin::carry_fixup(plan, &mut fixed, &pending);
     let s = rng.below(u64::from(p)) as u32;
@@ -318,7 +298,7 @@ pub(crate) fn check_plan(
     twin::carry_fixup(plan, &mut gd, &gc);
     let want = mm::square_digits(plan, &c.t, &fixed, Some(plan.minus_two_at(s2)));
     verdict("LL squaring (all kernels)", gd == want && gs == s2);
-    let e = digits(plan, rng, extreme);
+    let e = test_digits(plan, rng, extreme);
     let acc_pending: Vec<i128> = (0..segs).map(|_| i128::from(rng.next_u64() as i64 >> 3)).collect();
     let mut acc_fixed = e.clone();
     twin::carry_fixup(plan, &mut acc_fixed, &acc_pending);

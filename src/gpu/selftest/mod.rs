@@ -2,13 +2,14 @@
 //! CPU twin ([`check`]; the second arithmetic's device operations against [`mersenne`], its kernels stage by stage against the twin in [`m61m31`]), the field
 //! operations' throughput with the floor it sets ([`rate`]), the second arithmetic's floor
 //! model ([`floor_m61m31`]), the FP64 arithmetic's operations checked and timed ([`fp64`]) and
-//! its floor ([`floor_fp64`]), the one-block kernel against the twin ([`small`]) and what every
+//! its floor ([`floor_fp64`]) and its kernels against the twin ([`fp64_stages`]), the one-block kernel against the twin ([`small`]) and what every
 //! check reports ([`verdict`]).
 
 pub mod check;
 pub mod floor_fp64;
 pub mod floor_m61m31;
 pub mod fp64;
+pub mod fp64_stages;
 pub mod m61m31;
 pub mod mersenne;
 pub mod rate;

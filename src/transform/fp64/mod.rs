@@ -1,12 +1,63 @@
 //! The FP64 arithmetic (issue 37): an exact NTT over two primes below 2^52 computed with f64
 //! operations (on a GPU, on its FP64 units), the product recovered by CRT. [`field`]: GF(p) with
 //! residues as signed doubles and the six-operation product; [`primes`]: the pair and their
-//! roots; [`crt`]: the recombination; [`ntt`]: a radix-2 transform with lazy reduction, the
-//! reference for the GPU passes; [`bound`]: the proven bound's largest exponent per length.
-//! Not yet an `Arith` of the plan (issue 38 brings the registry it joins).
+//! roots; [`crt`]: the recombination; [`ntt`]: a radix-2 transform with lazy reduction and its
+//! schedule; [`stages`]: the twin's four-step squaring that the GPU mirrors; [`bound`]: the
+//! proven bound's largest exponent per length; and [`Fp64Arith`], its [`Arithmetic`]: lengths
+//! 2^1..2^22, convolution outputs below (P1·P2 − 1)/2, carry segments of 8 digits.
 
 pub mod bound;
 pub mod crt;
 pub mod field;
 pub mod ntt;
 pub mod primes;
+pub mod stages;
+
+use crate::exponent::TestKind;
+use crate::residue::Shift;
+use crate::transform::arith::{Arith, Bound, Length};
+use crate::transform::arithmetic::{Arithmetic, TwinStages};
+use crate::transform::plan::Plan;
+use crate::transform::PlanError;
+use stages::{Fp64Tables, SEG_LEN};
+
+/// The FP64 arithmetic: its twin's tables are both primes' ([`Fp64Tables`]).
+pub struct Fp64Arith;
+
+impl Arithmetic for Fp64Arith {
+    fn id(&self) -> Arith {
+        Arith::Fp64
+    }
+    fn name(&self) -> &'static str {
+        "fp64"
+    }
+    fn lengths(&self) -> Vec<Length> {
+        bound::lengths()
+    }
+    fn bound(&self) -> Bound {
+        // Digits are i64; the bound keeps them below 42 bits (docs/arithmetic.md, "FP64").
+        Bound { limit: crt::MAX_ABS, max_bits: 62, limit_name: "(P1·P2-1)/2" }
+    }
+    /// SEG_LEN digits (a GPU thread walks one segment of a row's tile), or n where shorter.
+    fn seg_len(&self, layout: &Plan) -> usize {
+        SEG_LEN.min(layout.n())
+    }
+    fn with_tables(&self, layout: Plan) -> Result<Plan, PlanError> {
+        Ok(layout)
+    }
+    fn twin(&self, plan: &Plan) -> Result<Box<dyn TwinStages>, PlanError> {
+        Ok(Box::new(Fp64Tables::new(plan)?))
+    }
+}
+
+impl TwinStages for Fp64Tables {
+    fn transform_name(&self, plan: &Plan) -> String {
+        format!("fp64 n={}", plan.length())
+    }
+    fn iterate(&self, plan: &Plan, kind: TestKind, digits: Vec<i64>, shift: Shift, count: u64) -> (Vec<i64>, Shift) {
+        stages::iterate_digits(plan, self, kind, digits, shift, count)
+    }
+    fn multiply(&self, plan: &Plan, a: &[i64], b: &[i64]) -> Vec<i64> {
+        stages::multiply_digits(plan, self, a, b)
+    }
+}

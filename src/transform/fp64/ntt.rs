@@ -17,6 +17,47 @@ pub struct Schedule {
     pub bound: Vec<u128>,
 }
 
+/// One step of a squaring as the lazy schedule sees it: a forward (DIF) or inverse (DIT)
+/// radix-2 stage by twiddles of at most `w`, a product of every value by factors of at most
+/// `w`, or the pointwise square (or product of two values under the same bound).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Step {
+    Dif { w: u128 },
+    Dit { w: u128 },
+    Mul { w: u128 },
+    Square,
+}
+
+/// Where a run of `steps` over values first bounded by `input` reduces, mod the prime `p`: every
+/// value is reduced before a step only when that step's products would leave the precondition
+/// |a|·|b| ≤ 2^50·p or its sums the exact range (field.rs); a product returns at most 3p/4 and a
+/// reduction (p + 1)/2.
+pub fn reductions(p: u64, input: u128, steps: &[Step]) -> Schedule {
+    let p = u128::from(p);
+    let (span, exact) = (MUL_SPAN as u128 * p, EXACT as u128);
+    let (product, reduced) = (3 * p / 4, p.div_ceil(2));
+    let (mut before, mut bound, mut b) = (Vec::new(), Vec::new(), input);
+    for &step in steps {
+        let reduce = match step {
+            // Sum 2b unreduced, difference 2b times a twiddle.
+            Step::Dif { w } => 2 * b >= exact || 2 * b * w > span,
+            // t = y·w (≤ 3p/4), then x ± t.
+            Step::Dit { w } => b * w > span || b + product >= exact,
+            Step::Mul { w } => b * w > span,
+            Step::Square => b * b > span,
+        };
+        b = if reduce { reduced } else { b };
+        b = match step {
+            Step::Dif { .. } => (2 * b).max(product),
+            Step::Dit { .. } => b + product,
+            Step::Mul { .. } | Step::Square => product,
+        };
+        before.push(reduce);
+        bound.push(b);
+    }
+    Schedule { before, bound }
+}
+
 /// An NTT of length n = 2^k over one prime.
 pub struct Ntt {
     pub f: Fp64,
@@ -53,36 +94,24 @@ impl Ntt {
     }
 
     /// The reductions of a squaring (forward, square, inverse) whose inputs are bounded by
-    /// `input`, with the bounds after every step: the largest twiddle is (p − 1)/2, a product
-    /// returns at most 3p/4 and a reduction (p + 1)/2 (field.rs).
+    /// `input`, with the bounds after every step ([`reductions`]).
     pub fn schedule(&self, input: u128) -> Schedule {
-        let p = u128::from(self.f.modulus());
-        let (span, exact) = (MUL_SPAN as u128 * p, EXACT as u128);
-        let (product, reduced, w) = (3 * p / 4, p.div_ceil(2), (p - 1) / 2);
         let stages = self.n.trailing_zeros() as usize;
-        let (mut before, mut bound, mut b) = (Vec::new(), Vec::new(), input);
-        // Forward (DIF): sum 2b unreduced, difference 2b times a twiddle.
-        for _ in 0..stages {
-            let reduce = 2 * b >= exact || 2 * b * w > span;
-            b = if reduce { reduced } else { b };
-            b = (2 * b).max(product);
-            before.push(reduce);
-            bound.push(b);
-        }
-        // The square: b² within the span.
-        let reduce = b * b > span;
-        before.push(reduce);
-        b = product;
-        bound.push(b);
-        // Inverse (DIT): t = y·w (≤ 3p/4), then x ± t.
-        for _ in 0..stages {
-            let reduce = b * w > span || b + product >= exact;
-            b = if reduce { reduced } else { b };
-            b += product;
-            before.push(reduce);
-            bound.push(b);
-        }
-        Schedule { before, bound }
+        let w = u128::from(self.f.modulus() - 1) / 2;
+        let mut steps = vec![Step::Dif { w }; stages];
+        steps.push(Step::Square);
+        steps.extend(vec![Step::Dit { w }; stages]);
+        reductions(self.f.modulus(), input, &steps)
+    }
+
+    /// The centered twiddles of the forward stages: `[m + j]` = ω_(2m)^j for m = 1, 2, …, n/2.
+    pub fn twiddles(&self) -> &[f64] {
+        &self.twiddle
+    }
+
+    /// The centered twiddles of the inverse stages: `[m + j]` = ω_(2m)^(−j).
+    pub fn inv_twiddles(&self) -> &[f64] {
+        &self.inv_twiddle
     }
 
     fn reduce_all(&self, a: &mut [f64]) {

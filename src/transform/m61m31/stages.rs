@@ -314,6 +314,7 @@ mod tests {
     use crate::residue::Residue;
     use crate::rng::SeededRng;
     use crate::transform::plan::Length;
+    use crate::transform::testing::{direct_convolution, extreme_digits, matches_rug, random_digits};
     use quickcheck::{quickcheck, TestResult};
     use rug::Integer;
 
@@ -321,42 +322,13 @@ mod tests {
         Plan::with_length(p, Arith::M61M31, Length { odd, log2 }).unwrap()
     }
 
-    /// Balanced random digits of the plan's widths.
-    fn random_digits(plan: &Plan, seed: u64) -> Vec<i64> {
-        let mut rng = SeededRng::new(seed);
-        (0..plan.n())
-            .map(|j| {
-                let w = plan.width(j);
-                (rng.next_u64() & ((1 << w) - 1)) as i64 - (1 << (w - 1))
-            })
-            .collect()
-    }
-
     /// The squaring (or product) of digits mod M_p through the twin, against rug.
     fn product_matches_rug(plan: &Plan, t: &M61M31Tables, a: &[i64], b: Option<&[i64]>) -> bool {
-        let ra = plan.digits_to_residue(a, 0).unwrap().to_integer();
-        let rb = b.map_or_else(|| ra.clone(), |b| plan.digits_to_residue(b, 0).unwrap().to_integer());
         let got = match b {
             Some(b) => multiply_digits(plan, t, a, b),
             None => square_digits(plan, t, a, None),
         };
-        plan.digits_to_residue(&got, 0).unwrap() == Residue::from_integer(plan.exponent(), &(ra * rb))
-    }
-
-    /// c_m = Σ_{j+l ≡ m} d_j·d_l·2^ε(j,l), ε = (e_j + e_l − e_m)/n: the definition, in i128.
-    fn direct_convolution(plan: &Plan, a: &[i64], b: &[i64]) -> Vec<i128> {
-        let n = plan.n();
-        (0..n)
-            .map(|m| {
-                (0..n)
-                    .map(|j| {
-                        let l = (m + n - j) % n;
-                        let eps = (plan.weight_exp(j) + plan.weight_exp(l) - plan.weight_exp(m)) / n;
-                        (i128::from(a[j]) * i128::from(b[l])) << eps
-                    })
-                    .sum()
-            })
-            .collect()
+        matches_rug(plan, a, b, &got)
     }
 
     #[test]
@@ -414,35 +386,15 @@ mod tests {
                 let Some(p) = Arith::M61M31.largest_exponent_at(len) else { continue };
                 let plan = Plan::with_length(p, Arith::M61M31, len).unwrap();
                 let t = M61M31Tables::new(&plan).unwrap();
-                let top = |j: usize| (1i64 << (plan.width(j) - 1)) + plan.slack() as i64;
                 for mode in 0..4 {
-                    let d: Vec<i64> = (0..plan.n())
-                        .map(|j| match mode {
-                            0 => -top(j),
-                            1 => top(j),
-                            2 => {
-                                if j % 2 == 0 {
-                                    top(j)
-                                } else {
-                                    -top(j)
-                                }
-                            }
-                            _ => {
-                                if (j / 3) % 2 == 0 {
-                                    -top(j)
-                                } else {
-                                    top(j)
-                                }
-                            }
-                        })
-                        .collect();
+                    let d = extreme_digits(&plan, mode);
                     assert!(product_matches_rug(&plan, &t, &d, None), "p={p} n={} mode={mode}", plan.n());
                     if plan.n() <= 256 {
                         assert_eq!(convolution(&plan, &t, &d, None), direct_convolution(&plan, &d, &d), "p={p}");
                     }
                 }
                 // c_0 of the all-equal digits nears the bound: it is at least half of it.
-                let d: Vec<i64> = (0..plan.n()).map(|j| -top(j)).collect();
+                let d = extreme_digits(&plan, 0);
                 let c0 = convolution(&plan, &t, &d, None)[0].unsigned_abs();
                 assert!(c0 > crt::MAX_ABS / 4, "p={p} n={} c0={c0}", plan.n());
             }

@@ -1,0 +1,61 @@
+// The FP64 arithmetic's field (issue 37): GF(p), p < 2^52, residues as integers held in doubles,
+// written with the same IEEE-754 operations in the same order as src/transform/fp64/field.rs
+// (the _rn intrinsics: the compiler neither contracts nor reorders them), so that the GPU and
+// the CPU twin agree bit for bit. Ranges (docs/arithmetic.md, "FP64"): fp_mul takes
+// |a|·|b| <= 2^50·p and returns |r| <= 3p/4; fp_reduce takes |x| < 2^53, returns |r| <= (p+1)/2.
+#pragma once
+#include "common/types.cuh"
+
+#define FP_ROUND 6755399441055744.0 /* 1.5·2^52 */
+
+struct Fp {
+    double p, pinv;
+};
+
+__device__ __forceinline__ double fp_mul(double a, double b, Fp f) {
+    const double h = __dmul_rn(a, b);
+    const double l = __fma_rn(a, b, -h);
+    const double q = __dsub_rn(__fma_rn(h, f.pinv, FP_ROUND), FP_ROUND);
+    return __dadd_rn(__fma_rn(-q, f.p, h), l);
+}
+
+__device__ __forceinline__ double fp_reduce(double x, Fp f) {
+    const double q = __dsub_rn(__fma_rn(x, f.pinv, FP_ROUND), FP_ROUND);
+    return __fma_rn(-q, f.p, x);
+}
+
+__device__ __forceinline__ double fp_center(double x, Fp f) {
+    const double r = fp_reduce(x, f);
+    const double half = __dmul_rn(__dsub_rn(f.p, 1.0), 0.5);
+    return r > half ? __dsub_rn(r, f.p) : (r < -half ? __dadd_rn(r, f.p) : r);
+}
+
+// (x, y) -> (x + y, (x - y)·w)
+__device__ __forceinline__ void fp_dif(double& x, double& y, double w, Fp f) {
+    const double s = __dadd_rn(x, y);
+    y = fp_mul(__dsub_rn(x, y), w, f);
+    x = s;
+}
+
+// (x, y) -> (x + y·w, x - y·w)
+__device__ __forceinline__ void fp_dit(double& x, double& y, double w, Fp f) {
+    const double t = fp_mul(y, w, f);
+    y = __dsub_rn(x, t);
+    x = __dadd_rn(x, t);
+}
+
+// The balanced digits (a, t) of c = a + P1·t (src/transform/fp64/crt.rs), then c as a signed
+// 128-bit integer (lo, hi): t·P1 by a 64x64 -> 128 product on the integer pipe.
+__device__ __forceinline__ void fp_crt(double x1, double x2, Fp f1, Fp f2, double inv, u64& lo, u64& hi) {
+    const double a = fp_center(x1, f1);
+    const double d = __dsub_rn(fp_reduce(x2, f2), a);
+    const double t = fp_center(fp_mul(d, inv, f2), f2);
+    const long long ai = __double2ll_rn(a), ti = __double2ll_rn(t);
+    const u64 p1 = (u64)f1.p;
+    const u64 plo = (u64)ti * p1;
+    long long phi = __mul64hi(ti, (long long)p1);
+    const u64 sum = plo + (u64)ai;
+    lo = sum;
+    hi = (u64)(phi + (long long)(sum < plo) + (ai < 0 ? -1LL : 0LL));
+}
+

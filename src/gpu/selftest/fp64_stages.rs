@@ -1,0 +1,180 @@
+//! The FP64 kernels (kernels/fp64/pipeline.cuh) against the CPU twin's stage functions
+//! (src/transform/fp64/stages.rs, twin.rs carry_walk/carry_fixup), kernel by kernel on random
+//! input, bit for bit (the same IEEE-754 operations in the same order); then a whole squaring
+//! and a product of digits with random pending carries, for `gpu-selftest fp64`.
+
+use super::verdict::{test_digits, KernelVerdict};
+use crate::engine::EngineError;
+use crate::gpu::arith::Pipeline;
+use crate::gpu::fp64::FpPipeline;
+use crate::gpu::launch::{copy, Res, ADVANCE, LL};
+use crate::gpu::m61m31::{carries_from_words, carries_to_words};
+use crate::gpu::module::{cuda_err, Device};
+use crate::rng::SeededRng;
+use crate::transform::fp64::stages::{self as fs, Fp64Tables};
+use crate::transform::plan::Plan;
+use crate::transform::twin;
+use cudarc::driver::CudaSlice;
+
+/// A residue on the device: digits, i128 carries as two words each, the shift count.
+struct Residue {
+    x: CudaSlice<u64>,
+    carries: CudaSlice<i64>,
+    shift: CudaSlice<u32>,
+}
+
+impl Residue {
+    fn res(&self) -> Res<'_> {
+        Res { x: &self.x, carries: &self.carries }
+    }
+}
+
+struct Checker<'a> {
+    dev: &'a Device,
+    pipe: FpPipeline,
+    t: Fp64Tables,
+}
+
+impl Checker<'_> {
+    fn sync(&self) -> Result<(), EngineError> {
+        self.dev.stream.synchronize().map_err(cuda_err("run"))
+    }
+
+    fn residue(&self, digits: &[i64], carries: &[i128], shift: u32) -> Result<Residue, EngineError> {
+        let s = &self.dev.stream;
+        let words: Vec<u64> = digits.iter().map(|&d| d as u64).collect();
+        Ok(Residue {
+            x: s.clone_htod(&words).map_err(cuda_err("upload"))?,
+            carries: s.clone_htod(&carries_to_words(carries)).map_err(cuda_err("upload"))?,
+            shift: s.clone_htod(&[shift]).map_err(cuda_err("upload"))?,
+        })
+    }
+
+    fn get_residue(&self, r: &Residue) -> Result<(Vec<i64>, Vec<i128>, u32), EngineError> {
+        let s = &self.dev.stream;
+        let x = s.clone_dtoh(&r.x).map_err(cuda_err("download"))?;
+        let c = s.clone_dtoh(&r.carries).map_err(cuda_err("download"))?;
+        let sh = s.clone_dtoh(&r.shift).map_err(cuda_err("download"))?;
+        self.sync()?;
+        Ok((x.iter().map(|&w| w as i64).collect(), carries_from_words(&c), sh[0]))
+    }
+
+    /// Work vector k set to both primes' values.
+    fn put(&self, k: usize, v: &[Vec<f64>; 2]) -> Result<(), EngineError> {
+        let words = [v[0].as_slice(), v[1].as_slice()].concat();
+        let up = self.dev.stream.clone_htod(&words).map_err(cuda_err("upload"))?;
+        copy(self.dev, self.pipe.work(k), &up)?;
+        self.sync()
+    }
+
+    /// Work vector 0 as the bits of both primes' values.
+    fn get(&self) -> Result<Vec<u64>, EngineError> {
+        let v = self.dev.stream.clone_dtoh(self.pipe.work(0)).map_err(cuda_err("download"))?;
+        self.sync()?;
+        Ok(v.iter().map(|x| x.to_bits()).collect())
+    }
+}
+
+fn bits(v: &[Vec<f64>; 2]) -> Vec<u64> {
+    v.iter().flatten().map(|x| x.to_bits()).collect()
+}
+
+/// Random field values of both primes, centered (the bound every step's schedule admits).
+fn random_values(t: &Fp64Tables, n: usize, rng: &mut SeededRng) -> [Vec<f64>; 2] {
+    t.primes.each_ref().map(|q| (0..n).map(|_| q.f.from_i64((rng.next_u64() >> 1) as i64)).collect())
+}
+
+/// Every FP64 kernel at `plan`'s length against the twin, on random input from `rng`
+/// (`extreme`: digits at the bound).
+pub(crate) fn check_plan(
+    dev: &Device,
+    plan: &Plan,
+    rng: &mut SeededRng,
+    extreme: bool,
+) -> Result<Vec<KernelVerdict>, EngineError> {
+    let c = Checker { dev, pipe: FpPipeline::new(dev, plan.clone())?, t: Fp64Tables::new(plan)? };
+    let mut out = Vec::new();
+    let mut verdict = |kernel: &str, ok: bool| out.push(KernelVerdict { kernel: kernel.into(), ok });
+    let (p, n, t) = (plan.exponent(), plan.n(), &c.t);
+    let segs = n / plan.seg_len();
+    let pending: Vec<i128> = (0..segs).map(|_| i128::from(rng.next_u64() as i64 >> 3)).collect();
+    let d = test_digits(plan, rng, extreme);
+    let mut fixed = d.clone();
+    twin::carry_fixup(plan, &mut fixed, &pending);
+    let s = rng.below(u64::from(p)) as u32;
+    let s2 = ((2 * u64::from(s)) % u64::from(p)) as u32;
+
+    // 1. fp_fwd: fix-up, weights, column DIF stages, twiddles; the shift doubled.
+    let x = c.residue(&d, &pending, s)?;
+    // SAFETY: the checker's buffers, allocated for this plan on this device.
+    unsafe { c.pipe.fwd(dev, x.res(), c.pipe.work(0), &x.shift, ADVANCE) }?;
+    let head = |digits: &[i64]| {
+        t.primes.each_ref().map(|q| {
+            let mut v = fs::weigh(plan, q, digits);
+            fs::columns_forward(t, q, &mut v);
+            v
+        })
+    };
+    let want = head(&fixed);
+    let shift_ok = c.get_residue(&x)?.2 == s2;
+    verdict("fp_fwd (fix-up, weights, column DIF, twiddles, shift)", c.get()? == bits(&want) && shift_ok);
+
+    // 2. fp_rows: square, and product, on random values.
+    let r = random_values(t, n, rng);
+    let other = random_values(t, n, rng);
+    for product in [false, true] {
+        c.put(0, &r)?;
+        c.put(1, &other)?;
+        let y = product.then(|| c.pipe.work(1));
+        // SAFETY: the checker's buffers, allocated for this plan on this device.
+        unsafe { c.pipe.rows(dev, c.pipe.work(0), y) }?;
+        let mut want = r.clone();
+        for (h, q) in t.primes.iter().enumerate() {
+            fs::rows(t, q, &mut want[h], product.then_some(other[h].as_slice()));
+        }
+        let name = if product { "fp_rows (DIF, product, DIT)" } else { "fp_rows (DIF, square, DIT)" };
+        verdict(name, c.get()? == bits(&want));
+    }
+
+    // 3. fp_inv: inverse twiddles, column DIT, unweight, CRT, carry walk with the LL term.
+    c.put(0, &r)?;
+    let x = c.residue(&d, &pending, s2)?;
+    // SAFETY: the checker's buffers, allocated for this plan on this device.
+    unsafe { c.pipe.inv(dev, c.pipe.work(0), x.res(), &x.shift, LL) }?;
+    let y: Vec<Vec<f64>> = t
+        .primes
+        .iter()
+        .zip(&r)
+        .map(|(q, v)| {
+            let mut v = v.clone();
+            fs::columns_inverse(t, q, &mut v);
+            fs::unweigh(plan, q, &v)
+        })
+        .collect();
+    let conv: Vec<i128> = y[0].iter().zip(&y[1]).map(|(&a, &b)| t.crt.recombine(a, b)).collect();
+    let (wd, wc) = twin::carry_walk(plan, &conv, Some(plan.minus_two_at(s2)));
+    let (gd, gc, _) = c.get_residue(&x)?;
+    verdict("fp_inv (twiddles, column DIT, unweight, CRT, carry, -2*2^s)", gd == wd && gc == wc);
+
+    // 4. a whole LL squaring and a product of digits with pending carries.
+    let x = c.residue(&d, &pending, s)?;
+    // SAFETY: the checker's buffers, allocated for this plan on this device.
+    unsafe { c.pipe.square(dev, x.res(), &x.shift, true) }?;
+    let (mut gd, gc, gs) = c.get_residue(&x)?;
+    twin::carry_fixup(plan, &mut gd, &gc);
+    let want = fs::square_digits(plan, t, &fixed, Some(plan.minus_two_at(s2)));
+    verdict("LL squaring (all kernels)", gd == want && gs == s2);
+    let e = test_digits(plan, rng, extreme);
+    let acc_pending: Vec<i128> = (0..segs).map(|_| i128::from(rng.next_u64() as i64 >> 3)).collect();
+    let mut acc_fixed = e.clone();
+    twin::carry_fixup(plan, &mut acc_fixed, &acc_pending);
+    let acc = c.residue(&e, &acc_pending, s)?;
+    let x = c.residue(&d, &pending, s)?;
+    let tmp = dev.stream.alloc_zeros::<u64>(n).map_err(cuda_err("alloc"))?;
+    // SAFETY: the checker's buffers, allocated for this plan on this device.
+    unsafe { c.pipe.multiply(dev, acc.res(), x.res(), &tmp, &acc.shift) }?;
+    let (mut gd, gc, _) = c.get_residue(&acc)?;
+    twin::carry_fixup(plan, &mut gd, &gc);
+    verdict("product (all kernels)", gd == fs::multiply_digits(plan, t, &acc_fixed, &fixed));
+    Ok(out)
+}

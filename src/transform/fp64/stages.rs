@@ -1,0 +1,475 @@
+//! The FP64 arithmetic's squaring as CPU twin stages that the GPU kernels (kernels/fp64/) mirror
+//! one by one, value for value: a weighted (IBDWT) cyclic convolution of length n = 2^k = R·C
+//! computed as a four-step NTT in each prime, the outputs recovered by CRT and carried as i128
+//! ([`crate::transform::twin::carry`]). docs/arithmetic.md ("FP64 on the GPU") derives it.
+//!
+//! Storage: element j = r·C + c is row r, column c. Per prime, a squaring is
+//! 1. [`weigh`]: x_j = d_j·a_j, a_j = ρ^(e_j) (ρ = 2^(1/n) in GF(p), e_j = [`Plan::weight_exp`]),
+//!    the weight a product of two table entries ([`Powers`]);
+//! 2. [`columns_forward`]: per column, R-point radix-2 DIF stages (natural in, bit-reversed out),
+//!    then element (r, c) times ω_n^(bitrev_R(r)·c) (when R > 1);
+//! 3. [`rows`]: per row, C-point DIF stages, the pointwise square (or product), C-point DIT stages;
+//! 4. [`columns_inverse`]: element (r, c) times ω_n^(−bitrev_R(r)·c), then per column R-point DIT
+//!    stages: n times the cyclic convolution of the weighted inputs;
+//! 5. [`unweigh`]: y_j reduced, times a_j^(−1)·n^(−1).
+//!
+//! Values are reduced lazily: [`Fp64Tables::schedule`] reduces every value before a step whose
+//! precondition would fail ([`super::ntt::reductions`]); the GPU takes the same flags.
+
+use super::crt::Crt;
+use super::field::Fp64;
+use super::ntt::{reductions, Ntt, Schedule, Step};
+use super::primes::{pow_mod, Fp64Prime, PRIMES};
+use crate::exponent::TestKind;
+use crate::residue::Shift;
+use crate::transform::arith::Arith;
+use crate::transform::bit_reverse;
+use crate::transform::plan::Plan;
+use crate::transform::twin;
+use crate::transform::PlanError;
+
+/// Most rows (log2): a tile of 2^10 rows of SEG_LEN columns in both primes fills 128 KiB of a
+/// GPU block's shared memory (kernels/fp64/pipeline.cuh fp_inv).
+pub const MAX_ROWS_LOG2: u32 = 10;
+/// Lengths up to 2^SINGLE_ROW_LOG2 are one row (R = 1): the row pass does every stage.
+pub const SINGLE_ROW_LOG2: u32 = 12;
+/// Digits per carry segment, and columns per tile of the column passes (fewer when n is).
+pub const SEG_LEN: usize = 8;
+
+/// log2 R, log2 C of length 2^k: one row up to 2^SINGLE_ROW_LOG2, else R = 2^min(⌊k/2⌋, 10).
+pub fn split(log2: u32) -> (u32, u32) {
+    let log_r = if log2 <= SINGLE_ROW_LOG2 { 0 } else { (log2 / 2).min(MAX_ROWS_LOG2) };
+    (log_r, log2 - log_r)
+}
+
+/// The powers g^e of one element for 0 ≤ e < n as the product of two centered table entries,
+/// g^e = hi[e >> lo_bits]·lo[e & (2^lo_bits − 1)] (field product: |·| ≤ 3p/4), with tables of
+/// √n entries instead of n.
+#[derive(Clone, Debug)]
+pub struct Powers {
+    pub lo_bits: u32,
+    pub hi: Vec<f64>,
+    pub lo: Vec<f64>,
+}
+
+impl Powers {
+    /// g^e for e < 2^log2, times `scale` in every entry of `hi`.
+    fn new(f: &Fp64, g: u64, scale: u64, log2: u32) -> Powers {
+        let p = f.modulus();
+        let lo_bits = log2.div_ceil(2);
+        let table = |base: u64, len: usize, scale: u64| -> Vec<f64> {
+            std::iter::successors(Some(scale % p), |&x| Some((u128::from(x) * u128::from(base) % u128::from(p)) as u64))
+                .take(len)
+                .map(|x| f.from_i64(x as i64))
+                .collect()
+        };
+        let lo = table(g, 1 << lo_bits, 1);
+        let hi = table(pow_mod(g, 1 << lo_bits, p), 1 << (log2 - lo_bits), scale);
+        Powers { lo_bits, hi, lo }
+    }
+
+    /// g^e (times the scale), |·| ≤ 3p/4.
+    pub fn at(&self, f: &Fp64, e: usize) -> f64 {
+        f.mul(self.hi[e >> self.lo_bits], self.lo[e & ((1 << self.lo_bits) - 1)])
+    }
+}
+
+/// One prime's tables for one plan.
+pub struct PrimeTables {
+    pub f: Fp64,
+    /// The C-point transform of the rows and the R-point one of the columns (None: R = 1).
+    pub row: Ntt,
+    pub col: Option<Ntt>,
+    /// ρ^e and ρ^(−e)·n^(−1) (ρ = 2^(1/n)); ω_n^e and ω_n^(−e).
+    pub weight: Powers,
+    pub inv_weight: Powers,
+    pub twiddle: Powers,
+    pub inv_twiddle: Powers,
+    /// Where the squaring reduces ([`Fp64Tables::steps`]).
+    pub schedule: Schedule,
+}
+
+/// Both primes' tables for one plan, and its shape.
+pub struct Fp64Tables {
+    pub log_r: u32,
+    pub log_c: u32,
+    pub primes: [PrimeTables; 2],
+    pub crt: Crt,
+}
+
+/// Indices of the steps of [`Fp64Tables::steps`]: a squaring's schedule flags, by step.
+#[derive(Clone, Copy, Debug)]
+pub struct StepIndex {
+    log_r: usize,
+    log_c: usize,
+}
+
+impl StepIndex {
+    /// Whether the inter-pass twiddles are a step (R > 1).
+    fn tw(self) -> usize {
+        usize::from(self.log_r > 0)
+    }
+    pub fn col_fwd(self, s: usize) -> usize {
+        s
+    }
+    pub fn tw_fwd(self) -> usize {
+        self.log_r
+    }
+    pub fn row_fwd(self, s: usize) -> usize {
+        self.log_r + self.tw() + s
+    }
+    pub fn square(self) -> usize {
+        self.row_fwd(self.log_c)
+    }
+    pub fn row_inv(self, s: usize) -> usize {
+        self.square() + 1 + s
+    }
+    pub fn tw_inv(self) -> usize {
+        self.row_inv(self.log_c)
+    }
+    pub fn col_inv(self, s: usize) -> usize {
+        self.tw_inv() + self.tw() + s
+    }
+    /// Steps in all.
+    pub fn len(self) -> usize {
+        self.col_inv(self.log_r)
+    }
+}
+
+impl PrimeTables {
+    fn new(prime: &Fp64Prime, log2: u32, log_r: u32) -> Option<PrimeTables> {
+        let n = 1u64 << log2;
+        let (f, p) = (Fp64::new(prime.p), prime.p);
+        let (w_n, rho) = (prime.root_of_unity(n)?, prime.root_of_two(n)?);
+        let inv = |x: u64| pow_mod(x, p - 2, p);
+        let row = Ntt::new(prime, 1 << (log2 - log_r))?;
+        let col = if log_r == 0 { None } else { Some(Ntt::new(prime, 1 << log_r)?) };
+        let steps = Fp64Tables::steps(p, log_r, log2 - log_r);
+        Some(PrimeTables {
+            weight: Powers::new(&f, rho, 1, log2),
+            inv_weight: Powers::new(&f, inv(rho), inv(n % p), log2),
+            twiddle: Powers::new(&f, w_n, 1, log2),
+            inv_twiddle: Powers::new(&f, inv(w_n), 1, log2),
+            // A weighted digit is a product: at most 3p/4.
+            schedule: reductions(p, u128::from(3 * p / 4), &steps),
+            f,
+            row,
+            col,
+        })
+    }
+
+    /// The schedule's flags as a bit mask (bit s: reduce before step s), as the kernels take it.
+    pub fn reduce_mask(&self) -> u64 {
+        self.schedule.before.iter().enumerate().fold(0, |m, (s, &r)| m | (u64::from(r) << s))
+    }
+}
+
+impl Fp64Tables {
+    pub fn new(plan: &Plan) -> Result<Fp64Tables, PlanError> {
+        let (p, len) = (plan.exponent(), plan.length());
+        let why = |s: &str| PlanError::NoPlan { p, why: format!("fp64: {s} at length {len}") };
+        if plan.arith() != Arith::Fp64 || len.odd != 1 {
+            return Err(why("not an FP64 plan"));
+        }
+        let (log_r, log_c) = split(len.log2);
+        let t = |prime| PrimeTables::new(prime, len.log2, log_r).ok_or_else(|| why("no roots"));
+        Ok(Fp64Tables { log_r, log_c, primes: [t(&PRIMES[0])?, t(&PRIMES[1])?], crt: Crt::new() })
+    }
+
+    /// The steps of a squaring as the schedule sees them, in order ([`StepIndex`]): R-point DIF
+    /// stages, the twiddles (R > 1; products of two entries, ≤ 3p/4), C-point DIF stages, the
+    /// square, C-point DIT stages, the inverse twiddles, R-point DIT stages.
+    pub fn steps(p: u64, log_r: u32, log_c: u32) -> Vec<Step> {
+        let (w, tw) = (u128::from(p - 1) / 2, u128::from(3 * p / 4));
+        let stages = |k: u32, s: Step| vec![s; k as usize];
+        let twiddles = if log_r > 0 { vec![Step::Mul { w: tw }] } else { vec![] };
+        let mut v = stages(log_r, Step::Dif { w });
+        v.extend(twiddles.iter().copied());
+        v.extend(stages(log_c, Step::Dif { w }));
+        v.push(Step::Square);
+        v.extend(stages(log_c, Step::Dit { w }));
+        v.extend(twiddles);
+        v.extend(stages(log_r, Step::Dit { w }));
+        v
+    }
+
+    pub fn index(&self) -> StepIndex {
+        StepIndex { log_r: self.log_r as usize, log_c: self.log_c as usize }
+    }
+
+    pub fn rows(&self) -> usize {
+        1 << self.log_r
+    }
+
+    pub fn cols(&self) -> usize {
+        1 << self.log_c
+    }
+}
+
+/// Step 1: x_j = d_j·ρ^(e_j) in prime `t` (|d_j| ≤ 2^50·p/(3p/4): every digit the bound allows).
+pub fn weigh(plan: &Plan, t: &PrimeTables, digits: &[i64]) -> Vec<f64> {
+    digits.iter().enumerate().map(|(j, &d)| t.f.mul(d as f64, t.weight.at(&t.f, plan.weight_exp(j)))).collect()
+}
+
+/// Each column's values gathered, `op` applied, scattered back.
+fn per_column(x: &mut [f64], cols: usize, mut op: impl FnMut(&mut [f64])) {
+    let rows = x.len() / cols;
+    let mut line = vec![0.0; rows];
+    for c in 0..cols {
+        line.iter_mut().enumerate().for_each(|(r, v)| *v = x[r * cols + c]);
+        op(&mut line);
+        line.iter().enumerate().for_each(|(r, &v)| x[r * cols + c] = v);
+    }
+}
+
+/// Element (r, c) times `powers`^(bitrev_R(r)·c), reducing first where the schedule says.
+fn twiddle(all: &Fp64Tables, t: &PrimeTables, x: &mut [f64], powers: &Powers, reduce: bool) {
+    let (rows, cols) = (all.rows(), all.cols());
+    for (r, row) in x.chunks_exact_mut(cols).enumerate() {
+        let k = bit_reverse(r, rows);
+        for (c, v) in row.iter_mut().enumerate() {
+            let y = if reduce { t.f.reduce(*v) } else { *v };
+            *v = t.f.mul(y, powers.at(&t.f, k * c));
+        }
+    }
+}
+
+/// Step 2: the column DIF stages and the twiddles (nothing at R = 1).
+pub fn columns_forward(all: &Fp64Tables, t: &PrimeTables, x: &mut [f64]) {
+    let Some(col) = &t.col else { return };
+    let (ix, before) = (all.index(), &t.schedule.before);
+    per_column(x, all.cols(), |line| {
+        (0..all.log_r as usize).for_each(|s| col.forward_stage(line, s, before[ix.col_fwd(s)]));
+    });
+    twiddle(all, t, x, &t.twiddle, before[ix.tw_fwd()]);
+}
+
+/// Step 3: per row the DIF stages, the pointwise square (y = None) or product with the same
+/// row of y (y's columns forwarded, its row transformed here as x's), and the DIT stages.
+pub fn rows(all: &Fp64Tables, t: &PrimeTables, x: &mut [f64], y: Option<&[f64]>) {
+    let (ix, before, log_c) = (all.index(), &t.schedule.before, all.log_c as usize);
+    let forward = |line: &mut [f64]| (0..log_c).for_each(|s| t.row.forward_stage(line, s, before[ix.row_fwd(s)]));
+    let reduce_sq = before[ix.square()];
+    let red = |v: f64| if reduce_sq { t.f.reduce(v) } else { v };
+    for (r, row) in x.chunks_exact_mut(all.cols()).enumerate() {
+        forward(row);
+        match y {
+            None => row.iter_mut().for_each(|v| *v = t.f.square(red(*v))),
+            Some(y) => {
+                let mut other = y[r * all.cols()..(r + 1) * all.cols()].to_vec();
+                forward(&mut other);
+                row.iter_mut().zip(other).for_each(|(v, o)| *v = t.f.mul(red(*v), red(o)));
+            }
+        }
+        (0..log_c).for_each(|s| t.row.inverse_stage(row, s, before[ix.row_inv(s)]));
+    }
+}
+
+/// Step 4: the inverse twiddles and the column DIT stages (nothing at R = 1).
+pub fn columns_inverse(all: &Fp64Tables, t: &PrimeTables, x: &mut [f64]) {
+    let Some(col) = &t.col else { return };
+    let (ix, before) = (all.index(), &t.schedule.before);
+    twiddle(all, t, x, &t.inv_twiddle, before[ix.tw_inv()]);
+    per_column(x, all.cols(), |line| {
+        (0..all.log_r as usize).for_each(|s| col.inverse_stage(line, s, before[ix.col_inv(s)]));
+    });
+}
+
+/// Step 5: y_j reduced, times ρ^(−e_j)·n^(−1): |·| ≤ 3p/4.
+pub fn unweigh(plan: &Plan, t: &PrimeTables, x: &[f64]) -> Vec<f64> {
+    x.iter().enumerate().map(|(j, &v)| t.f.mul(t.f.reduce(v), t.inv_weight.at(&t.f, plan.weight_exp(j)))).collect()
+}
+
+/// Steps 1–5 in one prime: a's weighted convolution with b (None: with itself), unweighted.
+fn convolve(plan: &Plan, all: &Fp64Tables, t: &PrimeTables, a: &[i64], b: Option<&[i64]>) -> Vec<f64> {
+    let head = |d: &[i64]| {
+        let mut x = weigh(plan, t, d);
+        columns_forward(all, t, &mut x);
+        x
+    };
+    let mut x = head(a);
+    let y = b.map(head);
+    rows(all, t, &mut x, y.as_deref());
+    columns_inverse(all, t, &mut x);
+    unweigh(plan, t, &x)
+}
+
+/// The convolution outputs of a·b (b = None: a²) as integers: both primes (side by side, as on
+/// the GPU) and the CRT.
+pub fn convolution(plan: &Plan, t: &Fp64Tables, a: &[i64], b: Option<&[i64]>) -> Vec<i128> {
+    let [t1, t2] = &t.primes;
+    let (y1, y2) = rayon::join(|| convolve(plan, t, t1, a, b), || convolve(plan, t, t2, a, b));
+    y1.iter().zip(&y2).map(|(&u, &v)| t.crt.recombine(u, v)).collect()
+}
+
+/// One squaring of balanced digits modulo M_p, with an optional injected term.
+pub fn square_digits(plan: &Plan, t: &Fp64Tables, digits: &[i64], inject: Option<(usize, i64)>) -> Vec<i64> {
+    twin::carry(plan, &convolution(plan, t, digits, None), inject)
+}
+
+/// The product of two digit vectors modulo M_p.
+pub fn multiply_digits(plan: &Plan, t: &Fp64Tables, a: &[i64], b: &[i64]) -> Vec<i64> {
+    twin::carry(plan, &convolution(plan, t, a, Some(b)), None)
+}
+
+/// `count` iterations of `kind` on digits that stand for x·2^shift (see twin::iterate_digits).
+pub fn iterate_digits(
+    plan: &Plan,
+    t: &Fp64Tables,
+    kind: TestKind,
+    digits: Vec<i64>,
+    shift: Shift,
+    count: u64,
+) -> (Vec<i64>, Shift) {
+    twin::iterate_with(plan, kind, digits, shift, count, |d, inject| square_digits(plan, t, d, inject))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exponent::is_prime;
+    use crate::residue::Residue;
+    use crate::rng::SeededRng;
+    use crate::transform::fp64::crt::MAX_ABS;
+    use crate::transform::plan::Length;
+    use crate::transform::testing::{direct_convolution, extreme_digits, matches_rug, random_digits};
+    use quickcheck::{quickcheck, TestResult};
+    use rug::Integer;
+
+    fn plan_at(p: u32, log2: u32) -> Plan {
+        Plan::with_length(p, Arith::Fp64, Length { odd: 1, log2 }).unwrap()
+    }
+
+    fn product_matches_rug(plan: &Plan, t: &Fp64Tables, a: &[i64], b: Option<&[i64]>) -> bool {
+        let got = match b {
+            Some(b) => multiply_digits(plan, t, a, b),
+            None => square_digits(plan, t, a, None),
+        };
+        matches_rug(plan, a, b, &got)
+    }
+
+    #[test]
+    fn split_and_steps() {
+        assert_eq!((1..=22).map(split).collect::<Vec<_>>()[9..].to_vec(), {
+            let mut v: Vec<(u32, u32)> = (10..=12).map(|k| (0, k)).collect();
+            v.extend([(6, 7), (7, 7), (7, 8), (8, 8), (8, 9), (9, 9), (9, 10), (10, 10), (10, 11), (10, 12)]);
+            v
+        });
+        // Steps: R-stages, twiddle, C-stages, square, C-stages, twiddle, R-stages.
+        for log2 in [4, 13, 22] {
+            let (log_r, log_c) = split(log2);
+            let ix = StepIndex { log_r: log_r as usize, log_c: log_c as usize };
+            let steps = Fp64Tables::steps(PRIMES[0].p, log_r, log_c);
+            assert_eq!(steps.len(), ix.len());
+            assert_eq!(steps[ix.square()], Step::Square);
+            if log_r > 0 {
+                assert!(
+                    matches!(steps[ix.tw_fwd()], Step::Mul { .. }) && matches!(steps[ix.tw_inv()], Step::Mul { .. })
+                );
+                assert!(matches!(steps[ix.col_inv(log_r as usize - 1)], Step::Dit { .. }));
+            }
+            assert!(ix.len() <= 64, "the kernels take the flags as one 64-bit mask");
+        }
+    }
+
+    #[test]
+    fn convolution_is_the_definition() {
+        // One row (2^2 … 2^12) and four steps (2^13): squares, products, extreme digits.
+        for (log2, p) in [(2, 13), (2, 41), (3, 191), (6, 1000), (10, 20_000), (13, 100_003)] {
+            let plan = plan_at(p, log2);
+            let t = Fp64Tables::new(&plan).unwrap();
+            let (a, b) = (random_digits(&plan, u64::from(p)), random_digits(&plan, u64::from(p) + 1));
+            let ext = extreme_digits(&plan, 0);
+            assert_eq!(convolution(&plan, &t, &a, Some(&b)), direct_convolution(&plan, &a, &b), "p={p}");
+            assert_eq!(convolution(&plan, &t, &a, None), direct_convolution(&plan, &a, &a), "p={p}");
+            assert_eq!(convolution(&plan, &t, &ext, None), direct_convolution(&plan, &ext, &ext), "p={p}");
+        }
+    }
+
+    #[test]
+    fn worst_case_digits_at_every_bound() {
+        // The largest exponent of each length to 2^14, every digit at the largest magnitude the
+        // proof allows: the outputs come close to the CRT's bound and must come back exact.
+        for log2 in 1..=14 {
+            let len = Length { odd: 1, log2 };
+            let Some(p) = Arith::Fp64.largest_exponent_at(len) else { continue };
+            let plan = Plan::with_length(p, Arith::Fp64, len).unwrap();
+            let t = Fp64Tables::new(&plan).unwrap();
+            for mode in 0..4 {
+                let d = extreme_digits(&plan, mode);
+                assert!(product_matches_rug(&plan, &t, &d, None), "p={p} n={} mode={mode}", plan.n());
+            }
+            let c0 = convolution(&plan, &t, &extreme_digits(&plan, 0), None)[0].unsigned_abs();
+            assert!(c0 > MAX_ABS / 4, "p={p} n={} c0={c0}", plan.n());
+        }
+    }
+
+    #[test]
+    fn digits_beyond_the_bound_come_back_wrong() {
+        // The comparison has teeth: digits 2^5 times larger than the proof allows overflow the
+        // CRT range and the squaring is wrong.
+        let len = Length { odd: 1, log2: 13 };
+        let p = Arith::Fp64.largest_exponent_at(len).unwrap();
+        let plan = Plan::with_length(p, Arith::Fp64, len).unwrap();
+        let t = Fp64Tables::new(&plan).unwrap();
+        let d: Vec<i64> = (0..plan.n()).map(|j| -(1i64 << (plan.width(j) + 4))).collect();
+        assert!(!product_matches_rug(&plan, &t, &d, None));
+    }
+
+    quickcheck! {
+        fn squaring_and_product_match_rug(seed: u64, pick: u32, log2: u8) -> TestResult {
+            let len = Length { odd: 1, log2: 1 + u32::from(log2 % 14) };
+            let Some(top) = Arith::Fp64.largest_exponent_at(len) else { return TestResult::discard() };
+            let low = (len.n() as u32).max(13);
+            let p = low + pick % (top - low + 1);
+            let Ok(plan) = Plan::with_length(p, Arith::Fp64, len) else { return TestResult::discard() };
+            let t = Fp64Tables::new(&plan).unwrap();
+            let (a, b) = (random_digits(&plan, seed), random_digits(&plan, !seed));
+            TestResult::from_bool(product_matches_rug(&plan, &t, &a, None) && product_matches_rug(&plan, &t, &a, Some(&b)))
+        }
+
+        fn ll_iterations_match_rug(seed: u64, pick: u32, s: u32, iters: u8) -> TestResult {
+            let p = 13 + pick % 400_000;
+            if !is_prime(u64::from(p)) { return TestResult::discard(); }
+            let plan = Plan::for_arith(p, Arith::Fp64).unwrap();
+            let t = Fp64Tables::new(&plan).unwrap();
+            let r = SeededRng::new(seed).residue(p);
+            let start = Shift::new(p, s % p);
+            let count = 1 + u64::from(iters % 3);
+            let (d, shift) = iterate_digits(&plan, &t, TestKind::Ll, plan.residue_to_digits(&r, start.get()), start, count);
+            let mut want = r.to_integer();
+            for _ in 0..count {
+                want = Residue::from_integer(p, &(Integer::from(&want * &want) - 2u32)).to_integer();
+            }
+            TestResult::from_bool(plan.digits_to_residue(&d, shift.get()).unwrap().to_integer() == want)
+        }
+    }
+
+    /// Each length of 2^lo..=2^hi at its largest exponent, random and extreme digits: the
+    /// squared residue against rug (FP64_ONLY=2^22 picks one length).
+    fn lengths_match_rug(lo: u32, hi: u32) {
+        for log2 in lo..=hi {
+            let len = Length { odd: 1, log2 };
+            if std::env::var_os("FP64_ONLY").is_some_and(|only| only.to_string_lossy() != len.to_string()) {
+                continue;
+            }
+            let t0 = std::time::Instant::now();
+            let p = Arith::Fp64.largest_exponent_at(len).unwrap();
+            let plan = Plan::with_length(p, Arith::Fp64, len).unwrap();
+            let t = Fp64Tables::new(&plan).unwrap();
+            assert!(product_matches_rug(&plan, &t, &random_digits(&plan, u64::from(p)), None), "p={p} {len}");
+            assert!(product_matches_rug(&plan, &t, &extreme_digits(&plan, 2), None), "p={p} {len}");
+            eprintln!("{len}: p={p} {:.2} s", t0.elapsed().as_secs_f64());
+        }
+    }
+
+    #[test]
+    fn every_length_from_2_15_to_2_20_matches_rug() {
+        lengths_match_rug(15, 20);
+    }
+
+    #[test]
+    fn every_length_from_2_21_to_2_22_matches_rug() {
+        lengths_match_rug(21, 22);
+    }
+}
