@@ -9,14 +9,15 @@
 #                                        # ~6 min on an H200: 8.5 M iterations of full tests)
 #   KNOWN_FROM=700000 STEPS=3 scripts/gpu-check.sh   # step 3 for the known primes from 700,000 on
 #   ARITHS="goldilocks m61m31" scripts/gpu-check.sh   # the arithmetics steps 1-8 run for
-#                                        # (default: both; steps through prove take m61m31 only when
+#                                        # (default: all three; steps through prove take the others only when
 #                                        # prove has --arith, else they say so and skip it)
 #
 # Steps:
 #   1 kernels    every kernel equals the CPU twin, n = 2^2 .. 2^24 (one-block kernel up to 2^10),
 #                and both arithmetics' field operations against the CPU's (Goldilocks; M61, M31, GF(p^2), CRT);
-#                m61m31: every kernel against the twin stage by stage at every length 2^1 .. 3·2^23,
-#                random digits and digits at the bound, and 3000 LL iterations of M86243 against the twin
+#                m61m31, fp64: every kernel against the twin stage by stage at every length of
+#                2^1 .. 3·2^23 the arithmetic has (fp64: bit for bit, 2^1 .. 2^22), random digits and
+#                digits at the bound, and 3000 LL iterations of M86243 against the twin
 #   2 squaring   one squaring / multiplication mod M_p equals GMP's, 200 random prime exponents,
 #                then 100 of the small lengths (p = 13 .. 27,648, n <= 2^10: the one-block kernel)
 #   3 known      prove --engine gpu: every known Mersenne prime exponent up to 1,398,269 is prime,
@@ -45,7 +46,7 @@ KNOWN_TO=${KNOWN_TO:-1398269}    # default; a part of it to split the step over 
 JOBS=${JOBS:-4}
 STEPS=" ${STEPS:-1 2 3 4 5 6 7 8 9} "
 want_step() { [[ "$STEPS" == *" $1 "* ]]; }
-ARITHS=${ARITHS:-goldilocks m61m31}
+ARITHS=${ARITHS:-goldilocks m61m31 fp64}
 # prove's arguments for arithmetic $1 (none for Goldilocks, the default), or failure when prove
 # cannot take it: the steps through prove then skip that arithmetic.
 PROVE_ARITH=0
@@ -84,8 +85,8 @@ if [ "$a" = goldilocks ]; then
 t=$(now); out=$("$BIN/gpu-selftest" --seed 11 kernels --from 2 --to 24 2>&1); rc=$?; echo "$out"
 record 1 kernels "$([ $rc -eq 0 ] && echo ok || echo FAIL)" "$(grep -c '^n=.* OK' <<<"$out") lengths OK, $(grep -c '^field.*: OK' <<<"$out") field check OK ($(secs "$t" "$(now)") s)"
 else
-t=$(now); out=$("$BIN/gpu-selftest" --seed 16 m61m31 --from 1 --to 24 --count 0 --ll-iters 3000 --known-max 0 2>&1); rc=$?; echo "$out"
-record 1 "$a kernels" "$([ $rc -eq 0 ] && echo ok || echo FAIL)" "$(grep -c '^m61m31 n=.* OK' <<<"$out") length/digit runs OK, $(grep -c '^m61m31 n=.*MISMATCH' <<<"$out") mismatched; $(grep -c '^m61m31 LL .* ok' <<<"$out") LL run vs twin ok ($(secs "$t" "$(now)") s)"
+t=$(now); out=$("$BIN/gpu-selftest" --seed 16 "$a" --from 1 --to 24 --count 0 --ll-iters 3000 --known-max 0 2>&1); rc=$?; echo "$out"
+record 1 "$a kernels" "$([ $rc -eq 0 ] && echo ok || echo FAIL)" "$(grep -c "^$a n=.* OK" <<<"$out") length/digit runs OK, $(grep -c "^$a n=.*MISMATCH" <<<"$out") mismatched; $(grep -c "^$a LL .* ok" <<<"$out") LL run vs twin ok ($(secs "$t" "$(now)") s)"
 fi
 done
 fi
