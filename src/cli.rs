@@ -46,12 +46,14 @@ impl From<EngineArg> for EngineChoice {
 /// `--arith`: the exact arithmetic of a transform engine (docs/arithmetic.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ArithArg {
-    /// Per exponent, the arithmetic expected fastest (measured speeds; Goldilocks where the other is unmeasured).
+    /// Per exponent, the arithmetic expected fastest (measured speeds; Goldilocks where another is unmeasured).
     Auto,
     /// GF(2^64 - 2^32 + 1), lengths 2^k.
     Goldilocks,
     /// GF(M61^2) x GF(M31^2) with CRT, lengths 2^k and 3*2^k.
     M61m31,
+    /// GF(P1) x GF(P2) on the FP64 units with CRT, lengths 2^k up to 2^22.
+    Fp64,
 }
 
 impl From<ArithArg> for ArithChoice {
@@ -60,6 +62,7 @@ impl From<ArithArg> for ArithChoice {
             ArithArg::Auto => ArithChoice::Auto,
             ArithArg::Goldilocks => ArithChoice::Fixed(Arith::Goldilocks),
             ArithArg::M61m31 => ArithChoice::Fixed(Arith::M61M31),
+            ArithArg::Fp64 => ArithChoice::Fixed(Arith::Fp64),
         }
     }
 }

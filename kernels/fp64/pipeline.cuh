@@ -1,7 +1,7 @@
 // The FP64 arithmetic's squaring on the device (issue 37): three kernels, each one global round
 // trip of the residue, mirroring the CPU twin src/transform/fp64/stages.rs value for value (the
 // same field operations in the same order, the same lazy-reduction flags):
-//   fp_fwd   a tile of SEG columns × R rows a block (thread r: row r, one carry segment): the
+//   fp_fwd   a tile of SEG columns × R rows a block (a thread a row at a time: a carry segment): the
 //            pending carries applied (the fix-up), digits weighted, the R-point DIF stages of
 //            each column in shared memory, the twiddles ω_n^(bitrev(r)·c); one prime a block
 //            (blockIdx.y);
@@ -26,8 +26,12 @@ typedef __int128 i128;
 // squaring (src/transform/fp64/stages.rs StepIndex). row_tw[m + j] = w_2m^j of the C-point
 // transform, col_tw of the R-point one (itw: w^-j); the powers g^e = hi[e >> lo_bits] ·
 // lo[e & mask] of rho (the weights), rho^-1 n^-1 (the unweights), w_n and w_n^-1 (twiddles).
+// Along a segment a weight is the previous one times w_narrow or w_wide (the previous digit
+// narrow or wide), an unweight times iw_narrow or iw_wide, the twiddle of column c + 1 that of
+// column c times w_n^k: two table entries a segment, not a digit (stages.rs weights, twiddle).
 struct FpPrime {
     double p, pinv;
+    double w_narrow, w_wide, iw_narrow, iw_wide;  // the weight chains' factors (stages.rs Chain)
     u64 reduce;
     u64 row_tw, row_itw, col_tw, col_itw;
     u64 w_hi, w_lo, iw_hi, iw_lo, t_hi, t_lo, it_hi, it_lo;
@@ -111,54 +115,109 @@ __device__ __forceinline__ i64 fp_balance(i128 t, u32 w, i128* up) {
 
 #define FP_MAX_SEG 8
 
-// Column stages over the tile in shared memory (s[t R + r]: column t contiguous), R-point
-// radix-2: forward DIF (natural in, bit-reversed out) or inverse DIT, as Ntt::forward_stage /
-// inverse_stage on each column.
-__device__ __forceinline__ void fp_column_stages(double* s, const FpLayout& L, const FpPrime& q, bool inverse) {
-    const FpSteps st(L);
+// ---- radix-2 stages in shared memory, 2^S values of a line in a thread's registers ----
+
+// Shared memory holds a pad word after every 8 values: a thread's 2^S values of a pass (spaced
+// m_lo apart, down to m_lo = 1) then fall in distinct banks across a half-warp.
+#define FP_PAD(a) ((a) + ((a) >> 3))
+// Doubles of shared memory for `words` values.
+#define FP_PADDED(words) ((words) + ((words) >> 3))
+
+// S consecutive radix-2 stages, stage indices k0 .. k0 + S - 1 of an L-point transform (L =
+// 2^log_l), on `lines` lines stored one after the other from s: forward DIF stage k has half-size
+// m = L >> (k + 1), (x, y) -> (x + y, (x - y) w_2m^off); inverse DIT stage k has m = 1 << k,
+// (x, y) -> (x + y w_2m^-off, x - y w_2m^-off); off is the lower element's position in its
+// half-block, tw[m + off] the twiddle (Ntt::forward_stage / inverse_stage, butterfly for
+// butterfly: the same values in any grouping). A thread holds a group of 2^S values spaced
+// m_lo apart: it runs the S stages in registers. `first` is the schedule index of stage 0 (bit
+// first + k of the reduce mask: reduce both inputs of stage k first).
+template <int S, bool INV>
+__device__ __forceinline__ void fp_pass(double* s, u32 origin, u32 lines, u32 log_l, u32 k0, const double* tw,
+                                        const FpPrime& q, u32 first) {
     const Fp f = fp_of(q);
-    const u32 R = 1u << L.log_r, T = L.seg_len, half = R / 2;
-    const double* tw = (const double*)(inverse ? q.col_itw : q.col_tw);
-    for (u32 k = 0; k < L.log_r; k++) {
-        const u32 m = inverse ? 1u << k : R >> (k + 1);
-        const bool red = fp_reduces(q, inverse ? st.col_inv(k) : st.col_fwd(k));
-        for (u32 idx = threadIdx.x; idx < half * T; idx += blockDim.x) {
-            const u32 t = idx / half, i = idx % half, off = i % m;
-            double* col = s + t * R + (i / m) * 2 * m + off;
-            double x = col[0], y = col[m];
-            if (red) {
-                x = fp_reduce(x, f);
-                y = fp_reduce(y, f);
+    const u32 m_lo_log = INV ? k0 : log_l - k0 - S;
+    const u32 m_lo = 1u << m_lo_log, groups_log = log_l - S;
+    for (u32 g = threadIdx.x; g < (lines << groups_log); g += blockDim.x) {
+        const u32 line = g >> groups_log, gi = g & ((1u << groups_log) - 1);
+        const u32 o = gi & (m_lo - 1), blk = gi >> m_lo_log;
+        const u32 base = origin + (line << log_l) + (blk << (m_lo_log + S)) + o;
+        double v[1 << S];
+#pragma unroll
+        for (int k = 0; k < (1 << S); k++) v[k] = s[FP_PAD(base + (k << m_lo_log))];
+#pragma unroll
+        for (int jj = 0; jj < S; jj++) {
+            const int j = INV ? jj : S - 1 - jj;  // DIF: largest half-size first
+            const u32 m = m_lo << j;
+            const bool red = (q.reduce >> (first + k0 + jj)) & 1;
+#pragma unroll
+            for (int k = 0; k < (1 << S); k++) {
+                if (k & (1 << j)) continue;
+                double& x = v[k];
+                double& y = v[k + (1 << j)];
+                if (red) {
+                    x = fp_reduce(x, f);
+                    y = fp_reduce(y, f);
+                }
+                const double w = tw[m + o + ((u32)(k & ((1 << j) - 1)) << m_lo_log)];
+                if (INV) {
+                    fp_dit(x, y, w, f);
+                } else {
+                    fp_dif(x, y, w, f);
+                }
             }
-            if (inverse) {
-                fp_dit(x, y, tw[m + off], f);
-            } else {
-                fp_dif(x, y, tw[m + off], f);
-            }
-            col[0] = x;
-            col[m] = y;
         }
-        __syncthreads();
+#pragma unroll
+        for (int k = 0; k < (1 << S); k++) s[FP_PAD(base + (k << m_lo_log))] = v[k];
+    }
+    __syncthreads();
+}
+
+// Every stage of an L-point transform (forward DIF or inverse DIT) on `lines` lines in shared
+// memory, in passes of up to 3 stages (the first pass takes the remainder); `first`: the
+// schedule index of stage 0.
+template <bool INV>
+__device__ __forceinline__ void fp_transform(double* s, u32 origin, u32 lines, u32 log_l, const double* tw,
+                                             const FpPrime& q, u32 first) {
+    const u32 head = log_l % 3;
+    if (head == 1) fp_pass<1, INV>(s, origin, lines, log_l, 0, tw, q, first);
+    if (head == 2) fp_pass<2, INV>(s, origin, lines, log_l, 0, tw, q, first);
+    for (u32 k = head; k < log_l; k += 3) fp_pass<3, INV>(s, origin, lines, log_l, k, tw, q, first);
+}
+
+// The column stages of a tile from logical index `origin` (value (r, t) at origin + t R + r:
+// column t contiguous, T lines of R).
+__device__ __forceinline__ void fp_column_stages(double* s, u32 origin, const FpLayout& L, const FpPrime& q,
+                                                 bool inverse) {
+    const FpSteps st(L);
+    if (inverse) {
+        fp_transform<true>(s, origin, L.seg_len, L.log_r, (const double*)q.col_itw, q, st.col_inv(0));
+    } else {
+        fp_transform<false>(s, origin, L.seg_len, L.log_r, (const double*)q.col_tw, q, st.col_fwd(0));
     }
 }
 
-// Grid (C / SEG tiles, 2 primes), R threads (thread r: row r), R·SEG doubles of shared memory.
+// Grid (C / SEG tiles, 2 primes), up to 512 threads (each the rows r = thread, thread + blockDim,
+// ...: a row's SEG digits are one carry segment), FP_PADDED(R·SEG) doubles of shared memory.
 // With FP_ADVANCE, one thread doubles the shift count mod p (nothing else here reads it).
-extern "C" __global__ void __launch_bounds__(1024) fp_fwd(const u64* x, const i128* carries, double* z, u32* shift,
-                                                          FpLayout L, u32 flags) {
+extern "C" __global__ void __launch_bounds__(512) fp_fwd(const u64* x, const i128* carries, double* z, u32* shift,
+                                                         FpLayout L, u32 flags) {
     extern __shared__ double fp_s[];
     fp_wait();
-    const u32 r = threadIdx.x, R = 1u << L.log_r, C = 1u << L.log_c, T = L.seg_len;
-    const u32 c0 = blockIdx.x * T, j0 = r * C + c0, segs = L.n / T, seg = j0 / T;
+    const u32 R = 1u << L.log_r, C = 1u << L.log_c, T = L.seg_len, segs = L.n / T, c0 = blockIdx.x * T;
     const FpPrime& q = L.q[blockIdx.y];
     const Fp f = fp_of(q);
-    if ((flags & FP_ADVANCE) && blockIdx.x == 0 && blockIdx.y == 0 && r == 0) {
+    if ((flags & FP_ADVANCE) && blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0) {
         shift[0] = (u32)((2ull * shift[0]) % L.p);
     }
-    // The segment's digits with the carry out of the previous segment (twin carry_fixup).
-    i64 d[FP_MAX_SEG];
-    for (u32 t = 0; t < T; t++) d[t] = (i64)x[j0 + t];
-    {
+    for (u32 r = threadIdx.x; r < R; r += blockDim.x) {
+        const u32 j0 = r * C + c0, seg = j0 / T;
+        // The segment's digits with the carry out of the previous segment (twin carry_fixup).
+        i64 d[FP_MAX_SEG];
+        for (u32 t = 0; t < T; t += 2) {  // T is even and j0 a multiple of T: 16-byte loads
+            const longlong2 v = ((const longlong2*)(x + j0))[t / 2];
+            d[t] = v.x;
+            d[t + 1] = v.y;
+        }
         i128 carry = carries[(seg + segs - 1) % segs];
         FpWidths ws(L, j0);
         for (u32 t = 0; t < L.fixup_depth; t++) {
@@ -167,60 +226,55 @@ extern "C" __global__ void __launch_bounds__(1024) fp_fwd(const u64* x, const i1
             carry = up;
         }
         d[L.fixup_depth] += (i64)carry;
-    }
-    FpWidths ws(L, j0);
-    for (u32 t = 0; t < T; t++) {
-        fp_s[t * R + r] = fp_mul((double)d[t], fp_pow(q.w_hi, q.w_lo, ws.e, L.lo_bits, f), f);
-        ws.next();
+        FpWidths we(L, j0);
+        double w = fp_pow(q.w_hi, q.w_lo, we.e, L.lo_bits, f);
+        for (u32 t = 0; t < T; t++) {
+            if (t > 0) {
+                const bool wide = we.e < we.f;
+                we.next();
+                w = fp_mul(w, wide ? q.w_wide : q.w_narrow, f);
+            }
+            fp_s[FP_PAD(t * R + r)] = fp_mul((double)d[t], w, f);
+        }
     }
     __syncthreads();
-    fp_column_stages(fp_s, L, q, false);
+    fp_column_stages(fp_s, 0, L, q, false);
     double* out = z + (size_t)blockIdx.y * L.n;
-    const FpSteps st(L);
-    const bool red = fp_reduces(q, st.tw_fwd());
-    const u32 k = fp_bitrev(r, L.log_r);
-    for (u32 t = 0; t < T; t++) {
-        double v = fp_s[t * R + r];
-        if (L.log_r > 0) {
-            if (red) v = fp_reduce(v, f);
-            v = fp_mul(v, fp_pow(q.t_hi, q.t_lo, k * (c0 + t), L.lo_bits, f), f);
+    const bool red = fp_reduces(q, FpSteps(L).tw_fwd());
+    for (u32 r = threadIdx.x; r < R; r += blockDim.x) {
+        const u32 j0 = r * C + c0, k = fp_bitrev(r, L.log_r);
+        const double step = fp_pow(q.t_hi, q.t_lo, k, L.lo_bits, f);
+        double w = fp_pow(q.t_hi, q.t_lo, k * c0, L.lo_bits, f);
+        for (u32 t = 0; t < T; t += 2) {
+            double v[2] = {fp_s[FP_PAD(t * R + r)], fp_s[FP_PAD((t + 1) * R + r)]};
+            if (L.log_r > 0) {
+                for (u32 i = 0; i < 2; i++) {
+                    if (t + i > 0) w = fp_mul(w, step, f);
+                    if (red) v[i] = fp_reduce(v[i], f);
+                    v[i] = fp_mul(v[i], w, f);
+                }
+            }
+            ((double2*)(out + j0))[t / 2] = make_double2(v[0], v[1]);
         }
-        out[j0 + t] = v;
     }
 }
 
 // ---- 2. rows: DIF, pointwise square or product, DIT ----
 
-__device__ __forceinline__ void fp_row_stages(double* s, const FpLayout& L, const FpPrime& q, bool inverse) {
+// The stages of one row in shared memory.
+__device__ __forceinline__ void fp_row_stages(double* s, u32 origin, const FpLayout& L, const FpPrime& q,
+                                              bool inverse) {
     const FpSteps st(L);
-    const Fp f = fp_of(q);
-    const u32 C = 1u << L.log_c;
-    const double* tw = (const double*)(inverse ? q.row_itw : q.row_tw);
-    for (u32 k = 0; k < L.log_c; k++) {
-        const u32 m = inverse ? 1u << k : C >> (k + 1);
-        const bool red = fp_reduces(q, inverse ? st.row_inv(k) : st.row_fwd(k));
-        for (u32 i = threadIdx.x; i < C / 2; i += blockDim.x) {
-            const u32 off = i % m;
-            double* a = s + (i / m) * 2 * m + off;
-            double x = a[0], y = a[m];
-            if (red) {
-                x = fp_reduce(x, f);
-                y = fp_reduce(y, f);
-            }
-            if (inverse) {
-                fp_dit(x, y, tw[m + off], f);
-            } else {
-                fp_dif(x, y, tw[m + off], f);
-            }
-            a[0] = x;
-            a[m] = y;
-        }
-        __syncthreads();
+    if (inverse) {
+        fp_transform<true>(s, origin, 1, L.log_c, (const double*)q.row_itw, q, st.row_inv(0));
+    } else {
+        fp_transform<false>(s, origin, 1, L.log_c, (const double*)q.row_tw, q, st.row_fwd(0));
     }
 }
 
-// Grid (R rows, 2 primes), C doubles of shared memory (2C with FP_PRODUCT: y's row beside).
-extern "C" __global__ void fp_rows(double* z, const double* y, FpLayout L, u32 flags) {
+// Grid (R rows, 2 primes), up to 512 threads, FP_PADDED(C) doubles of shared memory (FP_PADDED(2C) with
+// FP_PRODUCT: y's row beside, from logical index C).
+extern "C" __global__ void __launch_bounds__(512) fp_rows(double* z, const double* y, FpLayout L, u32 flags) {
     extern __shared__ double fp_s[];
     fp_wait();
     const u32 C = 1u << L.log_c;
@@ -228,76 +282,93 @@ extern "C" __global__ void fp_rows(double* z, const double* y, FpLayout L, u32 f
     const Fp f = fp_of(q);
     const size_t base = (size_t)blockIdx.y * L.n + (size_t)blockIdx.x * C;
     const bool product = flags & FP_PRODUCT;
-    double* s2 = fp_s + C;
     for (u32 i = threadIdx.x; i < C; i += blockDim.x) {
-        fp_s[i] = z[base + i];
-        if (product) s2[i] = y[base + i];
+        fp_s[FP_PAD(i)] = z[base + i];
+        if (product) fp_s[FP_PAD(C + i)] = y[base + i];
     }
     __syncthreads();
-    fp_row_stages(fp_s, L, q, false);
-    if (product) fp_row_stages(s2, L, q, false);
+    fp_row_stages(fp_s, 0, L, q, false);
+    if (product) fp_row_stages(fp_s, C, L, q, false);
     const bool red = fp_reduces(q, FpSteps(L).square());
     for (u32 i = threadIdx.x; i < C; i += blockDim.x) {
-        double a = fp_s[i];
+        double a = fp_s[FP_PAD(i)];
         if (red) a = fp_reduce(a, f);
         double b = a;
         if (product) {
-            b = s2[i];
+            b = fp_s[FP_PAD(C + i)];
             if (red) b = fp_reduce(b, f);
         }
-        fp_s[i] = fp_mul(a, b, f);
+        fp_s[FP_PAD(i)] = fp_mul(a, b, f);
     }
     __syncthreads();
-    fp_row_stages(fp_s, L, q, true);
-    for (u32 i = threadIdx.x; i < C; i += blockDim.x) z[base + i] = fp_s[i];
+    fp_row_stages(fp_s, 0, L, q, true);
+    for (u32 i = threadIdx.x; i < C; i += blockDim.x) z[base + i] = fp_s[FP_PAD(i)];
 }
 
 // ---- 3. inverse twiddles, column DIT, unweight, CRT, carry ----
 
-// Grid (C / SEG tiles), R threads, 2·R·SEG doubles of shared memory (both primes' tiles).
-extern "C" __global__ void __launch_bounds__(1024) fp_inv(const double* z, u64* x, i128* carries, const u32* shift,
-                                                          FpLayout L, u32 flags) {
+// Grid (C / SEG tiles), up to 512 threads (rows as fp_fwd), FP_PADDED(2·R·SEG) doubles of shared
+// memory (both primes' tiles, the second from logical index R·SEG).
+extern "C" __global__ void __launch_bounds__(512) fp_inv(const double* z, u64* x, i128* carries, const u32* shift,
+                                                         FpLayout L, u32 flags) {
     extern __shared__ double fp_s[];
     fp_wait();
-    const u32 r = threadIdx.x, R = 1u << L.log_r, C = 1u << L.log_c, T = L.seg_len;
-    const u32 c0 = blockIdx.x * T, j0 = r * C + c0, seg = j0 / T;
+    const u32 R = 1u << L.log_r, C = 1u << L.log_c, T = L.seg_len, c0 = blockIdx.x * T;
     const FpSteps st(L);
-    const u32 k = fp_bitrev(r, L.log_r);
     for (u32 h = 0; h < 2; h++) {
         const FpPrime& q = L.q[h];
         const Fp f = fp_of(q);
         const bool red = fp_reduces(q, st.tw_inv());
-        double* s = fp_s + h * R * T;
-        for (u32 t = 0; t < T; t++) {
-            double v = z[(size_t)h * L.n + j0 + t];
-            if (L.log_r > 0) {
-                if (red) v = fp_reduce(v, f);
-                v = fp_mul(v, fp_pow(q.it_hi, q.it_lo, k * (c0 + t), L.lo_bits, f), f);
+        const u32 origin = h * R * T;
+        for (u32 r = threadIdx.x; r < R; r += blockDim.x) {
+            const u32 j0 = r * C + c0, k = fp_bitrev(r, L.log_r);
+            const double step = fp_pow(q.it_hi, q.it_lo, k, L.lo_bits, f);
+            double w = fp_pow(q.it_hi, q.it_lo, k * c0, L.lo_bits, f);
+            for (u32 t = 0; t < T; t += 2) {
+                const double2 in = ((const double2*)(z + (size_t)h * L.n + j0))[t / 2];
+                double v[2] = {in.x, in.y};
+                for (u32 i = 0; i < 2; i++) {
+                    if (L.log_r > 0) {
+                        if (t + i > 0) w = fp_mul(w, step, f);
+                        if (red) v[i] = fp_reduce(v[i], f);
+                        v[i] = fp_mul(v[i], w, f);
+                    }
+                    fp_s[FP_PAD(origin + (t + i) * R + r)] = v[i];
+                }
             }
-            s[t * R + r] = v;
         }
         __syncthreads();
-        fp_column_stages(s, L, q, true);
+        fp_column_stages(fp_s, origin, L, q, true);
     }
-    // Unweight, CRT, the LL term, and the walk of this thread's segment (twin carry_walk).
+    // Unweight, CRT, the LL term, and the walk of each row's segment (twin carry_walk).
     const Fp f1 = fp_of(L.q[0]), f2 = fp_of(L.q[1]);
     const u64 bit = (flags & FP_LL) ? ((u64)shift[0] + 1) % L.p : ~0ull;
-    FpWidths ws(L, j0);
-    u64 start = (u64)(((unsigned __int128)L.p * j0 + L.n - 1) >> (L.log_r + L.log_c));
-    i128 carry = 0;
-    for (u32 t = 0; t < T; t++) {
-        const u32 e = ws.e, w = ws.next();
-        const double y1 = fp_mul(fp_reduce(fp_s[t * R + r], f1), fp_pow(L.q[0].iw_hi, L.q[0].iw_lo, e, L.lo_bits, f1), f1);
-        const double y2 =
-            fp_mul(fp_reduce(fp_s[R * T + t * R + r], f2), fp_pow(L.q[1].iw_hi, L.q[1].iw_lo, e, L.lo_bits, f2), f2);
-        u64 lo, hi;
-        fp_crt(y1, y2, f1, f2, L.crt_inv, lo, hi);
-        i128 c = (i128)(((unsigned __int128)hi << 64) | lo);
-        if (bit >= start && bit < start + w) c -= (i128)1 << (u32)(bit - start);
-        start += w;
-        i128 up;
-        x[j0 + t] = (u64)fp_balance((i128)((u64)c & ((1ull << w) - 1)) + carry, w, &up);
-        carry = fp_shr(c, w) + up;
+    for (u32 r = threadIdx.x; r < R; r += blockDim.x) {
+        const u32 j0 = r * C + c0;
+        FpWidths ws(L, j0);
+        u64 start = (u64)(((unsigned __int128)L.p * j0 + L.n - 1) >> (L.log_r + L.log_c));
+        i128 carry = 0;
+        double u1 = fp_pow(L.q[0].iw_hi, L.q[0].iw_lo, ws.e, L.lo_bits, f1);
+        double u2 = fp_pow(L.q[1].iw_hi, L.q[1].iw_lo, ws.e, L.lo_bits, f2);
+        bool wide = false;
+        for (u32 t = 0; t < T; t++) {
+            if (t > 0) {
+                u1 = fp_mul(u1, wide ? L.q[0].iw_wide : L.q[0].iw_narrow, f1);
+                u2 = fp_mul(u2, wide ? L.q[1].iw_wide : L.q[1].iw_narrow, f2);
+            }
+            const u32 w = ws.next();
+            wide = w != ws.q;
+            const double y1 = fp_mul(fp_reduce(fp_s[FP_PAD(t * R + r)], f1), u1, f1);
+            const double y2 = fp_mul(fp_reduce(fp_s[FP_PAD(R * T + t * R + r)], f2), u2, f2);
+            u64 lo, hi;
+            fp_crt(y1, y2, f1, f2, L.crt_inv, lo, hi);
+            i128 c = (i128)(((unsigned __int128)hi << 64) | lo);
+            if (bit >= start && bit < start + w) c -= (i128)1 << (u32)(bit - start);
+            start += w;
+            i128 up;
+            x[j0 + t] = (u64)fp_balance((i128)((u64)c & ((1ull << w) - 1)) + carry, w, &up);
+            carry = fp_shr(c, w) + up;
+        }
+        carries[j0 / T] = carry;
     }
-    carries[seg] = carry;
 }

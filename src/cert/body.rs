@@ -68,7 +68,7 @@ pub struct CertBody {
     pub engine: String,
     /// Transform length (GIMPS "fft-length"); absent for engines without one.
     pub fft_length: Option<u64>,
-    /// The exact arithmetic the transform squared in ([`Arith::name`]: "goldilocks", "m61m31");
+    /// The exact arithmetic the transform squared in ([`Arith::name`]: "goldilocks", "m61m31", "fp64");
     /// absent for engines without one (GMP) and in version-1 certificates, which predate the key
     /// (the envelope writes version 2 exactly when it is present). Validated by name.
     #[serde(default, skip_serializing_if = "Option::is_none")]

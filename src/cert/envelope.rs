@@ -405,10 +405,13 @@ mod tests {
         tampered[at..at + 6].copy_from_slice(b"m61m32");
         assert!(matches!(open(&tampered, None), Err(CertError::BadSignature)));
         // An unknown name, signed: a clear structure error, never a panic.
-        body.arith = Some("fp64".into());
+        body.arith = Some("fp32".into());
         let (opened, _) = open(&seal(&body, &k), None).unwrap();
         let e = opened.validate().unwrap_err().to_string();
-        assert!(e.contains("arith") && e.contains("unknown arithmetic \"fp64\" (known: goldilocks, m61m31)"), "{e}");
+        assert!(
+            e.contains("arith") && e.contains("unknown arithmetic \"fp32\" (known: goldilocks, m61m31, fp64)"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! The exact arithmetic a transform engine squares in (`--arith auto|goldilocks|m61m31`): the
+//! The exact arithmetic a transform engine squares in (`--arith auto|goldilocks|m61m31|fp64`): the
 //! user's choice, and under `auto` the tuner's. The tuner ([`fastest`]) takes, per exponent, each
 //! arithmetic at its shortest length ([`smallest_length`]) and picks the one a table of measured
 //! µs per iteration says is faster; where one of the two has no measurement it keeps Goldilocks

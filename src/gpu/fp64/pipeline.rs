@@ -22,8 +22,18 @@ use std::sync::Arc;
 pub(crate) const UNIT: &str = "fp64";
 /// fp_rows's pointwise step multiplies by y's row (kernels/fp64/pipeline.cuh FP_PRODUCT).
 const PRODUCT: u32 = 1;
-/// Most threads of an fp_rows block (each loops over its share of a row's butterflies).
-const ROW_THREADS: usize = 512;
+/// Most threads of an fp_rows block (each loops over its share of a row's butterflies), and
+/// of fp_fwd and fp_inv blocks (each loops over rows); MERSENNE_CERT_FP64_THREADS (32 ..= 512,
+/// the kernels' __launch_bounds__) overrides it, for measuring.
+const THREADS: u32 = 256;
+
+/// THREADS, or its override.
+fn threads() -> u32 {
+    std::env::var("MERSENNE_CERT_FP64_THREADS")
+        .ok()
+        .and_then(|v| v.parse::<u32>().ok())
+        .map_or(THREADS, |t| t.clamp(32, 512))
+}
 
 /// The FP64 plan on the device and the launches of its squarings and products.
 pub(crate) struct FpPipeline {
@@ -55,7 +65,7 @@ impl FpPipeline {
             .ctx
             .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
             .map_err(cuda_err("shared memory limit"))?;
-        for (f, bytes) in [(&me.fwd, me.tile_bytes()), (&me.rows, 2 * me.row_bytes()), (&me.inv, 2 * me.tile_bytes())] {
+        for (f, bytes) in [(&me.fwd, me.tile_bytes(1)), (&me.rows, me.row_bytes(2)), (&me.inv, me.tile_bytes(2))] {
             if bytes as i64 > most as i64 {
                 let why = format!("fp64 n={} needs {bytes} bytes of shared memory, the GPU has {most}", me.plan.n());
                 return Err(EngineError::NoPlan { p: me.plan.exponent(), why });
@@ -80,19 +90,26 @@ impl FpPipeline {
         1 << self.s.layout.log_c
     }
 
-    /// Shared memory of one prime's tile of the column kernels: R rows of SEG columns.
-    fn tile_bytes(&self) -> u32 {
-        self.rows_count() * self.s.layout.seg_len * 8
+    /// Shared memory of `words` values: a pad word after every 8 (FP_PADDED in
+    /// kernels/fp64/pipeline.cuh).
+    fn padded_bytes(words: u32) -> u32 {
+        (words + words / 8) * 8
     }
 
-    /// Shared memory of one row.
-    fn row_bytes(&self) -> u32 {
-        (self.cols() * 8) as u32
+    /// Shared memory of `tiles` tiles of the column kernels: R rows of SEG columns each.
+    fn tile_bytes(&self, tiles: u32) -> u32 {
+        Self::padded_bytes(tiles * self.rows_count() * self.s.layout.seg_len)
     }
 
-    /// The column kernels' grid: a block per tile, a thread per row.
+    /// Shared memory of `rows` rows.
+    fn row_bytes(&self, rows: u32) -> u32 {
+        Self::padded_bytes(rows * self.cols() as u32)
+    }
+
+    /// The column kernels' grid: a block per tile, up to THREADS threads (each a row at a time).
     fn tiles(&self, shared_bytes: u32) -> Shape {
-        Shape { blocks: (self.cols() as u32) / self.s.layout.seg_len, threads: self.rows_count(), shared_bytes }
+        let threads = self.rows_count().min(threads());
+        Shape { blocks: (self.cols() as u32) / self.s.layout.seg_len, threads, shared_bytes }
     }
 
     /// x (digits and pending carries) fixed up, weighted, its columns transformed and twiddled
@@ -110,7 +127,7 @@ impl FpPipeline {
     ) -> Launched {
         let args: [&dyn Arg; 6] = [x.x, x.carries, z, shift, &self.s.layout, &flags];
         // SAFETY: fp_fwd's parameters in order; the buffers are the caller's.
-        unsafe { launch_grid(dev, &self.fwd, self.tiles(self.tile_bytes()), 2, &args) }
+        unsafe { launch_grid(dev, &self.fwd, self.tiles(self.tile_bytes(1)), 2, &args) }
     }
 
     /// Work vector z's rows: forward, squared (y = None) or times y's rows (y's columns
@@ -119,9 +136,9 @@ impl FpPipeline {
     /// # Safety
     /// As [`FpPipeline::fwd`].
     pub(crate) unsafe fn rows(&self, dev: &Device, z: &CudaSlice<f64>, y: Option<&CudaSlice<f64>>) -> Launched {
-        let (flags, bytes) = if y.is_some() { (PRODUCT, 2 * self.row_bytes()) } else { (0, self.row_bytes()) };
+        let (flags, bytes) = if y.is_some() { (PRODUCT, self.row_bytes(2)) } else { (0, self.row_bytes(1)) };
         let args: [&dyn Arg; 4] = [z, y.unwrap_or(z), &self.s.layout, &flags];
-        let threads = (self.cols() / 2).clamp(1, ROW_THREADS) as u32;
+        let threads = (self.cols() as u32 / 8).clamp(1, threads());
         let shape = Shape { blocks: self.rows_count(), threads, shared_bytes: bytes };
         // SAFETY: fp_rows's parameters in order; the buffers are the caller's.
         unsafe { launch_grid(dev, &self.rows, shape, 2, &args) }
@@ -142,7 +159,7 @@ impl FpPipeline {
     ) -> Launched {
         let args: [&dyn Arg; 6] = [z, x.x, x.carries, shift, &self.s.layout, &flags];
         // SAFETY: fp_inv's parameters in order; the buffers are the caller's.
-        unsafe { launch_grid(dev, &self.inv, self.tiles(2 * self.tile_bytes()), 1, &args) }
+        unsafe { launch_grid(dev, &self.inv, self.tiles(self.tile_bytes(2)), 1, &args) }
     }
 }
 

@@ -16,6 +16,10 @@ use cudarc::driver::CudaSlice;
 pub(crate) struct FpPrime {
     p: f64,
     pinv: f64,
+    w_narrow: f64,
+    w_wide: f64,
+    iw_narrow: f64,
+    iw_wide: f64,
     reduce: u64,
     row_tw: u64,
     row_itw: u64,
@@ -81,6 +85,10 @@ impl Setup {
             Ok(FpPrime {
                 p: q.f.p(),
                 pinv: q.f.pinv(),
+                w_narrow: q.weight_step.narrow,
+                w_wide: q.weight_step.wide,
+                iw_narrow: q.inv_weight_step.narrow,
+                iw_wide: q.inv_weight_step.wide,
                 reduce: q.reduce_mask(),
                 row_tw: up(q.row.twiddles())?,
                 row_itw: up(q.row.inv_twiddles())?,

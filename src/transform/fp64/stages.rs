@@ -28,15 +28,16 @@ use crate::transform::plan::Plan;
 use crate::transform::twin;
 use crate::transform::PlanError;
 
-/// Most rows (log2): a tile of 2^10 rows of SEG_LEN columns in both primes fills 128 KiB of a
-/// GPU block's shared memory (kernels/fp64/pipeline.cuh fp_inv).
-pub const MAX_ROWS_LOG2: u32 = 10;
+/// Most rows (log2): a tile of 2^9 rows of SEG_LEN columns in both primes fills 72 KiB of a GPU
+/// block's shared memory (kernels/fp64/pipeline.cuh fp_inv; three blocks share an H100 SM), and
+/// a row of the longest length (2^13) as much.
+pub const MAX_ROWS_LOG2: u32 = 9;
 /// Lengths up to 2^SINGLE_ROW_LOG2 are one row (R = 1): the row pass does every stage.
 pub const SINGLE_ROW_LOG2: u32 = 12;
 /// Digits per carry segment, and columns per tile of the column passes (fewer when n is).
 pub const SEG_LEN: usize = 8;
 
-/// log2 R, log2 C of length 2^k: one row up to 2^SINGLE_ROW_LOG2, else R = 2^min(⌊k/2⌋, 10).
+/// log2 R, log2 C of length 2^k: one row up to 2^SINGLE_ROW_LOG2, else R = 2^min(⌊k/2⌋, 9).
 pub fn split(log2: u32) -> (u32, u32) {
     let log_r = if log2 <= SINGLE_ROW_LOG2 { 0 } else { (log2 / 2).min(MAX_ROWS_LOG2) };
     (log_r, log2 - log_r)
@@ -74,6 +75,14 @@ impl Powers {
     }
 }
 
+/// The two factors of a weight chain: ρ^(−f) and 2·ρ^(−f) (weights) or their inverses
+/// (unweights), centered.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Chain {
+    pub narrow: f64,
+    pub wide: f64,
+}
+
 /// One prime's tables for one plan.
 pub struct PrimeTables {
     pub f: Fp64,
@@ -85,6 +94,12 @@ pub struct PrimeTables {
     pub inv_weight: Powers,
     pub twiddle: Powers,
     pub inv_twiddle: Powers,
+    /// The steps of the weights along a segment ([`Chain`]): from digit j to j + 1 the weight
+    /// ρ^(e_j) is multiplied by `narrow` where digit j is narrow (e_(j+1) = e_j − f), by `wide`
+    /// where it is wide (e_(j+1) = e_j + n − f; ρ^n = 2), f = p mod n; the unweights by their
+    /// inverses.
+    pub weight_step: Chain,
+    pub inv_weight_step: Chain,
     /// Where the squaring reduces ([`Fp64Tables::steps`]).
     pub schedule: Schedule,
 }
@@ -131,13 +146,13 @@ impl StepIndex {
         self.tw_inv() + self.tw() + s
     }
     /// Steps in all.
-    pub fn len(self) -> usize {
+    pub fn count(self) -> usize {
         self.col_inv(self.log_r)
     }
 }
 
 impl PrimeTables {
-    fn new(prime: &Fp64Prime, log2: u32, log_r: u32) -> Option<PrimeTables> {
+    fn new(prime: &Fp64Prime, p_exp: u32, log2: u32, log_r: u32) -> Option<PrimeTables> {
         let n = 1u64 << log2;
         let (f, p) = (Fp64::new(prime.p), prime.p);
         let (w_n, rho) = (prime.root_of_unity(n)?, prime.root_of_two(n)?);
@@ -145,7 +160,16 @@ impl PrimeTables {
         let row = Ntt::new(prime, 1 << (log2 - log_r))?;
         let col = if log_r == 0 { None } else { Some(Ntt::new(prime, 1 << log_r)?) };
         let steps = Fp64Tables::steps(p, log_r, log2 - log_r);
+        // ρ^(−f) and 2ρ^(−f), f = p_exp mod n; their inverses ρ^f and ρ^f/2.
+        let f_exp = u64::from(p_exp) % n;
+        let down = pow_mod(inv(rho), f_exp, p);
+        let chain = |narrow: u64, wide: u64| Chain { narrow: f.from_i64(narrow as i64), wide: f.from_i64(wide as i64) };
+        let weight_step = chain(down, (2 * u128::from(down) % u128::from(p)) as u64);
+        let up = inv(down);
+        let inv_weight_step = chain(up, (u128::from(up) * u128::from(inv(2)) % u128::from(p)) as u64);
         Some(PrimeTables {
+            weight_step,
+            inv_weight_step,
             weight: Powers::new(&f, rho, 1, log2),
             inv_weight: Powers::new(&f, inv(rho), inv(n % p), log2),
             twiddle: Powers::new(&f, w_n, 1, log2),
@@ -172,7 +196,7 @@ impl Fp64Tables {
             return Err(why("not an FP64 plan"));
         }
         let (log_r, log_c) = split(len.log2);
-        let t = |prime| PrimeTables::new(prime, len.log2, log_r).ok_or_else(|| why("no roots"));
+        let t = |prime| PrimeTables::new(prime, p, len.log2, log_r).ok_or_else(|| why("no roots"));
         Ok(Fp64Tables { log_r, log_c, primes: [t(&PRIMES[0])?, t(&PRIMES[1])?], crt: Crt::new() })
     }
 
@@ -206,9 +230,33 @@ impl Fp64Tables {
     }
 }
 
+/// ρ^(e_j) (`table` and `step` of the weights) or ρ^(−e_j)·n^(−1) (of the unweights) for every
+/// digit j: at the first digit of each carry segment the product of two table entries, then
+/// along the segment one product by the chain's factor a digit (|·| ≤ 3p/4 throughout), as a
+/// GPU thread walks its segment.
+fn weights(plan: &Plan, t: &PrimeTables, table: &Powers, step: Chain) -> Vec<f64> {
+    let (n, f) = (plan.n(), plan.exponent() as usize % plan.n());
+    let mut out = Vec::with_capacity(n);
+    for j0 in (0..n).step_by(plan.seg_len()) {
+        let mut e = plan.weight_exp(j0);
+        let mut w = table.at(&t.f, e);
+        for k in 0..plan.seg_len() {
+            if k > 0 {
+                // Digit j − 1 was wide iff its e was below f (Plan::widths_from).
+                let wide = e < f;
+                e = if wide { e + n - f } else { e - f };
+                w = t.f.mul(w, if wide { step.wide } else { step.narrow });
+            }
+            out.push(w);
+        }
+    }
+    out
+}
+
 /// Step 1: x_j = d_j·ρ^(e_j) in prime `t` (|d_j| ≤ 2^50·p/(3p/4): every digit the bound allows).
 pub fn weigh(plan: &Plan, t: &PrimeTables, digits: &[i64]) -> Vec<f64> {
-    digits.iter().enumerate().map(|(j, &d)| t.f.mul(d as f64, t.weight.at(&t.f, plan.weight_exp(j)))).collect()
+    let w = weights(plan, t, &t.weight, t.weight_step);
+    digits.iter().zip(w).map(|(&d, w)| t.f.mul(d as f64, w)).collect()
 }
 
 /// Each column's values gathered, `op` applied, scattered back.
@@ -222,14 +270,23 @@ fn per_column(x: &mut [f64], cols: usize, mut op: impl FnMut(&mut [f64])) {
     }
 }
 
-/// Element (r, c) times `powers`^(bitrev_R(r)·c), reducing first where the schedule says.
-fn twiddle(all: &Fp64Tables, t: &PrimeTables, x: &mut [f64], powers: &Powers, reduce: bool) {
+/// Element (r, c) times g^(k·c), k = bitrev_R(r), g the element `powers` tabulates, reducing
+/// first where the schedule says: along each segment of a row from its first column c0 the
+/// twiddle is g^(k·c0) (two table entries), then one product by g^k (two entries) a column.
+fn twiddle(all: &Fp64Tables, t: &PrimeTables, x: &mut [f64], powers: &Powers, reduce: bool, seg: usize) {
     let (rows, cols) = (all.rows(), all.cols());
     for (r, row) in x.chunks_exact_mut(cols).enumerate() {
         let k = bit_reverse(r, rows);
-        for (c, v) in row.iter_mut().enumerate() {
-            let y = if reduce { t.f.reduce(*v) } else { *v };
-            *v = t.f.mul(y, powers.at(&t.f, k * c));
+        let step = powers.at(&t.f, k);
+        for (c0, part) in row.chunks_exact_mut(seg).enumerate().map(|(i, p)| (i * seg, p)) {
+            let mut w = powers.at(&t.f, k * c0);
+            for (i, v) in part.iter_mut().enumerate() {
+                if i > 0 {
+                    w = t.f.mul(w, step);
+                }
+                let y = if reduce { t.f.reduce(*v) } else { *v };
+                *v = t.f.mul(y, w);
+            }
         }
     }
 }
@@ -241,7 +298,7 @@ pub fn columns_forward(all: &Fp64Tables, t: &PrimeTables, x: &mut [f64]) {
     per_column(x, all.cols(), |line| {
         (0..all.log_r as usize).for_each(|s| col.forward_stage(line, s, before[ix.col_fwd(s)]));
     });
-    twiddle(all, t, x, &t.twiddle, before[ix.tw_fwd()]);
+    twiddle(all, t, x, &t.twiddle, before[ix.tw_fwd()], SEG_LEN.min(x.len()));
 }
 
 /// Step 3: per row the DIF stages, the pointwise square (y = None) or product with the same
@@ -269,7 +326,7 @@ pub fn rows(all: &Fp64Tables, t: &PrimeTables, x: &mut [f64], y: Option<&[f64]>)
 pub fn columns_inverse(all: &Fp64Tables, t: &PrimeTables, x: &mut [f64]) {
     let Some(col) = &t.col else { return };
     let (ix, before) = (all.index(), &t.schedule.before);
-    twiddle(all, t, x, &t.inv_twiddle, before[ix.tw_inv()]);
+    twiddle(all, t, x, &t.inv_twiddle, before[ix.tw_inv()], SEG_LEN.min(x.len()));
     per_column(x, all.cols(), |line| {
         (0..all.log_r as usize).for_each(|s| col.inverse_stage(line, s, before[ix.col_inv(s)]));
     });
@@ -277,7 +334,8 @@ pub fn columns_inverse(all: &Fp64Tables, t: &PrimeTables, x: &mut [f64]) {
 
 /// Step 5: y_j reduced, times ρ^(−e_j)·n^(−1): |·| ≤ 3p/4.
 pub fn unweigh(plan: &Plan, t: &PrimeTables, x: &[f64]) -> Vec<f64> {
-    x.iter().enumerate().map(|(j, &v)| t.f.mul(t.f.reduce(v), t.inv_weight.at(&t.f, plan.weight_exp(j)))).collect()
+    let w = weights(plan, t, &t.inv_weight, t.inv_weight_step);
+    x.iter().zip(w).map(|(&v, w)| t.f.mul(t.f.reduce(v), w)).collect()
 }
 
 /// Steps 1–5 in one prime: a's weighted convolution with b (None: with itself), unweighted.
@@ -352,7 +410,7 @@ mod tests {
     fn split_and_steps() {
         assert_eq!((1..=22).map(split).collect::<Vec<_>>()[9..].to_vec(), {
             let mut v: Vec<(u32, u32)> = (10..=12).map(|k| (0, k)).collect();
-            v.extend([(6, 7), (7, 7), (7, 8), (8, 8), (8, 9), (9, 9), (9, 10), (10, 10), (10, 11), (10, 12)]);
+            v.extend([(6, 7), (7, 7), (7, 8), (8, 8), (8, 9), (9, 9), (9, 10), (9, 11), (9, 12), (9, 13)]);
             v
         });
         // Steps: R-stages, twiddle, C-stages, square, C-stages, twiddle, R-stages.
@@ -360,7 +418,7 @@ mod tests {
             let (log_r, log_c) = split(log2);
             let ix = StepIndex { log_r: log_r as usize, log_c: log_c as usize };
             let steps = Fp64Tables::steps(PRIMES[0].p, log_r, log_c);
-            assert_eq!(steps.len(), ix.len());
+            assert_eq!(steps.len(), ix.count());
             assert_eq!(steps[ix.square()], Step::Square);
             if log_r > 0 {
                 assert!(
@@ -368,7 +426,7 @@ mod tests {
                 );
                 assert!(matches!(steps[ix.col_inv(log_r as usize - 1)], Step::Dit { .. }));
             }
-            assert!(ix.len() <= 64, "the kernels take the flags as one 64-bit mask");
+            assert!(ix.count() <= 64, "the kernels take the flags as one 64-bit mask");
         }
     }
 
