@@ -1,5 +1,5 @@
 //! The arithmetic as a user-visible choice, end to end on the CPU (the twin engine runs both
-//! arithmetics): `prove --engine twin --arith m61m31` gives the verdict and res64 GMP gives,
+//! arithmetics): `prove --engine twin --arith m61m31` (or `fp64`) gives the verdict and res64 GMP gives,
 //! records the arithmetic in the result line and the signed certificate, and `verify` replays
 //! that certificate in the other arithmetic and with GMP; a tampered arithmetic is refused by the
 //! signature; bad `--arith` use is a one-line error.
@@ -26,6 +26,17 @@ fn verify(cert: &Path, args: &[&str]) -> Output {
 
 #[test]
 fn m61m31_certificates_replay_in_goldilocks_and_gmp() {
+    certificates_replay_in_goldilocks_and_gmp("m61m31");
+}
+
+#[test]
+fn fp64_certificates_replay_in_goldilocks_and_gmp() {
+    certificates_replay_in_goldilocks_and_gmp("fp64");
+}
+
+/// `prove --engine twin --arith ARITH` (LL and PRP, prime and composite) agrees with GMP, records
+/// its arithmetic under the signature, and verifies replayed in Goldilocks and by GMP.
+fn certificates_replay_in_goldilocks_and_gmp(arith: &str) {
     // (exponent, PRP?, prime?): LL and PRP, prime and composite M_p.
     for (p, prp, prime) in [(4423u32, false, true), (4447, false, false), (4253, true, true), (4441, true, false)] {
         let env = Env::new();
@@ -39,31 +50,31 @@ fn m61m31_certificates_replay_in_goldilocks_and_gmp() {
             a
         };
         let mut twin = args("twin");
-        twin.extend(["--arith", "m61m31", "--cert", cert]);
+        twin.extend(["--arith", arith, "--cert", cert]);
         let o = prove(&env, &twin);
         assert!(o.status.success(), "p={p}: {}", stderr(&o));
         let (j, gmp) = (json(&o), json(&prove(&env, &[args("cpu"), vec!["--fresh"]].concat())));
         assert_eq!(j["status"], if prime { "P" } else { "C" }, "p={p}");
         assert_eq!((&j["res64"], &j["res2048"]), (&gmp["res64"], &gmp["res2048"]), "p={p}");
-        assert_eq!(j["mersenne-cert"]["arith"], "m61m31", "p={p}");
+        assert_eq!(j["mersenne-cert"]["arith"], arith, "p={p}");
         assert!(gmp["mersenne-cert"].get("arith").is_none(), "GMP has no arithmetic: {gmp}");
         // The certificate records it, under the signature (version 2).
         let bytes = std::fs::read(&cert_path).unwrap();
         let (body, _) = cert::open(&bytes, None).unwrap();
         body.validate().unwrap();
-        assert_eq!(body.arith.as_deref(), Some("m61m31"));
+        assert_eq!(body.arith.as_deref(), Some(arith));
         assert_eq!(body.fft_length, j["fft-length"].as_u64());
         // Replayed in Goldilocks on the twin, and by GMP; the prover's arithmetic is said.
         for replay in [&["--engine", "twin", "--arith", "goldilocks"][..], &["--engine", "cpu"]] {
             let v = verify(&cert_path, replay);
             assert!(v.status.success(), "p={p} {replay:?}: {}", stderr(&v));
-            assert!(stderr(&v).contains("prover's arithmetic: m61m31"), "{}", stderr(&v));
+            assert!(stderr(&v).contains(&format!("prover's arithmetic: {arith}")), "{}", stderr(&v));
             assert!(stdout(&v).starts_with(&format!("verified: M{p} is ")), "{}", stdout(&v));
         }
         let v = verify(&cert_path, &["--engine", "twin", "--arith", "goldilocks", "--replay"]);
         assert!(stderr(&v).contains("the CPU twin in goldilocks"), "{}", stderr(&v));
         // In its own arithmetic it verifies too, with a note that this is not independent.
-        let v = verify(&cert_path, &["--engine", "twin", "--arith", "m61m31"]);
+        let v = verify(&cert_path, &["--engine", "twin", "--arith", arith]);
         assert!(v.status.success() && stderr(&v).contains("for an independent check"), "{}", stderr(&v));
     }
 }
@@ -107,7 +118,7 @@ fn bad_arith_use_is_a_one_line_error() {
         assert!(e.contains(what), "{e}");
         assert!(stdout(o).is_empty());
     };
-    one_line_error(&prove(&env, &["4423", "--arith", "fp64"]), "invalid value 'fp64' for '--arith");
+    one_line_error(&prove(&env, &["4423", "--arith", "fp32"]), "invalid value 'fp32' for '--arith");
     one_line_error(
         &prove(&env, &["4423", "--engine", "cpu", "--arith", "m61m31"]),
         "--arith m61m31 needs a transform engine",

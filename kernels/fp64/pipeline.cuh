@@ -10,6 +10,8 @@
 //   fp_inv   a tile as fp_fwd, both primes: inverse twiddles, R-point DIT stages, unweight, the
 //            CRT to i128 and the carry walk of the thread's segment (the LL term -2·2^s on the
 //            way), digits and the segment's carry out written back.
+// fp_fwd and fp_inv move their tiles between global and shared memory 16 bytes a thread along
+// the rows (fp_tile_load, fp_tile_store), and work on a row's segment from shared memory.
 // The element j = r·C + c of a prime's vector is row r, column c; n = R·C = 2^k. Launched with
 // programmatic dependent launch, each waits for the previous kernel before touching memory.
 #pragma once
@@ -196,6 +198,27 @@ __device__ __forceinline__ void fp_column_stages(double* s, u32 origin, const Fp
     }
 }
 
+// The tile of block blockIdx.x (columns c0 .. c0 + T of every row) of v into shared memory at
+// logical index origin + t R + r, or back: 16 bytes a thread, consecutive threads along a row's
+// segment (T / 2 of them a row), so that a warp reads whole 64-byte runs of few rows.
+__device__ __forceinline__ void fp_tile_load(double* s, u32 origin, const double* v, const FpLayout& L) {
+    const u32 R = 1u << L.log_r, C = 1u << L.log_c, T = L.seg_len, c0 = blockIdx.x * T, half = __ffs(T) - 2;
+    for (u32 i = threadIdx.x; i < R * T / 2; i += blockDim.x) {
+        const u32 r = i >> half, t = 2 * (i & ((T / 2) - 1));
+        const double2 w = ((const double2*)(v + (size_t)r * C + c0))[t / 2];
+        s[FP_PAD(origin + t * R + r)] = w.x;
+        s[FP_PAD(origin + (t + 1) * R + r)] = w.y;
+    }
+}
+__device__ __forceinline__ void fp_tile_store(const double* s, u32 origin, double* v, const FpLayout& L) {
+    const u32 R = 1u << L.log_r, C = 1u << L.log_c, T = L.seg_len, c0 = blockIdx.x * T, half = __ffs(T) - 2;
+    for (u32 i = threadIdx.x; i < R * T / 2; i += blockDim.x) {
+        const u32 r = i >> half, t = 2 * (i & ((T / 2) - 1));
+        ((double2*)(v + (size_t)r * C + c0))[t / 2] =
+            make_double2(s[FP_PAD(origin + t * R + r)], s[FP_PAD(origin + (t + 1) * R + r)]);
+    }
+}
+
 // Grid (C / SEG tiles, 2 primes), up to 512 threads (each the rows r = thread, thread + blockDim,
 // ...: a row's SEG digits are one carry segment), FP_PADDED(R·SEG) doubles of shared memory.
 // With FP_ADVANCE, one thread doubles the shift count mod p (nothing else here reads it).
@@ -209,15 +232,15 @@ extern "C" __global__ void __launch_bounds__(512) fp_fwd(const u64* x, const i12
     if ((flags & FP_ADVANCE) && blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0) {
         shift[0] = (u32)((2ull * shift[0]) % L.p);
     }
+    // The tile's digits, 16 bytes a thread (consecutive threads along a row's segment), into
+    // the shared tile as raw words: fp_tile_load.
+    fp_tile_load(fp_s, 0, (const double*)x, L);
+    __syncthreads();
     for (u32 r = threadIdx.x; r < R; r += blockDim.x) {
         const u32 j0 = r * C + c0, seg = j0 / T;
         // The segment's digits with the carry out of the previous segment (twin carry_fixup).
         i64 d[FP_MAX_SEG];
-        for (u32 t = 0; t < T; t += 2) {  // T is even and j0 a multiple of T: 16-byte loads
-            const longlong2 v = ((const longlong2*)(x + j0))[t / 2];
-            d[t] = v.x;
-            d[t + 1] = v.y;
-        }
+        for (u32 t = 0; t < T; t++) d[t] = __double_as_longlong(fp_s[FP_PAD(t * R + r)]);
         i128 carry = carries[(seg + segs - 1) % segs];
         FpWidths ws(L, j0);
         for (u32 t = 0; t < L.fixup_depth; t++) {
@@ -239,24 +262,22 @@ extern "C" __global__ void __launch_bounds__(512) fp_fwd(const u64* x, const i12
     }
     __syncthreads();
     fp_column_stages(fp_s, 0, L, q, false);
-    double* out = z + (size_t)blockIdx.y * L.n;
-    const bool red = fp_reduces(q, FpSteps(L).tw_fwd());
-    for (u32 r = threadIdx.x; r < R; r += blockDim.x) {
-        const u32 j0 = r * C + c0, k = fp_bitrev(r, L.log_r);
-        const double step = fp_pow(q.t_hi, q.t_lo, k, L.lo_bits, f);
-        double w = fp_pow(q.t_hi, q.t_lo, k * c0, L.lo_bits, f);
-        for (u32 t = 0; t < T; t += 2) {
-            double v[2] = {fp_s[FP_PAD(t * R + r)], fp_s[FP_PAD((t + 1) * R + r)]};
-            if (L.log_r > 0) {
-                for (u32 i = 0; i < 2; i++) {
-                    if (t + i > 0) w = fp_mul(w, step, f);
-                    if (red) v[i] = fp_reduce(v[i], f);
-                    v[i] = fp_mul(v[i], w, f);
-                }
+    if (L.log_r > 0) {
+        const bool red = fp_reduces(q, FpSteps(L).tw_fwd());
+        for (u32 r = threadIdx.x; r < R; r += blockDim.x) {
+            const u32 k = fp_bitrev(r, L.log_r);
+            const double step = fp_pow(q.t_hi, q.t_lo, k, L.lo_bits, f);
+            double w = fp_pow(q.t_hi, q.t_lo, k * c0, L.lo_bits, f);
+            for (u32 t = 0; t < T; t++) {
+                if (t > 0) w = fp_mul(w, step, f);
+                double v = fp_s[FP_PAD(t * R + r)];
+                if (red) v = fp_reduce(v, f);
+                fp_s[FP_PAD(t * R + r)] = fp_mul(v, w, f);
             }
-            ((double2*)(out + j0))[t / 2] = make_double2(v[0], v[1]);
         }
+        __syncthreads();
     }
+    fp_tile_store(fp_s, 0, z + (size_t)blockIdx.y * L.n, L);
 }
 
 // ---- 2. rows: DIF, pointwise square or product, DIT ----
@@ -320,24 +341,22 @@ extern "C" __global__ void __launch_bounds__(512) fp_inv(const double* z, u64* x
         const Fp f = fp_of(q);
         const bool red = fp_reduces(q, st.tw_inv());
         const u32 origin = h * R * T;
-        for (u32 r = threadIdx.x; r < R; r += blockDim.x) {
-            const u32 j0 = r * C + c0, k = fp_bitrev(r, L.log_r);
-            const double step = fp_pow(q.it_hi, q.it_lo, k, L.lo_bits, f);
-            double w = fp_pow(q.it_hi, q.it_lo, k * c0, L.lo_bits, f);
-            for (u32 t = 0; t < T; t += 2) {
-                const double2 in = ((const double2*)(z + (size_t)h * L.n + j0))[t / 2];
-                double v[2] = {in.x, in.y};
-                for (u32 i = 0; i < 2; i++) {
-                    if (L.log_r > 0) {
-                        if (t + i > 0) w = fp_mul(w, step, f);
-                        if (red) v[i] = fp_reduce(v[i], f);
-                        v[i] = fp_mul(v[i], w, f);
-                    }
-                    fp_s[FP_PAD(origin + (t + i) * R + r)] = v[i];
+        fp_tile_load(fp_s, origin, z + (size_t)h * L.n, L);
+        __syncthreads();
+        if (L.log_r > 0) {
+            for (u32 r = threadIdx.x; r < R; r += blockDim.x) {
+                const u32 k = fp_bitrev(r, L.log_r);
+                const double step = fp_pow(q.it_hi, q.it_lo, k, L.lo_bits, f);
+                double w = fp_pow(q.it_hi, q.it_lo, k * c0, L.lo_bits, f);
+                for (u32 t = 0; t < T; t++) {
+                    if (t > 0) w = fp_mul(w, step, f);
+                    double v = fp_s[FP_PAD(origin + t * R + r)];
+                    if (red) v = fp_reduce(v, f);
+                    fp_s[FP_PAD(origin + t * R + r)] = fp_mul(v, w, f);
                 }
             }
+            __syncthreads();
         }
-        __syncthreads();
         fp_column_stages(fp_s, origin, L, q, true);
     }
     // Unweight, CRT, the LL term, and the walk of each row's segment (twin carry_walk).
@@ -366,9 +385,13 @@ extern "C" __global__ void __launch_bounds__(512) fp_inv(const double* z, u64* x
             if (bit >= start && bit < start + w) c -= (i128)1 << (u32)(bit - start);
             start += w;
             i128 up;
-            x[j0 + t] = (u64)fp_balance((i128)((u64)c & ((1ull << w) - 1)) + carry, w, &up);
+            // The digit over this row's slot of the first prime (read above, by this thread only).
+            const i64 d = fp_balance((i128)((u64)c & ((1ull << w) - 1)) + carry, w, &up);
+            fp_s[FP_PAD(t * R + r)] = __longlong_as_double(d);
             carry = fp_shr(c, w) + up;
         }
         carries[j0 / T] = carry;
     }
+    __syncthreads();
+    fp_tile_store(fp_s, 0, (double*)x, L);
 }

@@ -1,7 +1,7 @@
 //! The exact arithmetic a transform engine squares in (`--arith auto|goldilocks|m61m31|fp64`): the
 //! user's choice, and under `auto` the tuner's. The tuner ([`fastest`]) takes, per exponent, each
 //! arithmetic at its shortest length ([`smallest_length`]) and picks the one a table of measured
-//! µs per iteration says is faster; where one of the two has no measurement it keeps Goldilocks
+//! µs per iteration says is fastest; where one of them has no measurement it keeps Goldilocks
 //! (the measured path: nothing gets slower), and where only one arithmetic's bound holds p it
 //! takes that one. `crate::decide` joins this with the engine choice, once per piece of work.
 
@@ -27,28 +27,32 @@ pub struct SpeedTable {
 }
 
 impl SpeedTable {
-    /// Both arithmetics side by side on one H100, in one call (`gpu-selftest [--arith m61m31]
-    /// bench --iters 2000`, binaries b850e58, 2026-11-26 14:20, bench/notes/gpu.md): the tuner
-    /// compares them, so the figures come from one card. M61·M31 is slower at every length
-    /// measured, so auto keeps Goldilocks wherever Goldilocks' bound holds p.
+    /// The three arithmetics side by side on one H100, in one call (`gpu-selftest --arith A
+    /// bench --iters 2000` at the five exponents of ANCHORS.md, binaries of the FP64 kernels with
+    /// coalesced tiles, 2026-11-27 16:25 UTC, bench/RESULTS.md): the tuner compares them, so the
+    /// figures come from one card. M61·M31 and FP64 are slower at every length measured, so auto
+    /// keeps Goldilocks wherever Goldilocks' bound holds p.
     pub fn builtin() -> SpeedTable {
         let gl = |log2: u32, us: f64| (Arith::Goldilocks, Length { odd: 1, log2 }, us);
         let mm = |odd: u32, log2: u32, us: f64| (Arith::M61M31, Length { odd, log2 }, us);
+        let fp = |log2: u32, us: f64| (Arith::Fp64, Length { odd: 1, log2 }, us);
         SpeedTable {
-            // 2^20, 2^22, 2^23 and 3·2^18, 3·2^20, 2^22: one call after the fused M61·M31 core and the
-            // faster carry walk (s13-f24 ca21a11); the rest: one earlier call.
-            source: "H100, both arithmetics in the same calls, bench/notes/gpu.md 2026-11-26",
+            source: "H100, the three arithmetics in one call, bench/RESULTS.md 2026-11-27",
             rows: vec![
-                gl(16, 14.7),
-                gl(18, 21.0),
-                gl(20, 60.6),
-                gl(22, 230.5),
-                gl(23, 483.2),
-                mm(3, 14, 37.2),
-                mm(3, 15, 40.4),
+                gl(16, 14.8),
+                gl(18, 21.1),
+                gl(20, 60.4),
+                gl(22, 230.2),
+                gl(23, 478.0),
+                mm(3, 14, 36.4),
+                mm(3, 15, 39.7),
                 mm(3, 18, 145.5),
-                mm(3, 20, 582.6),
-                mm(1, 22, 701.1),
+                mm(3, 20, 582.7),
+                mm(1, 22, 700.9),
+                fp(15, 30.2),
+                fp(17, 35.2),
+                fp(20, 113.4),
+                fp(22, 486.9),
             ],
         }
     }
@@ -131,9 +135,9 @@ mod tests {
     }
 
     #[test]
-    fn the_built_in_table_keeps_goldilocks_where_m61m31_measured_slower() {
-        // Every row of the table is the shortest length of one of these exponents, in both
-        // arithmetics (so each is a comparison the tuner really makes), and Goldilocks wins each.
+    fn the_built_in_table_keeps_goldilocks_where_the_others_measured_slower() {
+        // Every row of the table is the shortest length of one of these exponents, in each
+        // arithmetic (so each is a comparison the tuner really makes), and Goldilocks wins each.
         let measured = [1_257_787u32, 3_021_377, 20_996_011, 82_589_933, 136_279_841];
         let t = SpeedTable::builtin();
         for &(a, len, _) in &t.rows {
@@ -146,7 +150,9 @@ mod tests {
         }
         let pick = fastest(136_279_841, &t).unwrap();
         assert!(
-            pick.why.contains("goldilocks n=2^23 483.2 µs/iter, not slower than m61m31 n=2^22 701.1"),
+            pick.why.contains(
+                "goldilocks n=2^23 478 µs/iter, not slower than m61m31 n=2^22 700.9 µs/iter, fp64 n=2^22 486.9"
+            ),
             "{}",
             pick.why
         );
@@ -157,9 +163,11 @@ mod tests {
     #[test]
     fn the_tuner_takes_the_faster_measured_arithmetic() {
         // 136,279,841: Goldilocks 2^23, M61·M31 2^22; 82,589,933: 2^22 against 3·2^20.
+        // FP64 holds both at 2^22.
         let t = table(vec![
             (Arith::Goldilocks, len(1, 23), 429.7),
             (Arith::M61M31, len(1, 22), 300.0),
+            (Arith::Fp64, len(1, 22), 350.0),
             (Arith::Goldilocks, len(1, 22), 208.2),
             (Arith::M61M31, len(3, 20), 250.0),
         ]);
@@ -168,10 +176,21 @@ mod tests {
         assert!(pick.why.contains("faster than goldilocks n=2^23"), "{}", pick.why);
         let pick = fastest(82_589_933, &t).unwrap();
         assert_eq!((pick.arith, pick.length), (Arith::Goldilocks, len(1, 22)), "{}", pick.why);
-        // Equal is not faster; a measurement of M61·M31 alone is not compared.
-        let t = table(vec![(Arith::Goldilocks, len(1, 23), 300.0), (Arith::M61M31, len(1, 22), 300.0)]);
+        let t = table(vec![
+            (Arith::Goldilocks, len(1, 23), 429.7),
+            (Arith::M61M31, len(1, 22), 450.0),
+            (Arith::Fp64, len(1, 22), 153.0),
+        ]);
+        let pick = fastest(136_279_841, &t).unwrap();
+        assert_eq!((pick.arith, pick.length), (Arith::Fp64, len(1, 22)), "{}", pick.why);
+        // Equal is not faster; measurements of some arithmetics alone are not compared.
+        let t = table(vec![
+            (Arith::Goldilocks, len(1, 23), 300.0),
+            (Arith::M61M31, len(1, 22), 300.0),
+            (Arith::Fp64, len(1, 22), 300.0),
+        ]);
         assert_eq!(fastest(136_279_841, &t).unwrap().arith, Arith::Goldilocks);
-        let t = table(vec![(Arith::M61M31, len(1, 22), 1.0)]);
+        let t = table(vec![(Arith::M61M31, len(1, 22), 1.0), (Arith::Fp64, len(1, 22), 1.0)]);
         assert_eq!(fastest(136_279_841, &t).unwrap().arith, Arith::Goldilocks);
     }
 
