@@ -5,7 +5,8 @@
 //!
 //! Storage: element j = r·C + c is row r, column c. Per prime, a squaring is
 //! 1. [`weigh`]: x_j = d_j·a_j, a_j = ρ^(e_j) (ρ = 2^(1/n) in GF(p), e_j = [`Plan::weight_exp`]),
-//!    the weight a product of two table entries ([`Powers`]);
+//!    two table entries ([`Powers`]) at a carry segment's first digit, then a chain of products
+//!    ([`Chain`]) along it;
 //! 2. [`columns_forward`]: per column, R-point radix-2 DIF stages (natural in, bit-reversed out),
 //!    then element (r, c) times ω_n^(bitrev_R(r)·c) (when R > 1);
 //! 3. [`rows`]: per row, C-point DIF stages, the pointwise square (or product), C-point DIT stages;
@@ -13,8 +14,9 @@
 //!    stages: n times the cyclic convolution of the weighted inputs;
 //! 5. [`unweigh`]: y_j reduced, times a_j^(−1)·n^(−1).
 //!
-//! Values are reduced lazily: [`Fp64Tables::schedule`] reduces every value before a step whose
-//! precondition would fail ([`super::ntt::reductions`]); the GPU takes the same flags.
+//! Values are reduced lazily: each prime's `schedule` (over [`Fp64Tables::steps`]) reduces every
+//! value before a step whose precondition would fail ([`super::ntt::reductions`]); the GPU takes
+//! the same flags.
 
 use super::crt::Crt;
 use super::field::Fp64;
@@ -44,7 +46,7 @@ pub fn split(log2: u32) -> (u32, u32) {
 }
 
 /// The powers g^e of one element for 0 ≤ e < n as the product of two centered table entries,
-/// g^e = hi[e >> lo_bits]·lo[e & (2^lo_bits − 1)] (field product: |·| ≤ 3p/4), with tables of
+/// g^e = `hi[e >> lo_bits]·lo[e & (2^lo_bits − 1)]` (field product: |·| ≤ 3p/4), with tables of
 /// √n entries instead of n.
 #[derive(Clone, Debug)]
 pub struct Powers {
