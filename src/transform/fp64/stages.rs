@@ -1,7 +1,7 @@
 //! The FP64 arithmetic's squaring as CPU twin stages that the GPU kernels (kernels/fp64/) mirror
 //! one by one, value for value: a weighted (IBDWT) cyclic convolution of length n = 2^k = R·C
 //! computed as a four-step NTT in each prime, the outputs recovered by CRT and carried as i128
-//! ([`crate::transform::twin::carry`]). docs/arithmetic.md ("FP64 on the GPU") derives it.
+//! ([`crate::transform::twin::carry`]). docs/arithmetic.md ("FP64", "One squaring") derives it.
 //!
 //! Storage: element j = r·C + c is row r, column c. Per prime, a squaring is
 //! 1. [`weigh`]: x_j = d_j·a_j, a_j = ρ^(e_j) (ρ = 2^(1/n) in GF(p), e_j = [`Plan::weight_exp`]),
