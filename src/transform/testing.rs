@@ -1,10 +1,15 @@
 //! What the twins' tests share (every arithmetic's stages are checked the same way): random and
-//! worst-case balanced digits of a plan, the convolution by its definition, and a product of
-//! digits against rug.
+//! worst-case balanced digits of a plan, the convolution by its definition, a product of digits
+//! against rug, and LL iterations of an arithmetic's twin against rug.
 
-use crate::residue::Residue;
+use crate::exponent::{is_prime, TestKind};
+use crate::residue::{Residue, Shift};
 use crate::rng::SeededRng;
+use crate::transform::arith::Arith;
 use crate::transform::plan::Plan;
+use crate::transform::registry;
+use quickcheck::TestResult;
+use rug::Integer;
 
 /// Balanced random digits of the plan's widths.
 pub fn random_digits(plan: &Plan, seed: u64) -> Vec<i64> {
@@ -17,11 +22,11 @@ pub fn random_digits(plan: &Plan, seed: u64) -> Vec<i64> {
         .collect()
 }
 
-/// Digits at the largest magnitude the proof allows (2^(w−1) + slack): `mode` 0 all negative,
-/// 1 all positive, 2 alternating, 3 in runs of three. The convolution outputs come close to the
-/// bound (c_0 ≈ Σ 2^ε·m²).
-pub fn extreme_digits(plan: &Plan, mode: u32) -> Vec<i64> {
-    let top = |j: usize| (1i64 << (plan.width(j) - 1)) + plan.slack() as i64;
+/// Digits at `scale` times the largest magnitude the proof allows (2^(w−1) + slack): `mode` 0 all
+/// negative, 1 all positive, 2 alternating, 3 in runs of three. At scale 1 the convolution
+/// outputs come close to the bound (c_0 ≈ Σ 2^ε·m²).
+pub fn extreme_digits(plan: &Plan, mode: u32, scale: i64) -> Vec<i64> {
+    let top = |j: usize| scale * ((1i64 << (plan.width(j) - 1)) + plan.slack() as i64);
     (0..plan.n())
         .map(|j| match mode {
             0 => -top(j),
@@ -55,4 +60,24 @@ pub fn direct_convolution(plan: &Plan, a: &[i64], b: &[i64]) -> Vec<i128> {
                 .sum()
         })
         .collect()
+}
+
+/// 1 to 3 LL iterations (from `iters`) of a random residue at a random shift through `arith`'s
+/// twin, for the prime exponent 13 + pick mod `span` (others are discarded), against rug.
+pub fn ll_iterations_match_rug(arith: Arith, span: u32, seed: u64, pick: u32, s: u32, iters: u8) -> TestResult {
+    let p = 13 + pick % span;
+    if !is_prime(u64::from(p)) {
+        return TestResult::discard();
+    }
+    let plan = Plan::for_arith(p, arith).unwrap();
+    let twin = registry::get(arith).twin(&plan).unwrap();
+    let r = SeededRng::new(seed).residue(p);
+    let start = Shift::new(p, s % p);
+    let count = 1 + u64::from(iters % 3);
+    let (d, shift) = twin.iterate(&plan, TestKind::Ll, plan.residue_to_digits(&r, start.get()), start, count);
+    let mut want = r.to_integer();
+    for _ in 0..count {
+        want = Residue::from_integer(p, &(Integer::from(&want * &want) - 2u32)).to_integer();
+    }
+    TestResult::from_bool(plan.digits_to_residue(&d, shift.get()).unwrap().to_integer() == want)
 }

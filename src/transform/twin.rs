@@ -205,6 +205,7 @@ mod tests {
     use crate::residue::Residue;
     use crate::rng::SeededRng;
     use crate::transform::plan::{Arith, Length};
+    use crate::transform::testing::extreme_digits;
     use quickcheck::{quickcheck, TestResult};
     use rug::integer::Order;
     use rug::Integer;
@@ -334,21 +335,6 @@ mod tests {
         let c = inverse(plan, forward(plan, d).into_iter().map(Gl::square).collect());
         let x = plan.digits_to_residue(d, 0).unwrap().to_integer();
         plan.digits_to_residue(&c, 0).unwrap() == Residue::from_integer(p, &Integer::from(&x * &x))
-    }
-
-    /// Digits at ±`scale`·(2^(w−1) + slack): all one sign, alternating, in runs of 3.
-    fn extreme_digits(plan: &Plan, mode: u32, scale: i64) -> Vec<i64> {
-        let top = |j: usize| scale * ((1i64 << (plan.width(j) - 1)) + plan.slack() as i64);
-        (0..plan.n())
-            .map(|j| match mode {
-                0 => -top(j),
-                1 => top(j),
-                2 if j % 2 == 0 => top(j),
-                2 => -top(j),
-                _ if (j / 3) % 2 == 0 => -top(j),
-                _ => top(j),
-            })
-            .collect()
     }
 
     #[test]

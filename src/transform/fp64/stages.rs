@@ -387,14 +387,10 @@ pub fn iterate_digits(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::exponent::is_prime;
-    use crate::residue::Residue;
-    use crate::rng::SeededRng;
     use crate::transform::fp64::crt::MAX_ABS;
     use crate::transform::plan::Length;
-    use crate::transform::testing::{direct_convolution, extreme_digits, matches_rug, random_digits};
+    use crate::transform::testing::{self, direct_convolution, extreme_digits, matches_rug, random_digits};
     use quickcheck::{quickcheck, TestResult};
-    use rug::Integer;
 
     fn plan_at(p: u32, log2: u32) -> Plan {
         Plan::with_length(p, Arith::Fp64, Length { odd: 1, log2 }).unwrap()
@@ -439,7 +435,7 @@ mod tests {
             let plan = plan_at(p, log2);
             let t = Fp64Tables::new(&plan).unwrap();
             let (a, b) = (random_digits(&plan, u64::from(p)), random_digits(&plan, u64::from(p) + 1));
-            let ext = extreme_digits(&plan, 0);
+            let ext = extreme_digits(&plan, 0, 1);
             assert_eq!(convolution(&plan, &t, &a, Some(&b)), direct_convolution(&plan, &a, &b), "p={p}");
             assert_eq!(convolution(&plan, &t, &a, None), direct_convolution(&plan, &a, &a), "p={p}");
             assert_eq!(convolution(&plan, &t, &ext, None), direct_convolution(&plan, &ext, &ext), "p={p}");
@@ -456,10 +452,10 @@ mod tests {
             let plan = Plan::with_length(p, Arith::Fp64, len).unwrap();
             let t = Fp64Tables::new(&plan).unwrap();
             for mode in 0..4 {
-                let d = extreme_digits(&plan, mode);
+                let d = extreme_digits(&plan, mode, 1);
                 assert!(product_matches_rug(&plan, &t, &d, None), "p={p} n={} mode={mode}", plan.n());
             }
-            let c0 = convolution(&plan, &t, &extreme_digits(&plan, 0), None)[0].unsigned_abs();
+            let c0 = convolution(&plan, &t, &extreme_digits(&plan, 0, 1), None)[0].unsigned_abs();
             assert!(c0 > MAX_ABS / 4, "p={p} n={} c0={c0}", plan.n());
         }
     }
@@ -489,19 +485,7 @@ mod tests {
         }
 
         fn ll_iterations_match_rug(seed: u64, pick: u32, s: u32, iters: u8) -> TestResult {
-            let p = 13 + pick % 400_000;
-            if !is_prime(u64::from(p)) { return TestResult::discard(); }
-            let plan = Plan::for_arith(p, Arith::Fp64).unwrap();
-            let t = Fp64Tables::new(&plan).unwrap();
-            let r = SeededRng::new(seed).residue(p);
-            let start = Shift::new(p, s % p);
-            let count = 1 + u64::from(iters % 3);
-            let (d, shift) = iterate_digits(&plan, &t, TestKind::Ll, plan.residue_to_digits(&r, start.get()), start, count);
-            let mut want = r.to_integer();
-            for _ in 0..count {
-                want = Residue::from_integer(p, &(Integer::from(&want * &want) - 2u32)).to_integer();
-            }
-            TestResult::from_bool(plan.digits_to_residue(&d, shift.get()).unwrap().to_integer() == want)
+            testing::ll_iterations_match_rug(Arith::Fp64, 400_000, seed, pick, s, iters)
         }
     }
 
@@ -518,7 +502,7 @@ mod tests {
             let plan = Plan::with_length(p, Arith::Fp64, len).unwrap();
             let t = Fp64Tables::new(&plan).unwrap();
             assert!(product_matches_rug(&plan, &t, &random_digits(&plan, u64::from(p)), None), "p={p} {len}");
-            assert!(product_matches_rug(&plan, &t, &extreme_digits(&plan, 2), None), "p={p} {len}");
+            assert!(product_matches_rug(&plan, &t, &extreme_digits(&plan, 2, 1), None), "p={p} {len}");
             eprintln!("{len}: p={p} {:.2} s", t0.elapsed().as_secs_f64());
         }
     }

@@ -310,13 +310,9 @@ pub fn iterate_digits(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::exponent::is_prime;
-    use crate::residue::Residue;
-    use crate::rng::SeededRng;
     use crate::transform::plan::Length;
-    use crate::transform::testing::{direct_convolution, extreme_digits, matches_rug, random_digits};
+    use crate::transform::testing::{self, direct_convolution, extreme_digits, matches_rug, random_digits};
     use quickcheck::{quickcheck, TestResult};
-    use rug::Integer;
 
     fn plan_at(p: u32, odd: u32, log2: u32) -> Plan {
         Plan::with_length(p, Arith::M61M31, Length { odd, log2 }).unwrap()
@@ -387,14 +383,14 @@ mod tests {
                 let plan = Plan::with_length(p, Arith::M61M31, len).unwrap();
                 let t = M61M31Tables::new(&plan).unwrap();
                 for mode in 0..4 {
-                    let d = extreme_digits(&plan, mode);
+                    let d = extreme_digits(&plan, mode, 1);
                     assert!(product_matches_rug(&plan, &t, &d, None), "p={p} n={} mode={mode}", plan.n());
                     if plan.n() <= 256 {
                         assert_eq!(convolution(&plan, &t, &d, None), direct_convolution(&plan, &d, &d), "p={p}");
                     }
                 }
                 // c_0 of the all-equal digits nears the bound: it is at least half of it.
-                let d = extreme_digits(&plan, 0);
+                let d = extreme_digits(&plan, 0, 1);
                 let c0 = convolution(&plan, &t, &d, None)[0].unsigned_abs();
                 assert!(c0 > crt::MAX_ABS / 4, "p={p} n={} c0={c0}", plan.n());
             }
@@ -427,19 +423,7 @@ mod tests {
         }
 
         fn ll_iterations_match_rug(seed: u64, pick: u32, s: u32, iters: u8) -> TestResult {
-            let p = 13 + pick % 30_000;
-            if !is_prime(u64::from(p)) { return TestResult::discard(); }
-            let plan = Plan::for_arith(p, Arith::M61M31).unwrap();
-            let t = M61M31Tables::new(&plan).unwrap();
-            let r = SeededRng::new(seed).residue(p);
-            let start = Shift::new(p, s % p);
-            let count = 1 + u64::from(iters % 3);
-            let (d, shift) = iterate_digits(&plan, &t, TestKind::Ll, plan.residue_to_digits(&r, start.get()), start, count);
-            let mut want = r.to_integer();
-            for _ in 0..count {
-                want = Residue::from_integer(p, &(Integer::from(&want * &want) - 2u32)).to_integer();
-            }
-            TestResult::from_bool(plan.digits_to_residue(&d, shift.get()).unwrap().to_integer() == want)
+            testing::ll_iterations_match_rug(Arith::M61M31, 30_000, seed, pick, s, iters)
         }
     }
 
