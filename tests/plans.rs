@@ -1,9 +1,11 @@
 //! The plans are the numbers the kernels and the twin run on: a refactor of the transform must
 //! leave them bit for bit as they were. Each case's digit widths, weights, twiddles and carry
-//! parameters (the M61·M31 tables too) hash to the FNV-1a value computed before issue 38's
-//! host-side restructuring (main e28262c); a slip in any of them changes the hash.
+//! parameters (the M61·M31 and FP64 tables and schedules too) hash to the FNV-1a value computed
+//! before issue 38's host-side restructuring (main e28262c; FP64's when it landed, d1ac5b9); a
+//! slip in any of them changes the hash.
 
 use mersenne_cert::gpu::PassSchedule;
+use mersenne_cert::transform::fp64::stages::Fp64Tables;
 use mersenne_cert::transform::m61m31::stages::M61M31Tables;
 use mersenne_cert::transform::plan::{Arith, Length, Plan};
 
@@ -56,11 +58,30 @@ fn m61m31(plan: &Plan) -> u64 {
     h.0
 }
 
+/// The FP64 plan's shape and both primes' tables and schedules (as the GPU takes them).
+fn fp64(plan: &Plan) -> u64 {
+    let mut h = Fnv::new();
+    layout(&mut h, plan);
+    let t = Fp64Tables::new(plan).unwrap();
+    h.words([u64::from(t.log_r), u64::from(t.log_c), t.crt.inv.to_bits()]);
+    for q in &t.primes {
+        h.words([q.reduce_mask(), q.weight_step.narrow.to_bits(), q.weight_step.wide.to_bits()]);
+        h.words([q.inv_weight_step.narrow.to_bits(), q.inv_weight_step.wide.to_bits()]);
+        let none: &[f64] = &[];
+        let col = q.col.as_ref().map_or([none, none], |c| [c.twiddles(), c.inv_twiddles()]);
+        let tables = [q.row.twiddles(), q.row.inv_twiddles(), col[0], col[1]];
+        let powers = [&q.weight, &q.inv_weight, &q.twiddle, &q.inv_twiddle];
+        let all = tables.into_iter().chain(powers.iter().flat_map(|w| [w.hi.as_slice(), w.lo.as_slice()]));
+        all.for_each(|v| h.words(v.iter().map(|x| x.to_bits())));
+    }
+    h.0
+}
+
 /// p, arithmetic, length (odd, log2) or None for the smallest, hash.
 type Case = (u32, Arith, Option<(u32, u32)>, u64);
 
 /// The cases and their hashes on main e28262c.
-const CASES: [Case; 14] = [
+const CASES: [Case; 18] = [
     (127, Arith::Goldilocks, None, 3382160250781228513),
     (521, Arith::Goldilocks, Some((1, 9)), 6905815734353870511),
     (23209, Arith::Goldilocks, None, 15448160875429027233),
@@ -75,6 +96,11 @@ const CASES: [Case; 14] = [
     (100003, Arith::M61M31, Some((3, 12)), 5800484473749465917),
     (1257787, Arith::M61M31, None, 7328533967650019168),
     (3021377, Arith::M61M31, None, 14898258450489929210),
+    // FP64 (issue 37) as first landed (d1ac5b9): one row, four steps, the longest length.
+    (9689, Arith::Fp64, None, 8655220087096264127),
+    (1257787, Arith::Fp64, None, 11631174071916603796),
+    (20996011, Arith::Fp64, None, 14077102927301900021),
+    (136279841, Arith::Fp64, None, 16853569513472612554),
 ];
 
 #[test]
@@ -87,7 +113,7 @@ fn plans_are_as_they_were() {
         let got = match arith {
             Arith::Goldilocks => goldilocks(&plan),
             Arith::M61M31 => m61m31(&plan),
-            Arith::Fp64 => unreachable!("no FP64 plan is pinned: it came after the refactor"),
+            Arith::Fp64 => fp64(&plan),
         };
         assert_eq!(got, want, "p={p} {arith:?} {len:?}");
     }
