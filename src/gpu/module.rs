@@ -375,6 +375,7 @@ pub(crate) fn kernel_file(name: &str) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gpu::fp64::UNIT as FP64_UNIT;
     use crate::gpu::goldilocks::UNIT as GOLDILOCKS_UNIT;
     use crate::gpu::m61m31::UNIT as M61M31_UNIT;
 
@@ -391,8 +392,16 @@ mod tests {
         let mm = Unit::load(M61M31_UNIT).unwrap();
         assert!(names(&mm).iter().all(|n| !n.starts_with("goldilocks/")), "{:?}", names(&mm));
         assert!(names(&gl).iter().all(|n| !n.starts_with("m61m31/")), "{:?}", names(&gl));
-        for engine in [&gl, &mm] {
-            assert!(names(engine).iter().all(|n| !n.ends_with("field_check.cuh")), "{:?}", names(engine));
+        let fp = Unit::load(FP64_UNIT).unwrap();
+        assert_eq!(fp.file, "fp64/engine.cu");
+        assert!(names(&fp).contains(&"fp64/field.cuh".to_string()), "{:?}", names(&fp));
+        assert!(names(&fp).iter().all(|n| !n.starts_with("goldilocks/") && !n.starts_with("m61m31/")));
+        for engine in [&gl, &mm, &fp] {
+            assert!(
+                names(engine).iter().all(|n| !n.ends_with("field_check.cuh") && !n.ends_with("field_rate.cuh")),
+                "{:?}",
+                names(engine)
+            );
         }
         let check = Unit::load(CHECK_UNIT).unwrap();
         for h in ["goldilocks/field_check.cuh", "m61m31/field_check.cuh"] {
@@ -401,8 +410,10 @@ mod tests {
         let rate = Unit::load(RATE_UNIT).unwrap();
         assert!(names(&rate).contains(&"m61m31/field_rate.cuh".to_string()), "{:?}", names(&rate));
         // Every file under kernels/ but the manifest is some unit's file or header.
-        let used: Vec<String> =
-            [&gl, &mm, &check, &rate].iter().flat_map(|u| std::iter::once(u.file.clone()).chain(names(u))).collect();
+        let used: Vec<String> = [&gl, &mm, &fp, &check, &rate]
+            .iter()
+            .flat_map(|u| std::iter::once(u.file.clone()).chain(names(u)))
+            .collect();
         for (f, _) in KERNEL_FILES {
             assert!(*f == "manifest.txt" || used.iter().any(|u| u == f), "kernels/{f} is compiled by no unit");
         }

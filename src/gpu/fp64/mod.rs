@@ -6,3 +6,5 @@ mod pipeline;
 mod setup;
 
 pub(crate) use pipeline::FpPipeline;
+#[cfg(test)]
+pub(crate) use pipeline::UNIT;
