@@ -2,12 +2,11 @@
 //! worst-case balanced digits of a plan, the convolution by its definition, a product of digits
 //! against rug, and LL iterations of an arithmetic's twin against rug.
 
-use crate::exponent::{is_prime, TestKind};
+use crate::exponent::is_prime;
 use crate::residue::{Residue, Shift};
 use crate::rng::SeededRng;
 use crate::transform::arith::Arith;
 use crate::transform::plan::Plan;
-use crate::transform::registry;
 use quickcheck::TestResult;
 use rug::Integer;
 
@@ -62,19 +61,27 @@ pub fn direct_convolution(plan: &Plan, a: &[i64], b: &[i64]) -> Vec<i128> {
         .collect()
 }
 
-/// 1 to 3 LL iterations (from `iters`) of a random residue at a random shift through `arith`'s
-/// twin, for the prime exponent 13 + pick mod `span` (others are discarded), against rug.
-pub fn ll_iterations_match_rug(arith: Arith, span: u32, seed: u64, pick: u32, s: u32, iters: u8) -> TestResult {
+/// `count` LL iterations of digits standing for x·2^shift on a plan: an arithmetic's twin.
+pub type LlIterate<'a> = &'a dyn Fn(&Plan, Vec<i64>, Shift, u64) -> (Vec<i64>, Shift);
+
+/// 1 to 3 LL iterations (from `iters`) of a random residue at a random shift through `iterate`
+/// (`arith`'s twin), for the prime exponent 13 + pick mod `span` (others are discarded), against
+/// rug.
+pub fn ll_iterations_match_rug(
+    arith: Arith,
+    iterate: LlIterate,
+    span: u32,
+    (seed, pick, s, iters): (u64, u32, u32, u8),
+) -> TestResult {
     let p = 13 + pick % span;
     if !is_prime(u64::from(p)) {
         return TestResult::discard();
     }
     let plan = Plan::for_arith(p, arith).unwrap();
-    let twin = registry::get(arith).twin(&plan).unwrap();
     let r = SeededRng::new(seed).residue(p);
     let start = Shift::new(p, s % p);
     let count = 1 + u64::from(iters % 3);
-    let (d, shift) = twin.iterate(&plan, TestKind::Ll, plan.residue_to_digits(&r, start.get()), start, count);
+    let (d, shift) = iterate(&plan, plan.residue_to_digits(&r, start.get()), start, count);
     let mut want = r.to_integer();
     for _ in 0..count {
         want = Residue::from_integer(p, &(Integer::from(&want * &want) - 2u32)).to_integer();

@@ -485,7 +485,10 @@ mod tests {
         }
 
         fn ll_iterations_match_rug(seed: u64, pick: u32, s: u32, iters: u8) -> TestResult {
-            testing::ll_iterations_match_rug(Arith::Fp64, 400_000, seed, pick, s, iters)
+            let iterate = |plan: &Plan, d: Vec<i64>, sh: Shift, count: u64| {
+                iterate_digits(plan, &Fp64Tables::new(plan).unwrap(), TestKind::Ll, d, sh, count)
+            };
+            testing::ll_iterations_match_rug(Arith::Fp64, &iterate, 400_000, (seed, pick, s, iters))
         }
     }
 

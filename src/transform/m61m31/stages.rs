@@ -423,7 +423,10 @@ mod tests {
         }
 
         fn ll_iterations_match_rug(seed: u64, pick: u32, s: u32, iters: u8) -> TestResult {
-            testing::ll_iterations_match_rug(Arith::M61M31, 30_000, seed, pick, s, iters)
+            let iterate = |plan: &Plan, d: Vec<i64>, sh: Shift, count: u64| {
+                iterate_digits(plan, &M61M31Tables::new(plan).unwrap(), TestKind::Ll, d, sh, count)
+            };
+            testing::ll_iterations_match_rug(Arith::M61M31, &iterate, 30_000, (seed, pick, s, iters))
         }
     }
 
