@@ -1,14 +1,15 @@
 //! Launching the kernels, for every arithmetic's pipeline: [`launch`] (with programmatic
 //! dependent launch where the GPU has it) and its arguments ([`Arg`], [`Res`], [`Shape`]), CUDA
-//! graph capture and the per-step timing of profiles, device-to-device copies ([`copy`]) and
-//! fault injection ([`flip_bit`]).
+//! graph capture and the per-step timing of profiles, device-to-device copies ([`copy`]), the
+//! two-word form of i128 pending carries ([`carries_to_words`]) and fault injection
+//! ([`flip_bit`]).
 //!
 //! Buffers are passed as cudarc's typed `&CudaSlice<T>` ([`Res`] holds two), not as raw
 //! addresses, down to the launch. Two places still hold raw `u64` addresses, because cudarc has
 //! no typed form for them: (1) cudarc's own launch builder takes typed slices but no launch
 //! attributes, and programmatic dependent launch is one, so [`launch_grid`] calls
 //! cuLaunchKernelEx itself and takes each slice's address there ([`Arg`]); (2) the plan structs
-//! the kernels take by value (`Layout`, `MmLayout`) hold their tables' addresses, as the kernels'
+//! the kernels take by value (`Layout`, `MmLayout`, `FpLayout`) hold their tables' addresses, as the kernels'
 //! C structs do, and the pipeline that builds one owns those tables for as long as it lives.
 //! Graph capture bakes the addresses of the buffers a step launched with into the graph; the
 //! engine's graphs ([`super::graphs::Graphs`]) are therefore only replayed on the buffers they
@@ -21,7 +22,8 @@ use std::ffi::c_void;
 use std::sync::Arc;
 
 /// Flags of a squaring launch that every arithmetic's kernels take (FLAG_ADVANCE and FLAG_LL
-/// of kernels/goldilocks/ops.cuh, MM_ADVANCE and MM_LL of kernels/m61m31/pipeline.cuh): double
+/// of kernels/goldilocks/ops.cuh, MM_ADVANCE and MM_LL of kernels/m61m31/pipeline.cuh, FP_ADVANCE
+/// and FP_LL of kernels/fp64/pipeline.cuh): double
 /// the shift count first; subtract 2·2^s in the carry walk.
 pub(crate) const ADVANCE: u32 = 4;
 pub(crate) const LL: u32 = 8;
@@ -32,6 +34,17 @@ pub(crate) const LL: u32 = 8;
 pub(crate) struct Res<'a> {
     pub x: &'a CudaSlice<u64>,
     pub carries: &'a CudaSlice<i64>,
+}
+
+/// i128 pending carries as the device stores them (M61·M31's and FP64's kernels: two words each,
+/// low first).
+pub(crate) fn carries_to_words(c: &[i128]) -> Vec<i64> {
+    c.iter().flat_map(|&v| [v as i64, (v >> 64) as i64]).collect()
+}
+
+/// The i128 pending carries in the device's words ([`carries_to_words`] undone).
+pub(crate) fn carries_from_words(w: &[i64]) -> Vec<i128> {
+    w.chunks_exact(2).map(|c| (i128::from(c[1]) << 64) | i128::from(c[0] as u64)).collect()
 }
 
 /// Grid, block and dynamic shared memory of a launch.
@@ -193,3 +206,23 @@ macro_rules! by_value {
 }
 by_value!(u32, u64, f64);
 pub(crate) use by_value;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two words a carry, low word first, as kernels/m61m31/ and kernels/fp64/ read and write them.
+    #[test]
+    fn carries_are_two_words_low_first() {
+        let c = [0i128, -1, 1 << 64, -(1 << 64) - 5, i128::from(i64::MIN) * 3, (1i128 << 100) + 7];
+        let w = carries_to_words(&c);
+        assert_eq!(&w[..6], &[0, 0, -1, -1, 0, 1]);
+        assert_eq!(carries_from_words(&w), c);
+    }
+
+    quickcheck::quickcheck! {
+        fn carries_round_trip(c: Vec<i128>) -> bool {
+            carries_from_words(&carries_to_words(&c)) == c
+        }
+    }
+}

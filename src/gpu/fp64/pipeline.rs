@@ -11,8 +11,7 @@
 use super::setup::Setup;
 use crate::engine::EngineError;
 use crate::gpu::arith::Pipeline;
-use crate::gpu::launch::{launch_grid, time_steps, Arg, Res, Shape, Step, ADVANCE, LL};
-use crate::gpu::m61m31::carries_from_words;
+use crate::gpu::launch::{carries_from_words, launch_grid, time_steps, Arg, Res, Shape, Step, ADVANCE, LL};
 use crate::gpu::module::{cuda_err, function, Device};
 use crate::transform::plan::Plan;
 use cudarc::driver::{sys, CudaFunction, CudaModule, CudaSlice};

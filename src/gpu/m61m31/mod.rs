@@ -8,4 +8,4 @@ mod setup;
 
 #[cfg(test)]
 pub(crate) use kernels::UNIT;
-pub(crate) use pipeline::{carries_from_words, carries_to_words, MmPipeline, Zs};
+pub(crate) use pipeline::{MmPipeline, Zs};

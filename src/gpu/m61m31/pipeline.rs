@@ -15,7 +15,7 @@ use super::kernels::MmKernels;
 use super::setup::{carry_shared_bytes, MmPass, Setup, THREADS};
 use crate::engine::EngineError;
 use crate::gpu::arith::Pipeline;
-use crate::gpu::launch::{launch_grid, time_steps, Arg, Res, Shape, Step, ADVANCE, LL};
+use crate::gpu::launch::{carries_from_words, launch_grid, time_steps, Arg, Res, Shape, Step, ADVANCE, LL};
 use crate::gpu::module::{cuda_err, Device};
 use crate::transform::plan::Plan;
 use cudarc::driver::{CudaFunction, CudaModule, CudaSlice};
@@ -36,16 +36,6 @@ pub(crate) struct MmPipeline {
     s: Setup,
     /// Work vectors: the value being squared (or multiplied), and a product's other factor.
     work: [(CudaSlice<u64>, CudaSlice<u32>); 2],
-}
-
-/// i128 pending carries as the device stores them (kernels/m61m31/pipeline.cuh): two words each, low first.
-pub(crate) fn carries_to_words(c: &[i128]) -> Vec<i64> {
-    c.iter().flat_map(|&v| [v as i64, (v >> 64) as i64]).collect()
-}
-
-/// The i128 pending carries in the device's words ([`carries_to_words`] undone).
-pub(crate) fn carries_from_words(w: &[i64]) -> Vec<i128> {
-    w.chunks_exact(2).map(|c| (i128::from(c[1]) << 64) | i128::from(c[0] as u64)).collect()
 }
 
 /// A grid of `items` threads in blocks of up to THREADS.
@@ -377,23 +367,3 @@ impl Pipeline for MmPipeline {
 
 /// What a launch sequence returns.
 type Launched = Result<(), EngineError>;
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Two words a carry, low word first, as kernels/m61m31/pipeline.cuh reads and writes them.
-    #[test]
-    fn carries_are_two_words_low_first() {
-        let c = [0i128, -1, 1 << 64, -(1 << 64) - 5, i128::from(i64::MIN) * 3, (1i128 << 100) + 7];
-        let w = carries_to_words(&c);
-        assert_eq!(&w[..6], &[0, 0, -1, -1, 0, 1]);
-        assert_eq!(carries_from_words(&w), c);
-    }
-
-    quickcheck::quickcheck! {
-        fn carries_round_trip(c: Vec<i128>) -> bool {
-            carries_from_words(&carries_to_words(&c)) == c
-        }
-    }
-}

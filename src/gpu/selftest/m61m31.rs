@@ -6,8 +6,8 @@
 use super::verdict::{test_digits, KernelVerdict};
 use crate::engine::EngineError;
 use crate::gpu::arith::Pipeline;
-use crate::gpu::launch::{Res, ADVANCE, LL};
-use crate::gpu::m61m31::{carries_from_words, carries_to_words, MmPipeline, Zs};
+use crate::gpu::launch::{carries_from_words, carries_to_words, Res, ADVANCE, LL};
+use crate::gpu::m61m31::{MmPipeline, Zs};
 use crate::gpu::module::{cuda_err, Device};
 use crate::rng::SeededRng;
 use crate::transform::field::Field;
