@@ -6,12 +6,17 @@
 //            each column in shared memory, the twiddles ω_n^(bitrev(r)·c); one prime a block
 //            (blockIdx.y);
 //   fp_rows  a row of C values a block: C-point DIF stages, the pointwise square (or product
-//            with y's row, transformed here too), C-point DIT stages, in shared memory;
+//            with y's row, transformed here too), C-point DIT stages, in shared memory: the
+//            first and last stages on the way in and out, the square inside the pass of the
+//            last DIF and first DIT stages;
 //   fp_inv   a tile as fp_fwd, both primes: inverse twiddles, R-point DIT stages, unweight, the
 //            CRT to i128 and the carry walk of the thread's segment (the LL term -2·2^s on the
 //            way), digits and the segment's carry out written back.
-// fp_fwd and fp_inv move their tiles between global and shared memory 16 bytes a thread along
-// the rows (fp_tile_load, fp_tile_store), and work on a row's segment from shared memory.
+// fp_fwd and fp_inv move their tiles between global and shared memory along the rows, 8 loads
+// in flight a thread (fp_tile_load, fp_tile_store), and work on a row's segment from shared
+// memory. Stages run FP_S at a time in registers; every run-time flag that turns work on or off
+// (a stage's reductions, the square's, the product) picks one of several compiled instances
+// (fp_dispatch), so that no predicated-off instruction takes an issue slot.
 // The element j = r·C + c of a prime's vector is row r, column c; n = R·C = 2^k. Launched with
 // programmatic dependent launch, each waits for the previous kernel before touching memory.
 #pragma once
@@ -113,251 +118,507 @@ __device__ __forceinline__ i64 fp_balance(i128 t, u32 w, i128* up) {
     return (i64)((u64)s & ((1ull << w) - 1)) - half;
 }
 
-// ---- 1. fix-up, weights, column DIF, twiddles ----
+// ---- shared memory: lines of values ----
 
 #define FP_MAX_SEG 8
 
+// Shared memory holds a pad word after every 8 values of a line, and FP_LINE_SKEW more after
+// each line: a thread's 2^S values of a pass (spaced m_lo apart, down to m_lo = 1) fall in
+// distinct banks across a half-warp, and so do the 8 columns of 2 rows a half-warp moves in a
+// tile (fp_tile_load: lines of R ≥ 128 values would otherwise start in the same bank).
+#define FP_PAD(a) ((a) + ((a) >> 3))
+#define FP_LINE_SKEW 2
+// Doubles of shared memory between the starts of lines of `words` values (host: lines_bytes in
+// src/gpu/fp64/pipeline.rs).
+__device__ __forceinline__ u32 fp_stride(u32 words) { return FP_PAD(words) + FP_LINE_SKEW; }
+
+// Stages a register pass takes (2^FP_S values a thread; 4 spill at these launch bounds).
+#define FP_S 3
+// The kernels' launch bounds (threads, and blocks an SM to fit in registers: fp_fwd 4 of 37 KB
+// of shared memory at 2^22, fp_rows and fp_inv 3 of 74 KB); the host launches at most 256.
+#ifndef FP_COL_BOUNDS
+#define FP_COL_BOUNDS 256, 4
+#endif
+#ifndef FP_ROW_BOUNDS
+#define FP_ROW_BOUNDS 256, 3
+#endif
+// Loads a thread keeps in flight when it moves values between global and shared memory.
+#define FP_COPY_DEPTH 8
+
 // ---- radix-2 stages in shared memory, 2^S values of a line in a thread's registers ----
 
-// Shared memory holds a pad word after every 8 values: a thread's 2^S values of a pass (spaced
-// m_lo apart, down to m_lo = 1) then fall in distinct banks across a half-warp.
-#define FP_PAD(a) ((a) + ((a) >> 3))
-// Doubles of shared memory for `words` values.
-#define FP_PADDED(words) ((words) + ((words) >> 3))
-
 // S consecutive radix-2 stages, stage indices k0 .. k0 + S - 1 of an L-point transform (L =
-// 2^log_l), on `lines` lines stored one after the other from s: forward DIF stage k has half-size
-// m = L >> (k + 1), (x, y) -> (x + y, (x - y) w_2m^off); inverse DIT stage k has m = 1 << k,
-// (x, y) -> (x + y w_2m^-off, x - y w_2m^-off); off is the lower element's position in its
-// half-block, tw[m + off] the twiddle (Ntt::forward_stage / inverse_stage, butterfly for
-// butterfly: the same values in any grouping). A thread holds a group of 2^S values spaced
-// m_lo apart: it runs the S stages in registers. `first` is the schedule index of stage 0 (bit
-// first + k of the reduce mask: reduce both inputs of stage k first).
+// 2^log_l): forward DIF stage k has half-size m = L >> (k + 1), (x, y) -> (x + y, (x - y)
+// w_2m^off); inverse DIT stage k has m = 1 << k, (x, y) -> (x + y w_2m^-off, x - y w_2m^-off);
+// off is the lower element's position in its half-block, tw[m + off] the twiddle
+// (Ntt::forward_stage / inverse_stage, butterfly for butterfly: the same values in any
+// grouping). The 2^S values of a group, spaced m_lo = 2^m_lo_log apart (o: the first one's
+// offset in its block of m_lo·2^S), in registers. Bit jj of RED: reduce every value before the
+// pass's stage jj (a compile-time mask, so that no predicated-off reduction takes issue slots).
+template <int S, bool INV, int RED>
+__device__ __forceinline__ void fp_stages_of(double (&v)[1 << S], u32 o, u32 m_lo_log, const double* tw, Fp f) {
+#pragma unroll
+    for (int jj = 0; jj < S; jj++) {
+        const int j = INV ? jj : S - 1 - jj;  // DIF: largest half-size first
+        const u32 m = (1u << m_lo_log) << j;
+        if (RED & (1 << jj)) {
+#pragma unroll
+            for (int k = 0; k < (1 << S); k++) v[k] = fp_reduce(v[k], f);
+        }
+#pragma unroll
+        for (int k = 0; k < (1 << S); k++) {
+            if (k & (1 << j)) continue;
+            const double w = tw[m + o + ((u32)(k & ((1 << j) - 1)) << m_lo_log)];
+            if (INV) {
+                fp_dit(v[k], v[k + (1 << j)], w, f);
+            } else {
+                fp_dif(v[k], v[k + (1 << j)], w, f);
+            }
+        }
+    }
+}
+
+// Op::run<M>(args...) with M = mask (< 2^S, the same in every thread) as a compile-time
+// constant: a branch to one of 2^S instances, so that no reduction or product the mask turns
+// off is issued as a predicated-off instruction.
+template <class Op, int S, int M = 0, class... A>
+__device__ __forceinline__ void fp_dispatch(u32 mask, A&&... args) {
+    if constexpr (M + 1 < (1 << S)) {
+        if (mask != M) {
+            fp_dispatch<Op, S, M + 1>(mask, static_cast<A&&>(args)...);
+            return;
+        }
+    }
+    Op::template run<M>(static_cast<A&&>(args)...);
+}
+
 template <int S, bool INV>
-__device__ __forceinline__ void fp_pass(double* s, u32 origin, u32 lines, u32 log_l, u32 k0, const double* tw,
-                                        const FpPrime& q, u32 first) {
-    const Fp f = fp_of(q);
+struct FpStagesOp {
+    template <int RED>
+    __device__ __forceinline__ static void run(double (&v)[1 << S], u32 o, u32 m_lo_log, const double* tw, Fp f) {
+        fp_stages_of<S, INV, RED>(v, o, m_lo_log, tw, f);
+    }
+};
+
+// fp_stages_of with the reductions `red` (bit jj: before the pass's stage jj).
+template <int S, bool INV>
+__device__ __forceinline__ void fp_stages(double (&v)[1 << S], u32 red, u32 o, u32 m_lo_log, const double* tw,
+                                          Fp f) {
+    fp_dispatch<FpStagesOp<S, INV>, S>(red, v, o, m_lo_log, tw, f);
+}
+
+// The pass's reductions: bits first + k0 .. first + k0 + S - 1 of the prime's reduce mask.
+template <int S>
+__device__ __forceinline__ u32 fp_red(const FpPrime& q, u32 first, u32 k0) {
+    return (u32)(q.reduce >> (first + k0)) & ((1u << S) - 1);
+}
+
+// A pass over the groups of `lines` lines `stride` doubles apart from s, in shared memory (in
+// place), with the reductions RED.
+template <int S, bool INV, int RED>
+__device__ __forceinline__ void fp_pass_of(double* s, u32 lines, u32 stride, u32 log_l, u32 k0, const double* tw,
+                                           Fp f) {
     const u32 m_lo_log = INV ? k0 : log_l - k0 - S;
     const u32 m_lo = 1u << m_lo_log, groups_log = log_l - S;
     for (u32 g = threadIdx.x; g < (lines << groups_log); g += blockDim.x) {
         const u32 line = g >> groups_log, gi = g & ((1u << groups_log) - 1);
         const u32 o = gi & (m_lo - 1), blk = gi >> m_lo_log;
-        const u32 base = origin + (line << log_l) + (blk << (m_lo_log + S)) + o;
+        double* sl = s + line * stride;
+        const u32 base = (blk << (m_lo_log + S)) + o;
         double v[1 << S];
 #pragma unroll
-        for (int k = 0; k < (1 << S); k++) v[k] = s[FP_PAD(base + (k << m_lo_log))];
+        for (int k = 0; k < (1 << S); k++) v[k] = sl[FP_PAD(base + (k << m_lo_log))];
+        fp_stages_of<S, INV, RED>(v, o, m_lo_log, tw, f);
 #pragma unroll
-        for (int jj = 0; jj < S; jj++) {
-            const int j = INV ? jj : S - 1 - jj;  // DIF: largest half-size first
-            const u32 m = m_lo << j;
-            const bool red = (q.reduce >> (first + k0 + jj)) & 1;
-#pragma unroll
-            for (int k = 0; k < (1 << S); k++) {
-                if (k & (1 << j)) continue;
-                double& x = v[k];
-                double& y = v[k + (1 << j)];
-                if (red) {
-                    x = fp_reduce(x, f);
-                    y = fp_reduce(y, f);
-                }
-                const double w = tw[m + o + ((u32)(k & ((1 << j) - 1)) << m_lo_log)];
-                if (INV) {
-                    fp_dit(x, y, w, f);
-                } else {
-                    fp_dif(x, y, w, f);
-                }
-            }
-        }
-#pragma unroll
-        for (int k = 0; k < (1 << S); k++) s[FP_PAD(base + (k << m_lo_log))] = v[k];
+        for (int k = 0; k < (1 << S); k++) sl[FP_PAD(base + (k << m_lo_log))] = v[k];
     }
     __syncthreads();
 }
 
+// The first S DIF stages of a row of L = 2^log_l values, read from global memory `in` and
+// written to shared memory s (the lines' padded layout), or the last S DIT stages, from s to
+// `out`: a group's values are L / 2^S apart, consecutive threads take consecutive groups (so
+// each load and store of a warp is one run), G groups a thread at a time (2^S·G loads in
+// flight).
+template <int S, bool INV, int G, int RED>
+__device__ __forceinline__ void fp_pass_global_of(double* s, const double* in, double* out, u32 log_l,
+                                                  const double* tw, Fp f) {
+    const u32 m_lo_log = log_l - S, groups = 1u << m_lo_log;
+    for (u32 g0 = threadIdx.x; g0 < groups; g0 += G * blockDim.x) {
+        double v[G][1 << S];
+#pragma unroll
+        for (int i = 0; i < G; i++) {
+            const u32 o = g0 + i * blockDim.x;
+#pragma unroll
+            for (int k = 0; k < (1 << S); k++) {
+                const u32 at = o + (k << m_lo_log);
+                if (o < groups) v[i][k] = INV ? s[FP_PAD(at)] : in[at];
+            }
+        }
+#pragma unroll
+        for (int i = 0; i < G; i++) fp_stages_of<S, INV, RED>(v[i], g0 + i * blockDim.x, m_lo_log, tw, f);
+#pragma unroll
+        for (int i = 0; i < G; i++) {
+            const u32 o = g0 + i * blockDim.x;
+#pragma unroll
+            for (int k = 0; k < (1 << S); k++) {
+                const u32 at = o + (k << m_lo_log);
+                if (o < groups) {
+                    if (INV) {
+                        out[at] = v[i][k];
+                    } else {
+                        s[FP_PAD(at)] = v[i][k];
+                    }
+                }
+            }
+        }
+    }
+}
+
+template <int S, bool INV, int G>
+struct FpPassGlobalOp {
+    template <int RED>
+    __device__ __forceinline__ static void run(double* s, const double* in, double* out, u32 log_l, const double* tw,
+                                               Fp f) {
+        fp_pass_global_of<S, INV, G, RED>(s, in, out, log_l, tw, f);
+    }
+};
+
+template <int S, bool INV, int G>
+__device__ __forceinline__ void fp_pass_global(double* s, const double* in, double* out, u32 log_l,
+                                               const double* tw, const FpPrime& q, u32 first) {
+    const u32 red = fp_red<S>(q, first, INV ? log_l - S : 0);
+    fp_dispatch<FpPassGlobalOp<S, INV, G>, S>(red, s, in, out, log_l, tw, fp_of(q));
+    if (!INV) __syncthreads();
+}
+
+template <int S, bool INV>
+struct FpPassOp {
+    template <int RED>
+    __device__ __forceinline__ static void run(double* s, u32 lines, u32 stride, u32 log_l, u32 k0, const double* tw,
+                                               Fp f) {
+        fp_pass_of<S, INV, RED>(s, lines, stride, log_l, k0, tw, f);
+    }
+};
+
+// fp_pass_of with the pass's reductions (bits first + k0 .. of the prime's reduce mask: reduce
+// both inputs of stage k first) as its compile-time mask; `first` is the schedule index of the
+// transform's stage 0.
+template <int S, bool INV>
+__device__ __forceinline__ void fp_pass(double* s, u32 lines, u32 stride, u32 log_l, u32 k0, const double* tw,
+                                        const FpPrime& q, u32 first) {
+    fp_dispatch<FpPassOp<S, INV>, S>(fp_red<S>(q, first, k0), s, lines, stride, log_l, k0, tw, fp_of(q));
+}
+
 // Every stage of an L-point transform (forward DIF or inverse DIT) on `lines` lines in shared
-// memory, in passes of up to 3 stages (the first pass takes the remainder); `first`: the
+// memory, in passes of up to SM stages (the first pass takes the remainder); `first`: the
 // schedule index of stage 0.
-template <bool INV>
-__device__ __forceinline__ void fp_transform(double* s, u32 origin, u32 lines, u32 log_l, const double* tw,
+template <bool INV, int SM>
+__device__ __forceinline__ void fp_transform(double* s, u32 lines, u32 stride, u32 log_l, const double* tw,
                                              const FpPrime& q, u32 first) {
-    const u32 head = log_l % 3;
-    if (head == 1) fp_pass<1, INV>(s, origin, lines, log_l, 0, tw, q, first);
-    if (head == 2) fp_pass<2, INV>(s, origin, lines, log_l, 0, tw, q, first);
-    for (u32 k = head; k < log_l; k += 3) fp_pass<3, INV>(s, origin, lines, log_l, k, tw, q, first);
+    const u32 head = log_l % SM;
+    if (head == 1) fp_pass<1, INV>(s, lines, stride, log_l, 0, tw, q, first);
+    if (head == 2) fp_pass<2, INV>(s, lines, stride, log_l, 0, tw, q, first);
+    if (head == 3) fp_pass<3, INV>(s, lines, stride, log_l, 0, tw, q, first);
+    for (u32 k = head; k < log_l; k += SM) fp_pass<SM, INV>(s, lines, stride, log_l, k, tw, q, first);
 }
 
-// The column stages of a tile from logical index `origin` (value (r, t) at origin + t R + r:
-// column t contiguous, T lines of R).
-__device__ __forceinline__ void fp_column_stages(double* s, u32 origin, const FpLayout& L, const FpPrime& q,
-                                                 bool inverse) {
+// The column stages of a tile (column t of R values from s + t·fp_stride(R)).
+__device__ __forceinline__ void fp_column_stages(double* s, const FpLayout& L, const FpPrime& q, bool inverse) {
     const FpSteps st(L);
+    const u32 stride = fp_stride(1u << L.log_r);
     if (inverse) {
-        fp_transform<true>(s, origin, L.seg_len, L.log_r, (const double*)q.col_itw, q, st.col_inv(0));
+        fp_transform<true, FP_S>(s, L.seg_len, stride, L.log_r, (const double*)q.col_itw, q, st.col_inv(0));
     } else {
-        fp_transform<false>(s, origin, L.seg_len, L.log_r, (const double*)q.col_tw, q, st.col_fwd(0));
+        fp_transform<false, FP_S>(s, L.seg_len, stride, L.log_r, (const double*)q.col_tw, q, st.col_fwd(0));
     }
 }
 
-// The tile of block blockIdx.x (columns c0 .. c0 + T of every row) of v into shared memory at
-// logical index origin + t R + r, or back: 16 bytes a thread, consecutive threads along a row's
-// segment (T / 2 of them a row), so that a warp reads whole 64-byte runs of few rows.
-__device__ __forceinline__ void fp_tile_load(double* s, u32 origin, const double* v, const FpLayout& L) {
-    const u32 R = 1u << L.log_r, C = 1u << L.log_c, T = L.seg_len, c0 = blockIdx.x * T, half = __ffs(T) - 2;
-    for (u32 i = threadIdx.x; i < R * T / 2; i += blockDim.x) {
-        const u32 r = i >> half, t = 2 * (i & ((T / 2) - 1));
-        const double2 w = ((const double2*)(v + (size_t)r * C + c0))[t / 2];
-        s[FP_PAD(origin + t * R + r)] = w.x;
-        s[FP_PAD(origin + (t + 1) * R + r)] = w.y;
+// ---- moving values between global and shared memory ----
+
+// count values of `lines` (count / width of them, width a power of two) between global memory
+// (value i at g[(i >> wl) · gstride + (i & (width - 1))]) and shared memory (at s[(i & (width -
+// 1)) · sstride + FP_PAD(i >> wl)] when `transpose`, else s[(i >> wl) · sstride + FP_PAD(i &
+// (width - 1))]), FP_COPY_DEPTH loads in flight a thread.
+template <bool LOAD, bool TRANSPOSE>
+__device__ __forceinline__ void fp_copy(double* s, u32 sstride, double* g, size_t gstride, u32 wl, u32 count) {
+    const u32 mask = (1u << wl) - 1;
+    for (u32 i0 = threadIdx.x; i0 < count; i0 += FP_COPY_DEPTH * blockDim.x) {
+        double v[FP_COPY_DEPTH];
+#pragma unroll
+        for (int u = 0; u < FP_COPY_DEPTH; u++) {
+            const u32 i = i0 + u * blockDim.x;
+            const u32 a = i >> wl, b = i & mask;
+            const u32 si = TRANSPOSE ? b * sstride + FP_PAD(a) : a * sstride + FP_PAD(b);
+            if (i < count) v[u] = LOAD ? g[a * gstride + b] : s[si];
+        }
+#pragma unroll
+        for (int u = 0; u < FP_COPY_DEPTH; u++) {
+            const u32 i = i0 + u * blockDim.x;
+            const u32 a = i >> wl, b = i & mask;
+            const u32 si = TRANSPOSE ? b * sstride + FP_PAD(a) : a * sstride + FP_PAD(b);
+            if (i < count) {
+                if (LOAD) {
+                    s[si] = v[u];
+                } else {
+                    g[a * gstride + b] = v[u];
+                }
+            }
+        }
     }
 }
-__device__ __forceinline__ void fp_tile_store(const double* s, u32 origin, double* v, const FpLayout& L) {
-    const u32 R = 1u << L.log_r, C = 1u << L.log_c, T = L.seg_len, c0 = blockIdx.x * T, half = __ffs(T) - 2;
-    for (u32 i = threadIdx.x; i < R * T / 2; i += blockDim.x) {
-        const u32 r = i >> half, t = 2 * (i & ((T / 2) - 1));
-        ((double2*)(v + (size_t)r * C + c0))[t / 2] =
-            make_double2(s[FP_PAD(origin + t * R + r)], s[FP_PAD(origin + (t + 1) * R + r)]);
+
+// The tile of block blockIdx.x (columns c0 .. c0 + T of every row) of v into shared memory
+// (column t of R values from s + t·fp_stride(R)), or back: consecutive threads along a row's
+// segment, so that a warp moves whole 64-byte runs of 4 rows.
+__device__ __forceinline__ void fp_tile_load(double* s, const double* v, const FpLayout& L) {
+    const u32 R = 1u << L.log_r, T = L.seg_len;
+    fp_copy<true, true>(s, fp_stride(R), (double*)v + blockIdx.x * T, 1u << L.log_c, __ffs(T) - 1, R * T);
+}
+__device__ __forceinline__ void fp_tile_store(double* s, double* v, const FpLayout& L) {
+    const u32 R = 1u << L.log_r, T = L.seg_len;
+    fp_copy<false, true>(s, fp_stride(R), v + blockIdx.x * T, 1u << L.log_c, __ffs(T) - 1, R * T);
+}
+
+// Each row r of the tile times the twiddles ω^(k·c) of its columns c = c0 .. c0 + T - 1, k =
+// bitrev(r) (ω: the table pair hi, lo; each value reduced first when RED): ω^(k·c0) from the
+// tables, then a product by ω^k a column (stages.rs twiddle).
+template <bool RED>
+__device__ __forceinline__ void fp_twiddle_of(double* s, const FpLayout& L, u64 hi, u64 lo, Fp f) {
+    const u32 R = 1u << L.log_r, T = L.seg_len, c0 = blockIdx.x * T, stride = fp_stride(R);
+    for (u32 r = threadIdx.x; r < R; r += blockDim.x) {
+        const u32 k = fp_bitrev(r, L.log_r);
+        const double step = fp_pow(hi, lo, k, L.lo_bits, f);
+        double w = fp_pow(hi, lo, k * c0, L.lo_bits, f);
+#pragma unroll
+        for (u32 t = 0; t < FP_MAX_SEG; t++) {
+            if (t < T) {
+                if (t > 0) w = fp_mul(w, step, f);
+                double& x = s[t * stride + FP_PAD(r)];
+                x = fp_mul(RED ? fp_reduce(x, f) : x, w, f);
+            }
+        }
+    }
+    __syncthreads();
+}
+__device__ __forceinline__ void fp_twiddle(double* s, const FpLayout& L, u64 hi, u64 lo, Fp f, bool red) {
+    if (red) {
+        fp_twiddle_of<true>(s, L, hi, lo, f);
+    } else {
+        fp_twiddle_of<false>(s, L, hi, lo, f);
     }
 }
+
+// ---- 1. fix-up, weights, column DIF, twiddles ----
 
 // Grid (C / SEG tiles, 2 primes), up to 512 threads (each the rows r = thread, thread + blockDim,
-// ...: a row's SEG digits are one carry segment), FP_PADDED(R·SEG) doubles of shared memory.
+// ...: a row's SEG digits are one carry segment), SEG·fp_stride(R) doubles of shared memory.
 // With FP_ADVANCE, one thread doubles the shift count mod p (nothing else here reads it).
-extern "C" __global__ void __launch_bounds__(512) fp_fwd(const u64* x, const i128* carries, double* z, u32* shift,
+extern "C" __global__ void __launch_bounds__(FP_COL_BOUNDS) fp_fwd(const u64* x, const i128* carries, double* z, u32* shift,
                                                          FpLayout L, u32 flags) {
     extern __shared__ double fp_s[];
     fp_wait();
     const u32 R = 1u << L.log_r, C = 1u << L.log_c, T = L.seg_len, segs = L.n / T, c0 = blockIdx.x * T;
+    const u32 stride = fp_stride(R);
     const FpPrime& q = L.q[blockIdx.y];
     const Fp f = fp_of(q);
     if ((flags & FP_ADVANCE) && blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0) {
         shift[0] = (u32)((2ull * shift[0]) % L.p);
     }
-    // The tile's digits, 16 bytes a thread (consecutive threads along a row's segment), into
-    // the shared tile as raw words: fp_tile_load.
-    fp_tile_load(fp_s, 0, (const double*)x, L);
+    // The tile's digits into the shared tile as raw words.
+    fp_tile_load(fp_s, (const double*)x, L);
     __syncthreads();
     for (u32 r = threadIdx.x; r < R; r += blockDim.x) {
         const u32 j0 = r * C + c0, seg = j0 / T;
         // The segment's digits with the carry out of the previous segment (twin carry_fixup).
         i64 d[FP_MAX_SEG];
-        for (u32 t = 0; t < T; t++) d[t] = __double_as_longlong(fp_s[FP_PAD(t * R + r)]);
+#pragma unroll
+        for (u32 t = 0; t < FP_MAX_SEG; t++) d[t] = t < T ? __double_as_longlong(fp_s[t * stride + FP_PAD(r)]) : 0;
         i128 carry = carries[(seg + segs - 1) % segs];
         FpWidths ws(L, j0);
-        for (u32 t = 0; t < L.fixup_depth; t++) {
-            i128 up;
-            d[t] = fp_balance((i128)d[t] + carry, ws.next(), &up);
+#pragma unroll
+        for (u32 t = 0; t < FP_MAX_SEG; t++) {
+            // Past the depth the carry is 0 but at the depth itself: d[depth] += carry.
+            const bool fix = t < L.fixup_depth;
+            i128 up = 0;
+            const i64 b = fix ? fp_balance((i128)d[t] + carry, ws.next(), &up) : d[t] + (i64)carry;
+            d[t] = b;
             carry = up;
         }
-        d[L.fixup_depth] += (i64)carry;
         FpWidths we(L, j0);
         double w = fp_pow(q.w_hi, q.w_lo, we.e, L.lo_bits, f);
-        for (u32 t = 0; t < T; t++) {
-            if (t > 0) {
-                const bool wide = we.e < we.f;
-                we.next();
-                w = fp_mul(w, wide ? q.w_wide : q.w_narrow, f);
+#pragma unroll
+        for (u32 t = 0; t < FP_MAX_SEG; t++) {
+            if (t < T) {
+                if (t > 0) {
+                    const bool wide = we.e < we.f;
+                    we.next();
+                    w = fp_mul(w, wide ? q.w_wide : q.w_narrow, f);
+                }
+                fp_s[t * stride + FP_PAD(r)] = fp_mul((double)d[t], w, f);
             }
-            fp_s[FP_PAD(t * R + r)] = fp_mul((double)d[t], w, f);
         }
     }
     __syncthreads();
-    fp_column_stages(fp_s, 0, L, q, false);
-    if (L.log_r > 0) {
-        const bool red = fp_reduces(q, FpSteps(L).tw_fwd());
-        for (u32 r = threadIdx.x; r < R; r += blockDim.x) {
-            const u32 k = fp_bitrev(r, L.log_r);
-            const double step = fp_pow(q.t_hi, q.t_lo, k, L.lo_bits, f);
-            double w = fp_pow(q.t_hi, q.t_lo, k * c0, L.lo_bits, f);
-            for (u32 t = 0; t < T; t++) {
-                if (t > 0) w = fp_mul(w, step, f);
-                double v = fp_s[FP_PAD(t * R + r)];
-                if (red) v = fp_reduce(v, f);
-                fp_s[FP_PAD(t * R + r)] = fp_mul(v, w, f);
-            }
-        }
-        __syncthreads();
-    }
-    fp_tile_store(fp_s, 0, z + (size_t)blockIdx.y * L.n, L);
+    fp_column_stages(fp_s, L, q, false);
+    if (L.log_r > 0) fp_twiddle(fp_s, L, q.t_hi, q.t_lo, f, fp_reduces(q, FpSteps(L).tw_fwd()));
+    fp_tile_store(fp_s, z + (size_t)blockIdx.y * L.n, L);
 }
 
 // ---- 2. rows: DIF, pointwise square or product, DIT ----
 
 // The stages of one row in shared memory.
-__device__ __forceinline__ void fp_row_stages(double* s, u32 origin, const FpLayout& L, const FpPrime& q,
-                                              bool inverse) {
+__device__ __forceinline__ void fp_row_stages(double* s, const FpLayout& L, const FpPrime& q, bool inverse) {
     const FpSteps st(L);
     if (inverse) {
-        fp_transform<true>(s, origin, 1, L.log_c, (const double*)q.row_itw, q, st.row_inv(0));
+        fp_transform<true, FP_S>(s, 1, 0, L.log_c, (const double*)q.row_itw, q, st.row_inv(0));
     } else {
-        fp_transform<false>(s, origin, 1, L.log_c, (const double*)q.row_tw, q, st.row_fwd(0));
+        fp_transform<false, FP_S>(s, 1, 0, L.log_c, (const double*)q.row_tw, q, st.row_fwd(0));
     }
 }
 
-// Grid (R rows, 2 primes), up to 512 threads, FP_PADDED(C) doubles of shared memory (FP_PADDED(2C) with
-// FP_PRODUCT: y's row beside, from logical index C).
-extern "C" __global__ void __launch_bounds__(512) fp_rows(double* z, const double* y, FpLayout L, u32 flags) {
-    extern __shared__ double fp_s[];
-    fp_wait();
-    const u32 C = 1u << L.log_c;
-    const FpPrime& q = L.q[blockIdx.y];
-    const Fp f = fp_of(q);
-    const size_t base = (size_t)blockIdx.y * L.n + (size_t)blockIdx.x * C;
-    const bool product = flags & FP_PRODUCT;
+// The pointwise square of a row (or product with the row `stride` doubles after it), the
+// values reduced first when RED.
+template <bool RED>
+__device__ __forceinline__ void fp_pointwise(double* s, u32 C, u32 stride, bool product, Fp f) {
     for (u32 i = threadIdx.x; i < C; i += blockDim.x) {
-        fp_s[FP_PAD(i)] = z[base + i];
-        if (product) fp_s[FP_PAD(C + i)] = y[base + i];
-    }
-    __syncthreads();
-    fp_row_stages(fp_s, 0, L, q, false);
-    if (product) fp_row_stages(fp_s, C, L, q, false);
-    const bool red = fp_reduces(q, FpSteps(L).square());
-    for (u32 i = threadIdx.x; i < C; i += blockDim.x) {
-        double a = fp_s[FP_PAD(i)];
-        if (red) a = fp_reduce(a, f);
+        double a = s[FP_PAD(i)];
+        if (RED) a = fp_reduce(a, f);
         double b = a;
         if (product) {
-            b = fp_s[FP_PAD(C + i)];
-            if (red) b = fp_reduce(b, f);
+            b = s[stride + FP_PAD(i)];
+            if (RED) b = fp_reduce(b, f);
         }
-        fp_s[FP_PAD(i)] = fp_mul(a, b, f);
+        s[FP_PAD(i)] = fp_mul(a, b, f);
     }
     __syncthreads();
-    fp_row_stages(fp_s, 0, L, q, true);
-    for (u32 i = threadIdx.x; i < C; i += blockDim.x) z[base + i] = fp_s[FP_PAD(i)];
+}
+
+// The last S DIF stages of a row of 2^log_l values, the pointwise square (or product with the
+// transformed row `stride` doubles after it) and the first S DIT stages, in one pass: those
+// stages pair values less than 2^S apart, so a thread's group is 2^S consecutive values. Bit 0
+// of M: the square's reductions; bit 1: the product.
+template <int S, int M>
+__device__ __forceinline__ void fp_middle_of(double* s, u32 stride, u32 log_l, u32 rd, u32 ri, const double* twf,
+                                             const double* twi, Fp f) {
+    constexpr bool RED = M & 1, PRODUCT = M & 2;
+    for (u32 g = threadIdx.x; g < (1u << (log_l - S)); g += blockDim.x) {
+        const u32 base = g << S;
+        double v[1 << S];
+#pragma unroll
+        for (int k = 0; k < (1 << S); k++) v[k] = s[FP_PAD(base + k)];
+        fp_stages<S, false>(v, rd, 0, 0, twf, f);
+#pragma unroll
+        for (int k = 0; k < (1 << S); k++) {
+            const double a = RED ? fp_reduce(v[k], f) : v[k];
+            double b = a;
+            if (PRODUCT) {
+                b = s[stride + FP_PAD(base + k)];
+                if (RED) b = fp_reduce(b, f);
+            }
+            v[k] = fp_mul(a, b, f);
+        }
+        fp_stages<S, true>(v, ri, 0, 0, twi, f);
+#pragma unroll
+        for (int k = 0; k < (1 << S); k++) s[FP_PAD(base + k)] = v[k];
+    }
+}
+
+template <int S>
+struct FpMiddleOp {
+    template <int M>
+    __device__ __forceinline__ static void run(double* s, u32 stride, u32 log_l, u32 rd, u32 ri, const double* twf,
+                                               const double* twi, Fp f) {
+        fp_middle_of<S, M>(s, stride, log_l, rd, ri, twf, twi, f);
+    }
+};
+
+template <int S>
+__device__ __forceinline__ void fp_middle(double* s, u32 stride, bool product, u32 log_l, const FpPrime& q,
+                                          const FpSteps& st) {
+    const u32 rd = fp_red<S>(q, st.row_fwd(0), log_l - S), ri = fp_red<S>(q, st.row_inv(0), 0);
+    const u32 m = (fp_reduces(q, st.square()) ? 1u : 0u) | (product ? 2u : 0u);
+    fp_dispatch<FpMiddleOp<S>, 2>(m, s, stride, log_l, rd, ri, (const double*)q.row_tw, (const double*)q.row_itw,
+                                  fp_of(q));
+    __syncthreads();
+}
+
+struct FpPointwiseOp {
+    template <int RED>
+    __device__ __forceinline__ static void run(double* s, u32 C, u32 stride, bool product, Fp f) {
+        fp_pointwise<RED>(s, C, stride, product, f);
+    }
+};
+
+// Grid (R rows, 2 primes), up to 256 threads, fp_stride(C) doubles of shared memory (twice that
+// with FP_PRODUCT: y's row beside). For C ≥ 2^FP_S the stages run as: the first h DIF stages
+// (h = (log C - FP_S) mod FP_S) on the way in from global memory, passes of FP_S in shared
+// memory, the last FP_S with the square and the first FP_S DIT stages (fp_middle), passes of
+// FP_S, the last h DIT stages on the way out: 2·(log C - FP_S - h)/FP_S + 1 passes through shared
+// memory (7 at 2^13, against 11 and a copy each way for the stages one transform at a time).
+extern "C" __global__ void __launch_bounds__(FP_ROW_BOUNDS) fp_rows(double* z, const double* y, FpLayout L, u32 flags) {
+    extern __shared__ double fp_s[];
+    fp_wait();
+    const u32 C = 1u << L.log_c, stride = fp_stride(C), lc = L.log_c;
+    const FpPrime& q = L.q[blockIdx.y];
+    const Fp f = fp_of(q);
+    const FpSteps st(L);
+    const double *twf = (const double*)q.row_tw, *twi = (const double*)q.row_itw;
+    const size_t base = (size_t)blockIdx.y * L.n + (size_t)blockIdx.x * C;
+    const bool product = flags & FP_PRODUCT;
+    if (product) {
+        fp_copy<true, false>(fp_s + stride, 0, (double*)y + base, 0, lc, C);
+        __syncthreads();
+        fp_row_stages(fp_s + stride, L, q, false);
+    }
+    if (lc < FP_S) {
+        fp_copy<true, false>(fp_s, 0, z + base, 0, lc, C);
+        __syncthreads();
+        fp_row_stages(fp_s, L, q, false);
+        fp_dispatch<FpPointwiseOp, 1>(fp_reduces(q, st.square()), fp_s, C, stride, product, f);
+        fp_row_stages(fp_s, L, q, true);
+        fp_copy<false, false>(fp_s, 0, z + base, 0, lc, C);
+        return;
+    }
+    const u32 h = (lc - FP_S) % FP_S;
+    if (h == 1) {
+        fp_pass_global<1, false, 4>(fp_s, z + base, nullptr, lc, twf, q, st.row_fwd(0));
+    } else if (h == 2) {
+        fp_pass_global<2, false, 2>(fp_s, z + base, nullptr, lc, twf, q, st.row_fwd(0));
+    } else {
+        fp_copy<true, false>(fp_s, 0, z + base, 0, lc, C);
+        __syncthreads();
+    }
+    for (u32 k = h; k < lc - FP_S; k += FP_S) fp_pass<FP_S, false>(fp_s, 1, 0, lc, k, twf, q, st.row_fwd(0));
+    fp_middle<FP_S>(fp_s, stride, product, lc, q, st);
+    for (u32 k = FP_S; k < lc - h; k += FP_S) fp_pass<FP_S, true>(fp_s, 1, 0, lc, k, twi, q, st.row_inv(0));
+    if (h == 1) {
+        fp_pass_global<1, true, 4>(fp_s, nullptr, z + base, lc, twi, q, st.row_inv(0));
+    } else if (h == 2) {
+        fp_pass_global<2, true, 2>(fp_s, nullptr, z + base, lc, twi, q, st.row_inv(0));
+    } else {
+        fp_copy<false, false>(fp_s, 0, z + base, 0, lc, C);
+    }
 }
 
 // ---- 3. inverse twiddles, column DIT, unweight, CRT, carry ----
 
-// Grid (C / SEG tiles), up to 512 threads (rows as fp_fwd), FP_PADDED(2·R·SEG) doubles of shared
-// memory (both primes' tiles, the second from logical index R·SEG).
-extern "C" __global__ void __launch_bounds__(512) fp_inv(const double* z, u64* x, i128* carries, const u32* shift,
+// Grid (C / SEG tiles), up to 512 threads (rows as fp_fwd), 2·SEG·fp_stride(R) doubles of shared
+// memory (both primes' tiles, the second after the first).
+extern "C" __global__ void __launch_bounds__(FP_COL_BOUNDS) fp_inv(const double* z, u64* x, i128* carries, const u32* shift,
                                                          FpLayout L, u32 flags) {
     extern __shared__ double fp_s[];
     fp_wait();
     const u32 R = 1u << L.log_r, C = 1u << L.log_c, T = L.seg_len, c0 = blockIdx.x * T;
+    const u32 stride = fp_stride(R), tile = T * stride;
     const FpSteps st(L);
     for (u32 h = 0; h < 2; h++) {
         const FpPrime& q = L.q[h];
-        const Fp f = fp_of(q);
-        const bool red = fp_reduces(q, st.tw_inv());
-        const u32 origin = h * R * T;
-        fp_tile_load(fp_s, origin, z + (size_t)h * L.n, L);
+        double* s = fp_s + h * tile;
+        fp_tile_load(s, z + (size_t)h * L.n, L);
         __syncthreads();
-        if (L.log_r > 0) {
-            for (u32 r = threadIdx.x; r < R; r += blockDim.x) {
-                const u32 k = fp_bitrev(r, L.log_r);
-                const double step = fp_pow(q.it_hi, q.it_lo, k, L.lo_bits, f);
-                double w = fp_pow(q.it_hi, q.it_lo, k * c0, L.lo_bits, f);
-                for (u32 t = 0; t < T; t++) {
-                    if (t > 0) w = fp_mul(w, step, f);
-                    double v = fp_s[FP_PAD(origin + t * R + r)];
-                    if (red) v = fp_reduce(v, f);
-                    fp_s[FP_PAD(origin + t * R + r)] = fp_mul(v, w, f);
-                }
-            }
-            __syncthreads();
-        }
-        fp_column_stages(fp_s, origin, L, q, true);
+        if (L.log_r > 0) fp_twiddle(s, L, q.it_hi, q.it_lo, fp_of(q), fp_reduces(q, st.tw_inv()));
+        fp_column_stages(s, L, q, true);
     }
     // Unweight, CRT, the LL term, and the walk of each row's segment (twin carry_walk).
     const Fp f1 = fp_of(L.q[0]), f2 = fp_of(L.q[1]);
@@ -370,28 +631,32 @@ extern "C" __global__ void __launch_bounds__(512) fp_inv(const double* z, u64* x
         double u1 = fp_pow(L.q[0].iw_hi, L.q[0].iw_lo, ws.e, L.lo_bits, f1);
         double u2 = fp_pow(L.q[1].iw_hi, L.q[1].iw_lo, ws.e, L.lo_bits, f2);
         bool wide = false;
-        for (u32 t = 0; t < T; t++) {
-            if (t > 0) {
-                u1 = fp_mul(u1, wide ? L.q[0].iw_wide : L.q[0].iw_narrow, f1);
-                u2 = fp_mul(u2, wide ? L.q[1].iw_wide : L.q[1].iw_narrow, f2);
+#pragma unroll
+        for (u32 t = 0; t < FP_MAX_SEG; t++) {
+            if (t < T) {
+                if (t > 0) {
+                    u1 = fp_mul(u1, wide ? L.q[0].iw_wide : L.q[0].iw_narrow, f1);
+                    u2 = fp_mul(u2, wide ? L.q[1].iw_wide : L.q[1].iw_narrow, f2);
+                }
+                const u32 w = ws.next();
+                wide = w != ws.q;
+                const u32 at = t * stride + FP_PAD(r);
+                const double y1 = fp_mul(fp_reduce(fp_s[at], f1), u1, f1);
+                const double y2 = fp_mul(fp_reduce(fp_s[tile + at], f2), u2, f2);
+                u64 lo, hi;
+                fp_crt(y1, y2, f1, f2, L.crt_inv, lo, hi);
+                i128 c = (i128)(((unsigned __int128)hi << 64) | lo);
+                if (bit >= start && bit < start + w) c -= (i128)1 << (u32)(bit - start);
+                start += w;
+                i128 up;
+                // The digit over this row's slot of the first prime (read above, by this thread only).
+                const i64 d = fp_balance((i128)((u64)c & ((1ull << w) - 1)) + carry, w, &up);
+                fp_s[at] = __longlong_as_double(d);
+                carry = fp_shr(c, w) + up;
             }
-            const u32 w = ws.next();
-            wide = w != ws.q;
-            const double y1 = fp_mul(fp_reduce(fp_s[FP_PAD(t * R + r)], f1), u1, f1);
-            const double y2 = fp_mul(fp_reduce(fp_s[FP_PAD(R * T + t * R + r)], f2), u2, f2);
-            u64 lo, hi;
-            fp_crt(y1, y2, f1, f2, L.crt_inv, lo, hi);
-            i128 c = (i128)(((unsigned __int128)hi << 64) | lo);
-            if (bit >= start && bit < start + w) c -= (i128)1 << (u32)(bit - start);
-            start += w;
-            i128 up;
-            // The digit over this row's slot of the first prime (read above, by this thread only).
-            const i64 d = fp_balance((i128)((u64)c & ((1ull << w) - 1)) + carry, w, &up);
-            fp_s[FP_PAD(t * R + r)] = __longlong_as_double(d);
-            carry = fp_shr(c, w) + up;
         }
         carries[j0 / T] = carry;
     }
     __syncthreads();
-    fp_tile_store(fp_s, 0, (double*)x, L);
+    fp_tile_store(fp_s, (double*)x, L);
 }

@@ -22,7 +22,7 @@ pub(crate) const UNIT: &str = "fp64";
 /// fp_rows's pointwise step multiplies by y's row (kernels/fp64/pipeline.cuh FP_PRODUCT).
 const PRODUCT: u32 = 1;
 /// Most threads of an fp_rows block (each loops over its share of a row's butterflies), and
-/// of fp_fwd and fp_inv blocks (each loops over rows); MERSENNE_CERT_FP64_THREADS (32 ..= 512,
+/// of fp_fwd and fp_inv blocks (each loops over rows); MERSENNE_CERT_FP64_THREADS (32 ..= 256,
 /// the kernels' __launch_bounds__) overrides it, for measuring.
 const THREADS: u32 = 256;
 
@@ -31,7 +31,7 @@ fn threads() -> u32 {
     std::env::var("MERSENNE_CERT_FP64_THREADS")
         .ok()
         .and_then(|v| v.parse::<u32>().ok())
-        .map_or(THREADS, |t| t.clamp(32, 512))
+        .map_or(THREADS, |t| t.clamp(32, THREADS))
 }
 
 /// The FP64 plan on the device and the launches of its squarings and products.
@@ -89,20 +89,20 @@ impl FpPipeline {
         1 << self.s.layout.log_c
     }
 
-    /// Shared memory of `words` values: a pad word after every 8 (FP_PADDED in
-    /// kernels/fp64/pipeline.cuh).
-    fn padded_bytes(words: u32) -> u32 {
-        (words + words / 8) * 8
+    /// Shared memory of `lines` lines of `words` values each: a pad word after every 8 values and
+    /// two after each line (fp_stride in kernels/fp64/pipeline.cuh).
+    fn lines_bytes(lines: u32, words: u32) -> u32 {
+        lines * (words + words / 8 + 2) * 8
     }
 
-    /// Shared memory of `tiles` tiles of the column kernels: R rows of SEG columns each.
+    /// Shared memory of `tiles` tiles of the column kernels: SEG columns of R values each.
     fn tile_bytes(&self, tiles: u32) -> u32 {
-        Self::padded_bytes(tiles * self.rows_count() * self.s.layout.seg_len)
+        Self::lines_bytes(tiles * self.s.layout.seg_len, self.rows_count())
     }
 
     /// Shared memory of `rows` rows.
     fn row_bytes(&self, rows: u32) -> u32 {
-        Self::padded_bytes(rows * self.cols() as u32)
+        Self::lines_bytes(rows, self.cols() as u32)
     }
 
     /// The column kernels' grid: a block per tile, up to THREADS threads (each a row at a time).
