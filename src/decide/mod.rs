@@ -167,13 +167,13 @@ pub fn decide(ask: &Ask, work: &Work) -> Result<Decision, EngineError> {
     match ask.engine {
         EngineChoice::Cpu => Ok(Decision::gmp(*work, None)),
         EngineChoice::Twin => {
-            let (arith, length, why) = arithmetic(ask.arith, p)?;
+            let (arith, length, why) = arithmetic(ask.arith, p, &SpeedTable::for_card(None))?;
             let why = why.map(|w| format!("arith auto: {w}"));
             Ok(Decision { engine: EngineKind::Twin, arith, length: Some(length), ..Decision::gmp(*work, why) })
         }
         EngineChoice::Gpu => {
-            let (arith, length, why) = arithmetic(ask.arith, p)?;
             let gpus = ask.devices.resolve()?;
+            let (arith, length, why) = arithmetic(ask.arith, p, &card_table(&gpus))?;
             let why = why.map(|w| format!("arith auto: {w}"));
             Ok(Decision {
                 engine: EngineKind::Gpu,
@@ -185,7 +185,7 @@ pub fn decide(ask: &Ask, work: &Work) -> Result<Decision, EngineError> {
             })
         }
         EngineChoice::Auto if forced => {
-            let (arith, length, _) = arithmetic(ask.arith, p)?;
+            let (arith, length, _) = arithmetic(ask.arith, p, &SpeedTable::for_card(None))?;
             let name = arith.name();
             Ok(match ask.devices.resolve() {
                 Ok(gpus) => Decision {
@@ -239,7 +239,7 @@ fn auto(ask: &Ask, work: &Work) -> Result<Decision, EngineError> {
     if all.cpu_wins() {
         return Ok(gmp(format!("engine auto: {cpu}, it finishes first: {}{twice}", all.describe())));
     }
-    let pick = fastest(p, &SpeedTable::builtin())?;
+    let pick = fastest(p, &card_table(&gpus))?;
     let cpu_threads = match work.shape {
         Shape::Test { .. } => 0,
         Shape::Segments => work.threads.saturating_sub(gpus.len()),
@@ -260,12 +260,20 @@ fn auto(ask: &Ask, work: &Work) -> Result<Decision, EngineError> {
     })
 }
 
-/// The arithmetic `choice` gives for M_p, its shortest length, and under `auto` why.
-fn arithmetic(choice: ArithChoice, p: u32) -> Result<(Arith, Length, Option<String>), EngineError> {
+/// The speed table of the first of `gpus` ([`SpeedTable::for_card`], by the name the driver
+/// gives it; none where it cannot be named).
+fn card_table(gpus: &[usize]) -> SpeedTable {
+    let name = gpus.first().and_then(|&g| crate::gpu::device_name(g).ok());
+    SpeedTable::for_card(Some(name.as_deref().unwrap_or("an unnamed GPU")))
+}
+
+/// The arithmetic `choice` gives for M_p, its shortest length, and under `auto` why (the
+/// fastest by `table`).
+fn arithmetic(choice: ArithChoice, p: u32, table: &SpeedTable) -> Result<(Arith, Length, Option<String>), EngineError> {
     match choice {
         ArithChoice::Fixed(a) => Ok((a, smallest_length(p, a)?, None)),
         ArithChoice::Auto => {
-            let pick = fastest(p, &SpeedTable::builtin())?;
+            let pick = fastest(p, table)?;
             Ok((pick.arith, pick.length, Some(pick.why)))
         }
     }

@@ -1,9 +1,10 @@
 //! The exact arithmetic a transform engine squares in (`--arith auto|goldilocks|m61m31|fp64`): the
 //! user's choice, and under `auto` the tuner's. The tuner ([`fastest`]) takes, per exponent, each
 //! arithmetic at its shortest length ([`smallest_length`]) and picks the one a table of measured
-//! µs per iteration says is fastest; where one of them has no measurement it keeps Goldilocks
-//! (the measured path: nothing gets slower), and where only one arithmetic's bound holds p it
-//! takes that one. `crate::decide` joins this with the engine choice, once per piece of work.
+//! µs per iteration says is fastest on the card at hand ([`SpeedTable::for_card`]: a card the
+//! table was not measured on has none, since the FP64 rate differs tenfold between cards); where
+//! one of them has no measurement it keeps Goldilocks (the measured path: nothing gets slower),
+//! and where only one arithmetic's bound holds p it takes that one. `crate::decide` joins this with the engine choice, once per piece of work.
 
 use crate::engine::EngineError;
 use crate::transform::length::smallest_length;
@@ -23,6 +24,8 @@ pub enum ArithChoice {
 pub struct SpeedTable {
     /// Where the figures come from, for the stderr line.
     pub source: &'static str,
+    /// What the GPU's name contains where these figures hold (the card they were measured on).
+    pub card: &'static str,
     pub rows: Vec<(Arith, Length, f64)>,
 }
 
@@ -38,6 +41,7 @@ impl SpeedTable {
         let fp = |log2: u32, us: f64| (Arith::Fp64, Length { odd: 1, log2 }, us);
         SpeedTable {
             source: "H100, the three arithmetics in one call, bench/RESULTS.md 2026-11-27",
+            card: "H100",
             rows: vec![
                 gl(16, 14.8),
                 gl(18, 21.1),
@@ -54,6 +58,19 @@ impl SpeedTable {
                 fp(20, 113.4),
                 fp(22, 486.9),
             ],
+        }
+    }
+
+    /// The table for the GPU named `name` (None: no GPU, the CPU twin): the built-in one on the
+    /// card it was measured on, else none (every arithmetic unmeasured: the tuner keeps
+    /// Goldilocks wherever its bound holds p, as on a card whose FP64 units run at a fraction of
+    /// the H100's rate the integer arithmetic stays ahead).
+    pub fn for_card(name: Option<&str>) -> SpeedTable {
+        let built_in = SpeedTable::builtin();
+        match name {
+            Some(n) if n.contains(built_in.card) => built_in,
+            Some(_) => SpeedTable { source: "no speed table for this GPU", card: "", rows: vec![] },
+            None => SpeedTable { source: "no speed table for the CPU twin", card: "", rows: vec![] },
         }
     }
 
@@ -128,7 +145,7 @@ mod tests {
     use super::*;
 
     fn table(rows: Vec<(Arith, Length, f64)>) -> SpeedTable {
-        SpeedTable { source: "test", rows }
+        SpeedTable { source: "test", card: "test", rows }
     }
     const fn len(odd: u32, log2: u32) -> Length {
         Length { odd, log2 }
@@ -158,6 +175,21 @@ mod tests {
         );
         let pick = fastest(9_689, &t).unwrap();
         assert!(pick.why.contains("not measured"), "{}", pick.why);
+    }
+
+    #[test]
+    fn the_built_in_table_holds_only_on_its_card() {
+        let h100 = SpeedTable::for_card(Some("NVIDIA H100 80GB HBM3"));
+        assert_eq!(h100, SpeedTable::builtin());
+        for other in [Some("NVIDIA GeForce RTX 4090"), None] {
+            let t = SpeedTable::for_card(other);
+            assert!(t.rows.is_empty(), "{other:?}");
+            for p in [20_996_011, 136_279_841] {
+                let pick = fastest(p, &t).unwrap();
+                assert_eq!(pick.arith, Arith::Goldilocks, "{other:?} p={p}: {}", pick.why);
+                assert!(pick.why.contains("not measured"), "{}", pick.why);
+            }
+        }
     }
 
     #[test]

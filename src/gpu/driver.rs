@@ -1,6 +1,6 @@
 //! The CUDA libraries themselves, before any context: whether the driver and NVRTC can be
-//! loaded (else [`EngineError::NoGpu`], never a panic), their versions, and how many GPUs the
-//! driver sees. Below `module` (which opens a device) and `warm` (which opens them ahead).
+//! loaded (else [`EngineError::NoGpu`], never a panic), their versions, how many GPUs the
+//! driver sees and their names. Below `module` (which opens a device) and `warm` (which opens them ahead).
 
 use crate::engine::EngineError;
 use crate::trace;
@@ -42,4 +42,14 @@ pub fn device_count() -> Result<usize, EngineError> {
     CudaContext::device_count()
         .map(|n| n.max(0) as usize)
         .map_err(|e| EngineError::NoGpu(format!("cannot count CUDA devices: {e:?}")))
+}
+
+/// The name the driver gives GPU `ordinal` (e.g. "NVIDIA H100 80GB HBM3"), no context opened.
+pub fn device_name(ordinal: usize) -> Result<String, EngineError> {
+    libraries_present()?;
+    let ordinal_c = i32::try_from(ordinal).unwrap_or(i32::MAX);
+    cudarc::driver::result::init()
+        .and_then(|()| cudarc::driver::result::device::get(ordinal_c))
+        .and_then(cudarc::driver::result::device::get_name)
+        .map_err(|e| EngineError::NoGpu(format!("cannot name CUDA device {ordinal}: {e:?}")))
 }

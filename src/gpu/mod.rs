@@ -47,7 +47,7 @@ pub use warm::WarmUp;
 use crate::engine::EngineError;
 use crate::exponent::TestKind;
 
-pub use driver::device_count;
+pub use driver::{device_count, device_name};
 
 /// A description of the usable GPU (name, architecture, memory, driver; no kernels built), or
 /// why there is none.
