@@ -5,14 +5,20 @@ Compiles each unit of kernels/manifest.txt (or those named) as module.rs does: t
 as the program, every header it #includes (transitively) passed by name as an include source,
 module.rs's options (--gpu-architecture, --std=c++17, --device-int128); prints the log and exits
 non-zero on a compilation error. --ptx DIR also writes each unit's PTX (for compute_XX of
---arch) to DIR/<unit>.ptx, to compare the kernels of two trees.
+--arch) to DIR/<unit>.ptx, to compare the kernels of two trees; --sass DIR writes each unit's
+CUBIN for --arch to DIR/<unit>.cubin and, where nvdisasm is found (--nvdisasm, $NVDISASM or
+PATH; `pip install nvidia-cuda-nvdisasm` has one), its SASS to DIR/<unit>.sass: what the GPU
+runs (which branches became predicated instructions, where registers spill), without a GPU.
 
-    scripts/nvrtc-check.py [--arch sm_90] [--dir kernels] [--ptxas-v] [--ptx DIR] [--lib PATH] [UNIT...]
+    scripts/nvrtc-check.py [--arch sm_90] [--dir kernels] [--ptxas-v] [--ptx DIR] [--sass DIR]
+                           [--nvdisasm PATH] [--lib PATH] [UNIT...]
 """
 import argparse
 import ctypes
 import os
 import re
+import shutil
+import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -52,7 +58,7 @@ def load(lib):
 
 
 def compile_unit(nv, kernels, file, arch, verbose=False):
-    """(return code, log, PTX or None) of one unit."""
+    """(return code, log, PTX (compute_XX) or CUBIN (sm_XX) or None) of one unit."""
     text, headers = closure(kernels, file)
     names = sorted(headers)
     arr = lambda items: (ctypes.c_char_p * len(items))(*items)
@@ -75,6 +81,11 @@ def compile_unit(nv, kernels, file, arch, verbose=False):
         buf = ctypes.create_string_buffer(size.value)
         nv.nvrtcGetPTX(prog, buf)
         ptx = buf.value.decode()
+    elif rc == 0:
+        nv.nvrtcGetCUBINSize(prog, ctypes.byref(size))
+        buf = ctypes.create_string_buffer(size.value)
+        nv.nvrtcGetCUBIN(prog, buf)
+        ptx = buf.raw
     nv.nvrtcDestroyProgram(ctypes.byref(prog))
     return rc, log.value.decode(errors="replace"), ptx
 
@@ -87,6 +98,8 @@ def main():
     ap.add_argument("--lib", default=None)
     ap.add_argument("--ptxas-v", action="store_true", help="print ptxas's register and spill report")
     ap.add_argument("--ptx", metavar="DIR", help="also write each unit's PTX to DIR/<unit>.ptx")
+    ap.add_argument("--sass", metavar="DIR", help="also write each unit's CUBIN (and SASS) to DIR")
+    ap.add_argument("--nvdisasm", default=os.environ.get("NVDISASM") or shutil.which("nvdisasm"))
     args = ap.parse_args()
     nv = load(args.lib)
     units = manifest(args.dir)
@@ -97,7 +110,7 @@ def main():
     for name, file in units:
         if args.units and name not in args.units:
             continue
-        rc, log, _ = compile_unit(nv, args.dir, file, args.arch, args.ptxas_v)
+        rc, log, cubin = compile_unit(nv, args.dir, file, args.arch, args.ptxas_v)
         print("%s (%s): %s" % (name, file, "OK" if rc == 0 else "FAILED (%d)" % rc))
         if log.strip():
             print(log)
@@ -106,6 +119,13 @@ def main():
             os.makedirs(args.ptx, exist_ok=True)
             _, _, ptx = compile_unit(nv, args.dir, file, "compute_" + args.arch.split("_", 1)[1])
             open(os.path.join(args.ptx, name + ".ptx"), "w").write(ptx)
+        if args.sass and rc == 0:
+            os.makedirs(args.sass, exist_ok=True)
+            out = os.path.join(args.sass, name)
+            open(out + ".cubin", "wb").write(cubin)
+            if args.nvdisasm:
+                with open(out + ".sass", "w") as f:
+                    subprocess.run([args.nvdisasm, "-c", "-g", out + ".cubin"], stdout=f, check=True)
     sys.exit(1 if failed else 0)
 
 
