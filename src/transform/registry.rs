@@ -49,9 +49,9 @@ mod tests {
     use crate::exponent::TestKind;
     use crate::residue::{Residue, Shift};
     use crate::transform::arith::MAX_LOG2;
-    use crate::transform::m61m31::stages::{self, M61M31Tables};
+    use crate::transform::m61m31::stages::M61M31Tables;
     use crate::transform::plan::Plan;
-    use crate::transform::twin;
+    use crate::transform::twin::{self, Convolution};
 
     #[test]
     fn every_key_maps_to_its_own_arithmetic_and_twin() {
@@ -71,7 +71,7 @@ mod tests {
         assert_eq!(twin.transform_name(&gl), format!("NTT n={}", gl.n()));
         let d = mm.residue_to_digits(&Residue::from_u64(p, 4), 5);
         let (twin, tables) = (get(Arith::M61M31).twin(&mm).unwrap(), M61M31Tables::new(&mm).unwrap());
-        let want = stages::iterate_digits(&mm, &tables, kind, d.clone(), shift, 3);
+        let want = tables.iterate_digits(&mm, kind, d.clone(), shift, 3);
         assert_eq!(twin.iterate(&mm, kind, d, shift, 3), want);
         assert_eq!(twin.transform_name(&mm), format!("m61m31 n={}", mm.length()));
     }

@@ -6,6 +6,8 @@
 //! at once, which gives the same digits (the small-length kernel, kernels/goldilocks/small.cuh, also does
 //! both at once). Each stage is a public function so that the GPU
 //! self-test can compare every kernel with it; `engine::twin::TwinEngine` strings them into a slow engine.
+//! The carry and the iterations serve every arithmetic's twin: [`Convolution`] gives M61·M31's and
+//! FP64's their squaring, product and iterations from their convolution.
 
 use crate::exponent::TestKind;
 use crate::residue::Shift;
@@ -196,6 +198,35 @@ pub fn iterate_with(
         shift = next;
     }
     (digits, shift)
+}
+
+/// An arithmetic whose twin computes the convolution outputs exactly as i128 (M61·M31, FP64):
+/// its squaring, product and iterations of digits are that convolution and the carry.
+pub trait Convolution {
+    /// The convolution outputs of a·b (b = None: a²) as integers.
+    fn convolution(&self, plan: &Plan, a: &[i64], b: Option<&[i64]>) -> Vec<i128>;
+
+    /// One squaring of balanced digits modulo M_p, with an optional injected term.
+    fn square_digits(&self, plan: &Plan, digits: &[i64], inject: Option<(usize, i64)>) -> Vec<i64> {
+        carry(plan, &self.convolution(plan, digits, None), inject)
+    }
+
+    /// The product of two digit vectors modulo M_p.
+    fn multiply_digits(&self, plan: &Plan, a: &[i64], b: &[i64]) -> Vec<i64> {
+        carry(plan, &self.convolution(plan, a, Some(b)), None)
+    }
+
+    /// `count` iterations of `kind` on digits that stand for x·2^shift (see [`iterate_digits`]).
+    fn iterate_digits(
+        &self,
+        plan: &Plan,
+        kind: TestKind,
+        digits: Vec<i64>,
+        shift: Shift,
+        count: u64,
+    ) -> (Vec<i64>, Shift) {
+        iterate_with(plan, kind, digits, shift, count, |d, inject| self.square_digits(plan, d, inject))
+    }
 }
 
 #[cfg(test)]

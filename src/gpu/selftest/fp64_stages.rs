@@ -12,7 +12,7 @@ use crate::gpu::module::{cuda_err, Device};
 use crate::rng::SeededRng;
 use crate::transform::fp64::stages::{self as fs, Fp64Tables};
 use crate::transform::plan::Plan;
-use crate::transform::twin;
+use crate::transform::twin::{self, Convolution};
 use cudarc::driver::CudaSlice;
 
 /// A residue on the device: digits, i128 carries as two words each, the shift count.
@@ -161,7 +161,7 @@ pub(crate) fn check_plan(
     unsafe { c.pipe.square(dev, x.res(), &x.shift, true) }?;
     let (mut gd, gc, gs) = c.get_residue(&x)?;
     twin::carry_fixup(plan, &mut gd, &gc);
-    let want = fs::square_digits(plan, t, &fixed, Some(plan.minus_two_at(s2)));
+    let want = t.square_digits(plan, &fixed, Some(plan.minus_two_at(s2)));
     verdict("LL squaring (all kernels)", gd == want && gs == s2);
     let e = test_digits(plan, rng, extreme);
     let acc_pending: Vec<i128> = (0..segs).map(|_| i128::from(rng.next_u64() as i64 >> 3)).collect();
@@ -174,6 +174,6 @@ pub(crate) fn check_plan(
     unsafe { c.pipe.multiply(dev, acc.res(), x.res(), &tmp, &acc.shift) }?;
     let (mut gd, gc, _) = c.get_residue(&acc)?;
     twin::carry_fixup(plan, &mut gd, &gc);
-    verdict("product (all kernels)", gd == fs::multiply_digits(plan, t, &acc_fixed, &fixed));
+    verdict("product (all kernels)", gd == t.multiply_digits(plan, &acc_fixed, &fixed));
     Ok(out)
 }

@@ -17,7 +17,7 @@ use crate::transform::m61m31::m61::M61;
 use crate::transform::m61m31::mersenne::Mersenne;
 use crate::transform::m61m31::stages::{self as mm, M61M31Tables};
 use crate::transform::plan::Plan;
-use crate::transform::twin;
+use crate::transform::twin::{self, Convolution};
 use cudarc::driver::CudaSlice;
 
 /// Device buffers of one check: a residue (digits, i128 carries as two words, shift) and two
@@ -296,7 +296,7 @@ pub(crate) fn check_plan(
     unsafe { c.pipe.square(dev, c.res(), &c.b.shift, true) }?;
     let (mut gd, gc, gs) = c.get_residue()?;
     twin::carry_fixup(plan, &mut gd, &gc);
-    let want = mm::square_digits(plan, &c.t, &fixed, Some(plan.minus_two_at(s2)));
+    let want = c.t.square_digits(plan, &fixed, Some(plan.minus_two_at(s2)));
     verdict("LL squaring (all kernels)", gd == want && gs == s2);
     let e = test_digits(plan, rng, extreme);
     let acc_pending: Vec<i128> = (0..segs).map(|_| i128::from(rng.next_u64() as i64 >> 3)).collect();
@@ -311,7 +311,7 @@ pub(crate) fn check_plan(
     unsafe { c.pipe.multiply(dev, c.res(), Res { x: &xb, carries: &xc }, &tmp, &c.b.shift) }?;
     let (mut gd, gc, _) = c.get_residue()?;
     twin::carry_fixup(plan, &mut gd, &gc);
-    verdict("product (all kernels)", gd == mm::multiply_digits(plan, &c.t, &acc_fixed, &fixed));
+    verdict("product (all kernels)", gd == c.t.multiply_digits(plan, &acc_fixed, &fixed));
     drop((xb, xc, tmp));
     Ok(out)
 }

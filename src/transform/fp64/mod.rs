@@ -18,6 +18,7 @@ use crate::residue::Shift;
 use crate::transform::arith::{Arith, Bound, Length};
 use crate::transform::arithmetic::{Arithmetic, TwinStages};
 use crate::transform::plan::Plan;
+use crate::transform::twin::Convolution;
 use crate::transform::PlanError;
 use stages::{Fp64Tables, SEG_LEN};
 
@@ -55,9 +56,9 @@ impl TwinStages for Fp64Tables {
         format!("fp64 n={}", plan.length())
     }
     fn iterate(&self, plan: &Plan, kind: TestKind, digits: Vec<i64>, shift: Shift, count: u64) -> (Vec<i64>, Shift) {
-        stages::iterate_digits(plan, self, kind, digits, shift, count)
+        self.iterate_digits(plan, kind, digits, shift, count)
     }
     fn multiply(&self, plan: &Plan, a: &[i64], b: &[i64]) -> Vec<i64> {
-        stages::multiply_digits(plan, self, a, b)
+        self.multiply_digits(plan, a, b)
     }
 }

@@ -22,12 +22,10 @@ use super::crt::Crt;
 use super::field::Fp64;
 use super::ntt::{reductions, Ntt, Schedule, Step};
 use super::primes::{pow_mod, Fp64Prime, PRIMES};
-use crate::exponent::TestKind;
-use crate::residue::Shift;
 use crate::transform::arith::Arith;
 use crate::transform::bit_reverse;
 use crate::transform::plan::Plan;
-use crate::transform::twin;
+use crate::transform::twin::Convolution;
 use crate::transform::PlanError;
 
 /// Most rows (log2): a tile of 2^9 rows of SEG_LEN columns in both primes fills 72 KiB of a GPU
@@ -354,39 +352,21 @@ fn convolve(plan: &Plan, all: &Fp64Tables, t: &PrimeTables, a: &[i64], b: Option
     unweigh(plan, t, &x)
 }
 
-/// The convolution outputs of a·b (b = None: a²) as integers: both primes (side by side, as on
-/// the GPU) and the CRT.
-pub fn convolution(plan: &Plan, t: &Fp64Tables, a: &[i64], b: Option<&[i64]>) -> Vec<i128> {
-    let [t1, t2] = &t.primes;
-    let (y1, y2) = rayon::join(|| convolve(plan, t, t1, a, b), || convolve(plan, t, t2, a, b));
-    y1.iter().zip(&y2).map(|(&u, &v)| t.crt.recombine(u, v)).collect()
-}
-
-/// One squaring of balanced digits modulo M_p, with an optional injected term.
-pub fn square_digits(plan: &Plan, t: &Fp64Tables, digits: &[i64], inject: Option<(usize, i64)>) -> Vec<i64> {
-    twin::carry(plan, &convolution(plan, t, digits, None), inject)
-}
-
-/// The product of two digit vectors modulo M_p.
-pub fn multiply_digits(plan: &Plan, t: &Fp64Tables, a: &[i64], b: &[i64]) -> Vec<i64> {
-    twin::carry(plan, &convolution(plan, t, a, Some(b)), None)
-}
-
-/// `count` iterations of `kind` on digits that stand for x·2^shift (see twin::iterate_digits).
-pub fn iterate_digits(
-    plan: &Plan,
-    t: &Fp64Tables,
-    kind: TestKind,
-    digits: Vec<i64>,
-    shift: Shift,
-    count: u64,
-) -> (Vec<i64>, Shift) {
-    twin::iterate_with(plan, kind, digits, shift, count, |d, inject| square_digits(plan, t, d, inject))
+impl Convolution for Fp64Tables {
+    /// The convolution outputs of a·b (b = None: a²) as integers: both primes (side by side, as
+    /// on the GPU) and the CRT.
+    fn convolution(&self, plan: &Plan, a: &[i64], b: Option<&[i64]>) -> Vec<i128> {
+        let [t1, t2] = &self.primes;
+        let (y1, y2) = rayon::join(|| convolve(plan, self, t1, a, b), || convolve(plan, self, t2, a, b));
+        y1.iter().zip(&y2).map(|(&u, &v)| self.crt.recombine(u, v)).collect()
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::exponent::TestKind;
+    use crate::residue::Shift;
     use crate::transform::fp64::crt::MAX_ABS;
     use crate::transform::plan::Length;
     use crate::transform::testing::{self, direct_convolution, extreme_digits, matches_rug, random_digits};
@@ -398,8 +378,8 @@ mod tests {
 
     fn product_matches_rug(plan: &Plan, t: &Fp64Tables, a: &[i64], b: Option<&[i64]>) -> bool {
         let got = match b {
-            Some(b) => multiply_digits(plan, t, a, b),
-            None => square_digits(plan, t, a, None),
+            Some(b) => t.multiply_digits(plan, a, b),
+            None => t.square_digits(plan, a, None),
         };
         matches_rug(plan, a, b, &got)
     }
@@ -436,9 +416,9 @@ mod tests {
             let t = Fp64Tables::new(&plan).unwrap();
             let (a, b) = (random_digits(&plan, u64::from(p)), random_digits(&plan, u64::from(p) + 1));
             let ext = extreme_digits(&plan, 0, 1);
-            assert_eq!(convolution(&plan, &t, &a, Some(&b)), direct_convolution(&plan, &a, &b), "p={p}");
-            assert_eq!(convolution(&plan, &t, &a, None), direct_convolution(&plan, &a, &a), "p={p}");
-            assert_eq!(convolution(&plan, &t, &ext, None), direct_convolution(&plan, &ext, &ext), "p={p}");
+            assert_eq!(t.convolution(&plan, &a, Some(&b)), direct_convolution(&plan, &a, &b), "p={p}");
+            assert_eq!(t.convolution(&plan, &a, None), direct_convolution(&plan, &a, &a), "p={p}");
+            assert_eq!(t.convolution(&plan, &ext, None), direct_convolution(&plan, &ext, &ext), "p={p}");
         }
     }
 
@@ -455,7 +435,7 @@ mod tests {
                 let d = extreme_digits(&plan, mode, 1);
                 assert!(product_matches_rug(&plan, &t, &d, None), "p={p} n={} mode={mode}", plan.n());
             }
-            let c0 = convolution(&plan, &t, &extreme_digits(&plan, 0, 1), None)[0].unsigned_abs();
+            let c0 = t.convolution(&plan, &extreme_digits(&plan, 0, 1), None)[0].unsigned_abs();
             assert!(c0 > MAX_ABS / 4, "p={p} n={} c0={c0}", plan.n());
         }
     }
@@ -486,7 +466,7 @@ mod tests {
 
         fn ll_iterations_match_rug(seed: u64, pick: u32, s: u32, iters: u8) -> TestResult {
             let iterate = |plan: &Plan, d: Vec<i64>, sh: Shift, count: u64| {
-                iterate_digits(plan, &Fp64Tables::new(plan).unwrap(), TestKind::Ll, d, sh, count)
+                Fp64Tables::new(plan).unwrap().iterate_digits(plan, TestKind::Ll, d, sh, count)
             };
             testing::ll_iterations_match_rug(Arith::Fp64, &iterate, 400_000, (seed, pick, s, iters))
         }

@@ -16,6 +16,7 @@ use crate::residue::Shift;
 use crate::transform::arith::{Arith, Bound, Length, MAX_LOG2};
 use crate::transform::arithmetic::{Arithmetic, TwinStages};
 use crate::transform::plan::Plan;
+use crate::transform::twin::Convolution;
 use crate::transform::PlanError;
 use stages::M61M31Tables;
 
@@ -69,9 +70,9 @@ impl TwinStages for M61M31Tables {
         format!("m61m31 n={}", plan.length())
     }
     fn iterate(&self, plan: &Plan, kind: TestKind, digits: Vec<i64>, shift: Shift, count: u64) -> (Vec<i64>, Shift) {
-        stages::iterate_digits(plan, self, kind, digits, shift, count)
+        self.iterate_digits(plan, kind, digits, shift, count)
     }
     fn multiply(&self, plan: &Plan, a: &[i64], b: &[i64]) -> Vec<i64> {
-        stages::multiply_digits(plan, self, a, b)
+        self.multiply_digits(plan, a, b)
     }
 }

@@ -28,8 +28,6 @@
 //!    and for odd = 3 one product by 3^(−1).
 //! 6. CRT ([`recombine`]) of the GF(M61) and GF(M31) outputs into i128, then the carry.
 
-use crate::exponent::TestKind;
-use crate::residue::Shift;
 use crate::transform::bit_reverse;
 use crate::transform::field::Field;
 use crate::transform::m61m31::crt;
@@ -38,7 +36,7 @@ use crate::transform::m61m31::m31::M31;
 use crate::transform::m61m31::m61::M61;
 use crate::transform::m61m31::mersenne::Mersenne;
 use crate::transform::plan::{Arith, Plan};
-use crate::transform::twin;
+use crate::transform::twin::Convolution;
 use crate::transform::PlanError;
 
 /// One field's constants for one plan: the weight and unweight rotations and the twiddles.
@@ -278,38 +276,20 @@ pub fn recombine(y61: &[M61], y31: &[M31]) -> Vec<i128> {
     y61.iter().zip(y31).map(|(&a, &b)| crt::recombine(a, b)).collect()
 }
 
-/// The convolution outputs of a·b (b = None: a²) as integers.
-/// The two fields' transforms are independent (as on the GPU): they run side by side.
-pub fn convolution(plan: &Plan, t: &M61M31Tables, a: &[i64], b: Option<&[i64]>) -> Vec<i128> {
-    let (y61, y31) = rayon::join(|| convolve(plan, &t.t61, a, b), || convolve(plan, &t.t31, a, b));
-    recombine(&y61, &y31)
-}
-
-/// One squaring of balanced digits modulo M_p, with an optional injected term.
-pub fn square_digits(plan: &Plan, t: &M61M31Tables, digits: &[i64], inject: Option<(usize, i64)>) -> Vec<i64> {
-    twin::carry(plan, &convolution(plan, t, digits, None), inject)
-}
-
-/// The product of two digit vectors modulo M_p.
-pub fn multiply_digits(plan: &Plan, t: &M61M31Tables, a: &[i64], b: &[i64]) -> Vec<i64> {
-    twin::carry(plan, &convolution(plan, t, a, Some(b)), None)
-}
-
-/// `count` iterations of `kind` on digits that stand for x·2^shift (see twin::iterate_digits).
-pub fn iterate_digits(
-    plan: &Plan,
-    t: &M61M31Tables,
-    kind: TestKind,
-    digits: Vec<i64>,
-    shift: Shift,
-    count: u64,
-) -> (Vec<i64>, Shift) {
-    twin::iterate_with(plan, kind, digits, shift, count, |d, inject| square_digits(plan, t, d, inject))
+impl Convolution for M61M31Tables {
+    /// The convolution outputs of a·b (b = None: a²) as integers.
+    /// The two fields' transforms are independent (as on the GPU): they run side by side.
+    fn convolution(&self, plan: &Plan, a: &[i64], b: Option<&[i64]>) -> Vec<i128> {
+        let (y61, y31) = rayon::join(|| convolve(plan, &self.t61, a, b), || convolve(plan, &self.t31, a, b));
+        recombine(&y61, &y31)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::exponent::TestKind;
+    use crate::residue::Shift;
     use crate::transform::plan::Length;
     use crate::transform::testing::{self, direct_convolution, extreme_digits, matches_rug, random_digits};
     use quickcheck::{quickcheck, TestResult};
@@ -321,8 +301,8 @@ mod tests {
     /// The squaring (or product) of digits mod M_p through the twin, against rug.
     fn product_matches_rug(plan: &Plan, t: &M61M31Tables, a: &[i64], b: Option<&[i64]>) -> bool {
         let got = match b {
-            Some(b) => multiply_digits(plan, t, a, b),
-            None => square_digits(plan, t, a, None),
+            Some(b) => t.multiply_digits(plan, a, b),
+            None => t.square_digits(plan, a, None),
         };
         matches_rug(plan, a, b, &got)
     }
@@ -365,9 +345,9 @@ mod tests {
             let a = random_digits(&plan, u64::from(p));
             let b = random_digits(&plan, u64::from(p) + 1);
             let ext: Vec<i64> = (0..plan.n()).map(|j| -(1i64 << (plan.width(j) - 1)) - plan.slack() as i64).collect();
-            assert_eq!(convolution(&plan, &t, &a, Some(&b)), direct_convolution(&plan, &a, &b), "p={p}");
-            assert_eq!(convolution(&plan, &t, &a, None), direct_convolution(&plan, &a, &a), "p={p}");
-            assert_eq!(convolution(&plan, &t, &ext, None), direct_convolution(&plan, &ext, &ext), "p={p}");
+            assert_eq!(t.convolution(&plan, &a, Some(&b)), direct_convolution(&plan, &a, &b), "p={p}");
+            assert_eq!(t.convolution(&plan, &a, None), direct_convolution(&plan, &a, &a), "p={p}");
+            assert_eq!(t.convolution(&plan, &ext, None), direct_convolution(&plan, &ext, &ext), "p={p}");
         }
     }
 
@@ -386,12 +366,12 @@ mod tests {
                     let d = extreme_digits(&plan, mode, 1);
                     assert!(product_matches_rug(&plan, &t, &d, None), "p={p} n={} mode={mode}", plan.n());
                     if plan.n() <= 256 {
-                        assert_eq!(convolution(&plan, &t, &d, None), direct_convolution(&plan, &d, &d), "p={p}");
+                        assert_eq!(t.convolution(&plan, &d, None), direct_convolution(&plan, &d, &d), "p={p}");
                     }
                 }
                 // c_0 of the all-equal digits nears the bound: it is at least half of it.
                 let d = extreme_digits(&plan, 0, 1);
-                let c0 = convolution(&plan, &t, &d, None)[0].unsigned_abs();
+                let c0 = t.convolution(&plan, &d, None)[0].unsigned_abs();
                 assert!(c0 > crt::MAX_ABS / 4, "p={p} n={} c0={c0}", plan.n());
             }
         }
@@ -424,7 +404,7 @@ mod tests {
 
         fn ll_iterations_match_rug(seed: u64, pick: u32, s: u32, iters: u8) -> TestResult {
             let iterate = |plan: &Plan, d: Vec<i64>, sh: Shift, count: u64| {
-                iterate_digits(plan, &M61M31Tables::new(plan).unwrap(), TestKind::Ll, d, sh, count)
+                M61M31Tables::new(plan).unwrap().iterate_digits(plan, TestKind::Ll, d, sh, count)
             };
             testing::ll_iterations_match_rug(Arith::M61M31, &iterate, 30_000, (seed, pick, s, iters))
         }
