@@ -10,11 +10,12 @@ use super::fp64::FpPipeline;
 use super::goldilocks::Passes;
 use super::goldilocks::SmallPipeline;
 use super::graphs::Graphs;
-use super::launch::Res;
+use super::launch::{carries_from_words, Res};
 use super::m61m31::MmPipeline;
 use super::module::Device;
 use crate::engine::EngineError;
 use crate::transform::plan::{Arith, Plan};
+use crate::transform::twin::carry_fixup;
 use cudarc::driver::{CudaModule, CudaSlice};
 use std::sync::Arc;
 
@@ -30,15 +31,23 @@ pub(crate) trait Pipeline: Send {
     fn plan(&self) -> &Plan;
     /// The module of its NVRTC unit (kernels/manifest.txt), whose kernels it launches.
     fn module(&self) -> &Arc<CudaModule>;
-    /// 64-bit words of a residue's pending carries: one per carry segment, unless the
-    /// arithmetic keeps them otherwise.
+    /// 64-bit words of one pending carry as the kernels keep it: 1 (an i64), or 2 (an i128,
+    /// low word first: [`super::launch::carries_to_words`]; M61·M31's and FP64's).
+    fn carry_width(&self) -> usize {
+        1
+    }
+    /// 64-bit words of a residue's pending carries: one carry per carry segment.
     fn carry_words(&self) -> usize {
-        self.plan().n() / self.plan().seg_len()
+        self.carry_width() * self.plan().n() / self.plan().seg_len()
     }
     /// Apply the pending carries of a downloaded value (`words`, as the device keeps them) to
-    /// its digits, as the CPU twin's carry_fixup does (one carry a word, unless overridden).
+    /// its digits, as the CPU twin's carry_fixup does.
     fn apply_carries(&self, digits: &mut [i64], words: &[i64]) {
-        crate::transform::twin::carry_fixup(self.plan(), digits, words);
+        if self.carry_width() == 2 {
+            carry_fixup(self.plan(), digits, &carries_from_words(words));
+        } else {
+            carry_fixup(self.plan(), digits, words);
+        }
     }
     /// The transform and its length, for the engine's description ("NTT n=2^20").
     fn transform_name(&self) -> String {

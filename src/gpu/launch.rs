@@ -29,7 +29,7 @@ pub(crate) const ADVANCE: u32 = 4;
 pub(crate) const LL: u32 = 8;
 
 /// A residue on the device: n digit words and its pending carries (one word per segment, or
-/// two: [`super::arith::Pipeline::carry_words`]).
+/// two: [`super::arith::Pipeline::carry_width`]).
 #[derive(Clone, Copy)]
 pub(crate) struct Res<'a> {
     pub x: &'a CudaSlice<u64>,

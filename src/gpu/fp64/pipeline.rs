@@ -11,7 +11,7 @@
 use super::setup::Setup;
 use crate::engine::EngineError;
 use crate::gpu::arith::Pipeline;
-use crate::gpu::launch::{carries_from_words, launch_grid, time_steps, Arg, Res, Shape, Step, ADVANCE, LL};
+use crate::gpu::launch::{launch_grid, time_steps, Arg, Res, Shape, Step, ADVANCE, LL};
 use crate::gpu::module::{cuda_err, function, Device};
 use crate::transform::plan::Plan;
 use cudarc::driver::{sys, CudaFunction, CudaModule, CudaSlice};
@@ -169,11 +169,8 @@ impl Pipeline for FpPipeline {
     fn module(&self) -> &Arc<CudaModule> {
         &self.module
     }
-    fn carry_words(&self) -> usize {
-        2 * self.plan.n() / self.plan.seg_len()
-    }
-    fn apply_carries(&self, digits: &mut [i64], words: &[i64]) {
-        crate::transform::twin::carry_fixup(&self.plan, digits, &carries_from_words(words));
+    fn carry_width(&self) -> usize {
+        2
     }
     fn transform_name(&self) -> String {
         format!("fp64 n={}", self.plan.length())

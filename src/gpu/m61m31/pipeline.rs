@@ -15,7 +15,7 @@ use super::kernels::MmKernels;
 use super::setup::{carry_shared_bytes, MmPass, Setup, THREADS};
 use crate::engine::EngineError;
 use crate::gpu::arith::Pipeline;
-use crate::gpu::launch::{carries_from_words, launch_grid, time_steps, Arg, Res, Shape, Step, ADVANCE, LL};
+use crate::gpu::launch::{launch_grid, time_steps, Arg, Res, Shape, Step, ADVANCE, LL};
 use crate::gpu::module::{cuda_err, Device};
 use crate::transform::plan::Plan;
 use cudarc::driver::{CudaFunction, CudaModule, CudaSlice};
@@ -58,11 +58,6 @@ impl MmPipeline {
     /// Pending carries per residue.
     pub fn segments(&self) -> usize {
         self.plan.n() / self.plan.seg_len()
-    }
-
-    /// 64-bit words of a residue's pending carries (an i128 each).
-    pub fn carry_words(&self) -> usize {
-        2 * self.segments()
     }
 
     /// log2 of the chunk the shared-memory kernel transforms.
@@ -274,11 +269,8 @@ impl Pipeline for MmPipeline {
     fn module(&self) -> &Arc<CudaModule> {
         &self.k.module
     }
-    fn carry_words(&self) -> usize {
-        self.carry_words()
-    }
-    fn apply_carries(&self, digits: &mut [i64], words: &[i64]) {
-        crate::transform::twin::carry_fixup(&self.plan, digits, &carries_from_words(words));
+    fn carry_width(&self) -> usize {
+        2
     }
     fn transform_name(&self) -> String {
         format!("m61m31 n={}", self.plan.length())
