@@ -4,29 +4,16 @@
 //! and a product of digits with random pending carries, for `gpu-selftest fp64`.
 
 use super::verdict::{test_digits, KernelVerdict};
+use super::wide_residue::WideResidue;
 use crate::engine::EngineError;
 use crate::gpu::arith::Pipeline;
 use crate::gpu::fp64::FpPipeline;
-use crate::gpu::launch::{carries_from_words, carries_to_words, copy, Res, ADVANCE, LL};
+use crate::gpu::launch::{copy, ADVANCE, LL};
 use crate::gpu::module::{cuda_err, Device};
 use crate::rng::SeededRng;
 use crate::transform::fp64::stages::{self as fs, Fp64Tables};
 use crate::transform::plan::Plan;
 use crate::transform::twin::{self, Convolution};
-use cudarc::driver::CudaSlice;
-
-/// A residue on the device: digits, i128 carries as two words each, the shift count.
-struct Residue {
-    x: CudaSlice<u64>,
-    carries: CudaSlice<i64>,
-    shift: CudaSlice<u32>,
-}
-
-impl Residue {
-    fn res(&self) -> Res<'_> {
-        Res { x: &self.x, carries: &self.carries }
-    }
-}
 
 struct Checker<'a> {
     dev: &'a Device,
@@ -37,25 +24,6 @@ struct Checker<'a> {
 impl Checker<'_> {
     fn sync(&self) -> Result<(), EngineError> {
         self.dev.stream.synchronize().map_err(cuda_err("run"))
-    }
-
-    fn residue(&self, digits: &[i64], carries: &[i128], shift: u32) -> Result<Residue, EngineError> {
-        let s = &self.dev.stream;
-        let words: Vec<u64> = digits.iter().map(|&d| d as u64).collect();
-        Ok(Residue {
-            x: s.clone_htod(&words).map_err(cuda_err("upload"))?,
-            carries: s.clone_htod(&carries_to_words(carries)).map_err(cuda_err("upload"))?,
-            shift: s.clone_htod(&[shift]).map_err(cuda_err("upload"))?,
-        })
-    }
-
-    fn get_residue(&self, r: &Residue) -> Result<(Vec<i64>, Vec<i128>, u32), EngineError> {
-        let s = &self.dev.stream;
-        let x = s.clone_dtoh(&r.x).map_err(cuda_err("download"))?;
-        let c = s.clone_dtoh(&r.carries).map_err(cuda_err("download"))?;
-        let sh = s.clone_dtoh(&r.shift).map_err(cuda_err("download"))?;
-        self.sync()?;
-        Ok((x.iter().map(|&w| w as i64).collect(), carries_from_words(&c), sh[0]))
     }
 
     /// Work vector k set to both primes' values.
@@ -104,7 +72,7 @@ pub(crate) fn check_plan(
     let s2 = ((2 * u64::from(s)) % u64::from(p)) as u32;
 
     // 1. fp_fwd: fix-up, weights, column DIF stages, twiddles; the shift doubled.
-    let x = c.residue(&d, &pending, s)?;
+    let x = WideResidue::upload(dev, &d, &pending, s)?;
     // SAFETY: the checker's buffers, allocated for this plan on this device.
     unsafe { c.pipe.fwd(dev, x.res(), c.pipe.work(0), &x.shift, ADVANCE) }?;
     let head = |digits: &[i64]| {
@@ -115,7 +83,7 @@ pub(crate) fn check_plan(
         })
     };
     let want = head(&fixed);
-    let shift_ok = c.get_residue(&x)?.2 == s2;
+    let shift_ok = x.download(dev)?.2 == s2;
     verdict("fp_fwd (fix-up, weights, column DIF, twiddles, shift)", c.get()? == bits(&want) && shift_ok);
 
     // 2. fp_rows: square, and product, on random values.
@@ -137,7 +105,7 @@ pub(crate) fn check_plan(
 
     // 3. fp_inv: inverse twiddles, column DIT, unweight, CRT, carry walk with the LL term.
     c.put(0, &r)?;
-    let x = c.residue(&d, &pending, s2)?;
+    let x = WideResidue::upload(dev, &d, &pending, s2)?;
     // SAFETY: the checker's buffers, allocated for this plan on this device.
     unsafe { c.pipe.inv(dev, c.pipe.work(0), x.res(), &x.shift, LL) }?;
     let y: Vec<Vec<f64>> = t
@@ -152,14 +120,14 @@ pub(crate) fn check_plan(
         .collect();
     let conv: Vec<i128> = y[0].iter().zip(&y[1]).map(|(&a, &b)| t.crt.recombine(a, b)).collect();
     let (wd, wc) = twin::carry_walk(plan, &conv, Some(plan.minus_two_at(s2)));
-    let (gd, gc, _) = c.get_residue(&x)?;
+    let (gd, gc, _) = x.download(dev)?;
     verdict("fp_inv (twiddles, column DIT, unweight, CRT, carry, -2*2^s)", gd == wd && gc == wc);
 
     // 4. a whole LL squaring and a product of digits with pending carries.
-    let x = c.residue(&d, &pending, s)?;
+    let x = WideResidue::upload(dev, &d, &pending, s)?;
     // SAFETY: the checker's buffers, allocated for this plan on this device.
     unsafe { c.pipe.square(dev, x.res(), &x.shift, true) }?;
-    let (mut gd, gc, gs) = c.get_residue(&x)?;
+    let (mut gd, gc, gs) = x.download(dev)?;
     twin::carry_fixup(plan, &mut gd, &gc);
     let want = t.square_digits(plan, &fixed, Some(plan.minus_two_at(s2)));
     verdict("LL squaring (all kernels)", gd == want && gs == s2);
@@ -167,12 +135,12 @@ pub(crate) fn check_plan(
     let acc_pending: Vec<i128> = (0..segs).map(|_| i128::from(rng.next_u64() as i64 >> 3)).collect();
     let mut acc_fixed = e.clone();
     twin::carry_fixup(plan, &mut acc_fixed, &acc_pending);
-    let acc = c.residue(&e, &acc_pending, s)?;
-    let x = c.residue(&d, &pending, s)?;
+    let acc = WideResidue::upload(dev, &e, &acc_pending, s)?;
+    let x = WideResidue::upload(dev, &d, &pending, s)?;
     let tmp = dev.stream.alloc_zeros::<u64>(n).map_err(cuda_err("alloc"))?;
     // SAFETY: the checker's buffers, allocated for this plan on this device.
     unsafe { c.pipe.multiply(dev, acc.res(), x.res(), &tmp, &acc.shift) }?;
-    let (mut gd, gc, _) = c.get_residue(&acc)?;
+    let (mut gd, gc, _) = acc.download(dev)?;
     twin::carry_fixup(plan, &mut gd, &gc);
     verdict("product (all kernels)", gd == t.multiply_digits(plan, &acc_fixed, &fixed));
     Ok(out)

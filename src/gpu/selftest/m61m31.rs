@@ -4,9 +4,10 @@
 //! pending carries against the twin, for `gpu-selftest m61m31`.
 
 use super::verdict::{test_digits, KernelVerdict};
+use super::wide_residue::WideResidue;
 use crate::engine::EngineError;
 use crate::gpu::arith::Pipeline;
-use crate::gpu::launch::{carries_from_words, carries_to_words, Res, ADVANCE, LL};
+use crate::gpu::launch::{ADVANCE, LL};
 use crate::gpu::m61m31::{MmPipeline, Zs};
 use crate::gpu::module::{cuda_err, Device};
 use crate::rng::SeededRng;
@@ -20,12 +21,8 @@ use crate::transform::plan::Plan;
 use crate::transform::twin::{self, Convolution};
 use cudarc::driver::CudaSlice;
 
-/// Device buffers of one check: a residue (digits, i128 carries as two words, shift) and two
-/// complex vectors per field.
+/// Device buffers of one check: two complex vectors per field.
 struct Bufs {
-    x: CudaSlice<u64>,
-    carries: CudaSlice<i64>,
-    shift: CudaSlice<u32>,
     z: (CudaSlice<u64>, CudaSlice<u32>),
     y: (CudaSlice<u64>, CudaSlice<u32>),
 }
@@ -57,9 +54,6 @@ impl Checker<'_> {
         self.dev.stream.synchronize().map_err(cuda_err("run"))
     }
 
-    fn res(&self) -> Res<'_> {
-        Res { x: &self.b.x, carries: &self.b.carries }
-    }
     fn zs(&self, which: bool) -> Zs<'_> {
         let (z61, z31) = if which { &self.b.y } else { &self.b.z };
         Zs { z61, z31 }
@@ -86,23 +80,6 @@ impl Checker<'_> {
             .chunks_exact(2)
             .map(|c| Gfp2::new(M31::new(u64::from(c[0]) % M31::MODULUS), M31::new(u64::from(c[1]) % M31::MODULUS)));
         Ok(Pair { v61: v61.collect(), v31: v31.collect() })
-    }
-
-    fn put_residue(&mut self, digits: &[i64], carries: &[i128], shift: u32) -> Result<(), EngineError> {
-        let s = &self.dev.stream;
-        let words: Vec<u64> = digits.iter().map(|&d| d as u64).collect();
-        s.memcpy_htod(&words, &mut self.b.x).map_err(cuda_err("upload"))?;
-        s.memcpy_htod(&carries_to_words(carries), &mut self.b.carries).map_err(cuda_err("upload"))?;
-        s.memcpy_htod(&[shift], &mut self.b.shift).map_err(cuda_err("upload"))
-    }
-
-    fn get_residue(&self) -> Result<(Vec<i64>, Vec<i128>, u32), EngineError> {
-        let s = &self.dev.stream;
-        let x = s.clone_dtoh(&self.b.x).map_err(cuda_err("download"))?;
-        let c = s.clone_dtoh(&self.b.carries).map_err(cuda_err("download"))?;
-        let sh = s.clone_dtoh(&self.b.shift).map_err(cuda_err("download"))?;
-        self.sync()?;
-        Ok((x.iter().map(|&w| w as i64).collect(), carries_from_words(&c), sh[0]))
     }
 }
 
@@ -195,13 +172,7 @@ pub(crate) fn check_plan(
     let (n, big_n) = (plan.n(), plan.n() / 2);
     let alloc64 = |len: usize| dev.stream.alloc_zeros::<u64>(len).map_err(cuda_err("alloc"));
     let alloc32 = |len: usize| dev.stream.alloc_zeros::<u32>(len).map_err(cuda_err("alloc"));
-    let b = Bufs {
-        x: alloc64(n)?,
-        carries: dev.stream.alloc_zeros::<i64>(pipe.carry_words()).map_err(cuda_err("alloc"))?,
-        shift: dev.stream.alloc_zeros::<u32>(1).map_err(cuda_err("alloc"))?,
-        z: (alloc64(2 * big_n)?, alloc32(2 * big_n)?),
-        y: (alloc64(2 * big_n)?, alloc32(2 * big_n)?),
-    };
+    let b = Bufs { z: (alloc64(2 * big_n)?, alloc32(2 * big_n)?), y: (alloc64(2 * big_n)?, alloc32(2 * big_n)?) };
     let mut c = Checker { dev, pipe, t, b };
     let mut out = Vec::new();
     let mut verdict = |kernel: &str, ok: bool| out.push(KernelVerdict { kernel: kernel.into(), ok });
@@ -219,20 +190,20 @@ pub(crate) fn check_plan(
     let s2 = ((2 * u64::from(s)) % u64::from(p)) as u32;
 
     // 1. weigh (fix-up, weights, pack, shift).
-    c.put_residue(&d, &pending, s)?;
-    // SAFETY: the checker's buffers, allocated for this plan on this device.
-    unsafe { c.pipe.weigh(dev, c.res(), c.zs(false), &c.b.shift, ADVANCE) }?;
+    let x = WideResidue::upload(dev, &d, &pending, s)?;
+    // SAFETY: the checker's buffers and x, allocated for this plan on this device.
+    unsafe { c.pipe.weigh(dev, x.res(), c.zs(false), &x.shift, ADVANCE) }?;
     let want = Pair { v61: mm::weight_in(plan, &c.t.t61, &fixed), v31: mm::weight_in(plan, &c.t.t31, &fixed) };
-    let got_shift = c.get_residue()?.2;
+    let got_shift = x.download(dev)?.2;
     verdict("weigh (carry fix-up, weights, pack, shift)", c.get_pair()? == want && got_shift == s2);
     // The weigh and the global forward passes as a squaring launches them.
-    c.put_residue(&d, &pending, s)?;
-    // SAFETY: the checker's buffers, allocated for this plan on this device.
-    unsafe { c.pipe.head(dev, c.res(), c.zs(false), &c.b.shift, ADVANCE) }?;
+    let x = WideResidue::upload(dev, &d, &pending, s)?;
+    // SAFETY: the checker's buffers and x, allocated for this plan on this device.
+    unsafe { c.pipe.head(dev, x.res(), c.zs(false), &x.shift, ADVANCE) }?;
     let mut want = want;
     Stage::Radix3 { inverse: false }.twin_pair(&c.t, &mut want, m, chunk);
     Stage::Global { inverse: false }.twin_pair(&c.t, &mut want, m, chunk);
-    let got_shift = c.get_residue()?.2;
+    let got_shift = x.download(dev)?.2;
     verdict("weigh + forward down to the chunks (shift)", c.get_pair()? == want && got_shift == s2);
 
     // 2. the stages, each on random field input.
@@ -281,20 +252,20 @@ pub(crate) fn check_plan(
     }
 
     // 3. unweight, CRT and the carry walk with the LL term, on random field input.
-    c.put_residue(&d, &pending, s2)?;
+    let x = WideResidue::upload(dev, &d, &pending, s2)?;
     c.put_pair(false, &r)?;
-    // SAFETY: the checker's buffers, allocated for this plan on this device.
-    unsafe { c.pipe.carry(dev, c.zs(false), c.res(), &c.b.shift, LL) }?;
+    // SAFETY: the checker's buffers and x, allocated for this plan on this device.
+    unsafe { c.pipe.carry(dev, c.zs(false), x.res(), &x.shift, LL) }?;
     let conv = mm::recombine(&mm::unweight_out(plan, &c.t.t61, &r.v61), &mm::unweight_out(plan, &c.t.t31, &r.v31));
     let (wd, wc) = twin::carry_walk(plan, &conv, Some(plan.minus_two_at(s2)));
-    let (gd, gc, _) = c.get_residue()?;
+    let (gd, gc, _) = x.download(dev)?;
     verdict("unweight, CRT, carry walk, -2*2^s", gd == wd && gc == wc);
 
     // 4. a whole LL squaring and a product of digits with pending carries.
-    c.put_residue(&d, &pending, s)?;
-    // SAFETY: the checker's buffers, allocated for this plan on this device.
-    unsafe { c.pipe.square(dev, c.res(), &c.b.shift, true) }?;
-    let (mut gd, gc, gs) = c.get_residue()?;
+    let x = WideResidue::upload(dev, &d, &pending, s)?;
+    // SAFETY: x, allocated for this plan on this device.
+    unsafe { c.pipe.square(dev, x.res(), &x.shift, true) }?;
+    let (mut gd, gc, gs) = x.download(dev)?;
     twin::carry_fixup(plan, &mut gd, &gc);
     let want = c.t.square_digits(plan, &fixed, Some(plan.minus_two_at(s2)));
     verdict("LL squaring (all kernels)", gd == want && gs == s2);
@@ -302,16 +273,13 @@ pub(crate) fn check_plan(
     let acc_pending: Vec<i128> = (0..segs).map(|_| i128::from(rng.next_u64() as i64 >> 3)).collect();
     let mut acc_fixed = e.clone();
     twin::carry_fixup(plan, &mut acc_fixed, &acc_pending);
-    // acc in the checker's residue, x (the other factor) in a second one.
-    let xb = dev.stream.clone_htod(&d.iter().map(|&v| v as u64).collect::<Vec<u64>>()).map_err(cuda_err("upload"))?;
-    let xc = dev.stream.clone_htod(&carries_to_words(&pending)).map_err(cuda_err("upload"))?;
+    let acc = WideResidue::upload(dev, &e, &acc_pending, s)?;
+    let x = WideResidue::upload(dev, &d, &pending, s)?;
     let tmp = alloc64(n)?;
-    c.put_residue(&e, &acc_pending, s)?;
-    // SAFETY: the checker's buffers and xb, xc, tmp, allocated for this plan on this device.
-    unsafe { c.pipe.multiply(dev, c.res(), Res { x: &xb, carries: &xc }, &tmp, &c.b.shift) }?;
-    let (mut gd, gc, _) = c.get_residue()?;
+    // SAFETY: acc, x and tmp, allocated for this plan on this device.
+    unsafe { c.pipe.multiply(dev, acc.res(), x.res(), &tmp, &acc.shift) }?;
+    let (mut gd, gc, _) = acc.download(dev)?;
     twin::carry_fixup(plan, &mut gd, &gc);
     verdict("product (all kernels)", gd == c.t.multiply_digits(plan, &acc_fixed, &fixed));
-    drop((xb, xc, tmp));
     Ok(out)
 }

@@ -2,8 +2,9 @@
 //! CPU twin ([`check`]; the second arithmetic's device operations against [`mersenne`], its kernels stage by stage against the twin in [`m61m31`]), the field
 //! operations' throughput with the floor it sets ([`rate`]), the second arithmetic's floor
 //! model ([`floor_m61m31`]), the FP64 arithmetic's operations checked and timed ([`fp64`]) and
-//! its floor ([`floor_fp64`]) and its kernels against the twin ([`fp64_stages`]), the one-block kernel against the twin ([`small`]) and what every
-//! check reports ([`verdict`]).
+//! its floor ([`floor_fp64`]) and its kernels against the twin ([`fp64_stages`]), the one-block kernel against the twin ([`small`]), what every
+//! check reports ([`verdict`]) and the residue with i128 carries that the M61·M31 and FP64 checks
+//! upload ([`wide_residue`]).
 
 pub mod check;
 pub mod floor_fp64;
@@ -15,3 +16,4 @@ pub mod mersenne;
 pub mod rate;
 pub mod small;
 pub mod verdict;
+pub mod wide_residue;
