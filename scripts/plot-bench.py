@@ -74,7 +74,7 @@ def main():
         legend.append((name, color, width, dash))
     for i, (name, s) in enumerate(series.items()):
         line(name, s, COLORS[(i + 1) % len(COLORS)], 1.5, 'stroke-dasharray="5,3"')
-    bold = {"goldilocks": (COLORS[0], "#e8a0a0"), "m61m31": ("#000000", "#aaaaaa")}
+    bold = {"goldilocks": (COLORS[0], "#e8a0a0"), "m61m31": ("#000000", "#aaaaaa"), "fp64": (COLORS[5], "#ffc890")}
     name = lambda k: f"mersenne-cert {k[0]} {k[1]}" + ("" if k[2] == "H200" else f" ({k[2]})")
     for key, s in ours.items():
         if key not in newest.values():
