@@ -135,12 +135,16 @@ __device__ __forceinline__ u32 fp_stride(u32 words) { return FP_PAD(words) + FP_
 // Stages a register pass takes (2^FP_S values a thread; 4 spill at these launch bounds).
 #define FP_S 3
 // The kernels' launch bounds (threads, and blocks an SM to fit in registers: fp_fwd 4 of 37 KB
-// of shared memory at 2^22, fp_rows and fp_inv 3 of 74 KB); the host launches at most 256.
-#ifndef FP_COL_BOUNDS
-#define FP_COL_BOUNDS 256, 4
+// of shared memory at 2^22, fp_rows and fp_inv 3 of 74 KB, so 64, 80 and 80 registers a
+// thread); the host launches at most 256.
+#ifndef FP_FWD_BOUNDS
+#define FP_FWD_BOUNDS 256, 4
 #endif
 #ifndef FP_ROW_BOUNDS
 #define FP_ROW_BOUNDS 256, 3
+#endif
+#ifndef FP_INV_BOUNDS
+#define FP_INV_BOUNDS 256, 3
 #endif
 // Loads a thread keeps in flight when it moves values between global and shared memory.
 #define FP_COPY_DEPTH 8
@@ -414,7 +418,7 @@ __device__ __forceinline__ void fp_twiddle(double* s, const FpLayout& L, u64 hi,
 // Grid (C / SEG tiles, 2 primes), up to 512 threads (each the rows r = thread, thread + blockDim,
 // ...: a row's SEG digits are one carry segment), SEG·fp_stride(R) doubles of shared memory.
 // With FP_ADVANCE, one thread doubles the shift count mod p (nothing else here reads it).
-extern "C" __global__ void __launch_bounds__(FP_COL_BOUNDS) fp_fwd(const u64* x, const i128* carries, double* z, u32* shift,
+extern "C" __global__ void __launch_bounds__(FP_FWD_BOUNDS) fp_fwd(const u64* x, const i128* carries, double* z, u32* shift,
                                                          FpLayout L, u32 flags) {
     extern __shared__ double fp_s[];
     fp_wait();
@@ -605,7 +609,7 @@ extern "C" __global__ void __launch_bounds__(FP_ROW_BOUNDS) fp_rows(double* z, c
 
 // Grid (C / SEG tiles), up to 512 threads (rows as fp_fwd), 2·SEG·fp_stride(R) doubles of shared
 // memory (both primes' tiles, the second after the first).
-extern "C" __global__ void __launch_bounds__(FP_COL_BOUNDS) fp_inv(const double* z, u64* x, i128* carries, const u32* shift,
+extern "C" __global__ void __launch_bounds__(FP_INV_BOUNDS) fp_inv(const double* z, u64* x, i128* carries, const u32* shift,
                                                          FpLayout L, u32 flags) {
     extern __shared__ double fp_s[];
     fp_wait();
