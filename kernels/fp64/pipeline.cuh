@@ -315,16 +315,16 @@ __device__ __forceinline__ void fp_pass(double* s, u32 lines, u32 stride, u32 lo
 }
 
 // Every stage of an L-point transform (forward DIF or inverse DIT) on `lines` lines in shared
-// memory, in passes of up to SM stages (the first pass takes the remainder); `first`: the
+// memory, in passes of up to FP_S stages (the first pass takes the remainder); `first`: the
 // schedule index of stage 0.
-template <bool INV, int SM>
+template <bool INV>
 __device__ __forceinline__ void fp_transform(double* s, u32 lines, u32 stride, u32 log_l, const double* tw,
                                              const FpPrime& q, u32 first) {
-    const u32 head = log_l % SM;
+    static_assert(FP_S == 3, "the head pass takes 1 or 2 stages");
+    const u32 head = log_l % FP_S;
     if (head == 1) fp_pass<1, INV>(s, lines, stride, log_l, 0, tw, q, first);
     if (head == 2) fp_pass<2, INV>(s, lines, stride, log_l, 0, tw, q, first);
-    if (head == 3) fp_pass<3, INV>(s, lines, stride, log_l, 0, tw, q, first);
-    for (u32 k = head; k < log_l; k += SM) fp_pass<SM, INV>(s, lines, stride, log_l, k, tw, q, first);
+    for (u32 k = head; k < log_l; k += FP_S) fp_pass<FP_S, INV>(s, lines, stride, log_l, k, tw, q, first);
 }
 
 // The column stages of a tile (column t of R values from s + t·fp_stride(R)).
@@ -332,9 +332,9 @@ __device__ __forceinline__ void fp_column_stages(double* s, const FpLayout& L, c
     const FpSteps st(L);
     const u32 stride = fp_stride(1u << L.log_r);
     if (inverse) {
-        fp_transform<true, FP_S>(s, L.seg_len, stride, L.log_r, (const double*)q.col_itw, q, st.col_inv(0));
+        fp_transform<true>(s, L.seg_len, stride, L.log_r, (const double*)q.col_itw, q, st.col_inv(0));
     } else {
-        fp_transform<false, FP_S>(s, L.seg_len, stride, L.log_r, (const double*)q.col_tw, q, st.col_fwd(0));
+        fp_transform<false>(s, L.seg_len, stride, L.log_r, (const double*)q.col_tw, q, st.col_fwd(0));
     }
 }
 
@@ -415,11 +415,11 @@ __device__ __forceinline__ void fp_twiddle(double* s, const FpLayout& L, u64 hi,
 
 // ---- 1. fix-up, weights, column DIF, twiddles ----
 
-// Grid (C / SEG tiles, 2 primes), up to 512 threads (each the rows r = thread, thread + blockDim,
+// Grid (C / SEG tiles, 2 primes), up to 256 threads (each the rows r = thread, thread + blockDim,
 // ...: a row's SEG digits are one carry segment), SEG·fp_stride(R) doubles of shared memory.
 // With FP_ADVANCE, one thread doubles the shift count mod p (nothing else here reads it).
-extern "C" __global__ void __launch_bounds__(FP_FWD_BOUNDS) fp_fwd(const u64* x, const i128* carries, double* z, u32* shift,
-                                                         FpLayout L, u32 flags) {
+extern "C" __global__ void __launch_bounds__(FP_FWD_BOUNDS)
+    fp_fwd(const u64* x, const i128* carries, double* z, u32* shift, FpLayout L, u32 flags) {
     extern __shared__ double fp_s[];
     fp_wait();
     const u32 R = 1u << L.log_r, C = 1u << L.log_c, T = L.seg_len, segs = L.n / T, c0 = blockIdx.x * T;
@@ -475,9 +475,9 @@ extern "C" __global__ void __launch_bounds__(FP_FWD_BOUNDS) fp_fwd(const u64* x,
 __device__ __forceinline__ void fp_row_stages(double* s, const FpLayout& L, const FpPrime& q, bool inverse) {
     const FpSteps st(L);
     if (inverse) {
-        fp_transform<true, FP_S>(s, 1, 0, L.log_c, (const double*)q.row_itw, q, st.row_inv(0));
+        fp_transform<true>(s, 1, 0, L.log_c, (const double*)q.row_itw, q, st.row_inv(0));
     } else {
-        fp_transform<false, FP_S>(s, 1, 0, L.log_c, (const double*)q.row_tw, q, st.row_fwd(0));
+        fp_transform<false>(s, 1, 0, L.log_c, (const double*)q.row_tw, q, st.row_fwd(0));
     }
 }
 
@@ -607,10 +607,10 @@ extern "C" __global__ void __launch_bounds__(FP_ROW_BOUNDS) fp_rows(double* z, c
 
 // ---- 3. inverse twiddles, column DIT, unweight, CRT, carry ----
 
-// Grid (C / SEG tiles), up to 512 threads (rows as fp_fwd), 2·SEG·fp_stride(R) doubles of shared
+// Grid (C / SEG tiles), up to 256 threads (rows as fp_fwd), 2·SEG·fp_stride(R) doubles of shared
 // memory (both primes' tiles, the second after the first).
-extern "C" __global__ void __launch_bounds__(FP_INV_BOUNDS) fp_inv(const double* z, u64* x, i128* carries, const u32* shift,
-                                                         FpLayout L, u32 flags) {
+extern "C" __global__ void __launch_bounds__(FP_INV_BOUNDS)
+    fp_inv(const double* z, u64* x, i128* carries, const u32* shift, FpLayout L, u32 flags) {
     extern __shared__ double fp_s[];
     fp_wait();
     const u32 R = 1u << L.log_r, C = 1u << L.log_c, T = L.seg_len, c0 = blockIdx.x * T;

@@ -4,7 +4,8 @@
 //! µs per iteration says is fastest on the card at hand ([`SpeedTable::for_card`]: a card the
 //! table was not measured on has none, since the FP64 rate differs tenfold between cards); where
 //! one of them has no measurement it keeps Goldilocks (the measured path: nothing gets slower),
-//! and where only one arithmetic's bound holds p it takes that one. `crate::decide` joins this with the engine choice, once per piece of work.
+//! and where only one arithmetic's bound holds p it takes that one. `crate::decide` joins this
+//! with the engine choice, once per piece of work.
 
 use crate::engine::EngineError;
 use crate::transform::length::smallest_length;

@@ -1,6 +1,7 @@
 //! The CUDA libraries themselves, before any context: whether the driver and NVRTC can be
 //! loaded (else [`EngineError::NoGpu`], never a panic), their versions, how many GPUs the
-//! driver sees and their names. Below `module` (which opens a device) and `warm` (which opens them ahead).
+//! driver sees and their names. Below `module` (which opens a device) and `warm` (which opens
+//! them ahead).
 
 use crate::engine::EngineError;
 use crate::trace;
