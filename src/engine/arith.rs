@@ -32,7 +32,7 @@ pub struct SpeedTable {
 
 impl SpeedTable {
     /// The three arithmetics side by side on one H100, in one call (`gpu-selftest --arith A
-    /// bench --iters 2000` at the five exponents of ANCHORS.md, 3b9808e's kernels, 2026-11-27
+    /// bench --iters 2000` at the five exponents of ANCHORS.md, 5242fdb's kernels, 2026-11-27
     /// 19:17 UTC, bench/RESULTS.md): the tuner compares them, so the figures come from one card.
     /// Goldilocks is fastest wherever its bound holds p at 2^22 or below; at 2^23 (above
     /// 82,589,933 or so) FP64 at 2^22 takes 370.0 µs against Goldilocks' 481.8.
