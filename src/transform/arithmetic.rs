@@ -21,8 +21,8 @@ pub trait Arithmetic: Sync {
     fn supports(&self, len: Length) -> bool {
         self.lengths().contains(&len)
     }
-    /// What bounds its convolution outputs and its digits' widths ([`super::bound`]).
-    fn bound(&self) -> Bound;
+    /// What bounds its convolution outputs and its digits' widths at `len` ([`super::bound`]).
+    fn bound(&self, len: Length) -> Bound;
     /// Digits per carry segment of `layout` (a plan of this arithmetic whose widths, fix-up
     /// depth and line length are set; the plan refuses it if the fix-up does not fit).
     fn seg_len(&self, layout: &Plan) -> usize;

@@ -58,7 +58,7 @@ impl Plan {
         if !a.supports(len) {
             return Err(PlanError::NoPlan { p, why: format!("no {} transform of length {len}", a.name()) });
         }
-        let layout = Plan::layout(p, arith, &a.bound(), len)?;
+        let layout = Plan::layout(p, arith, &a.bound(len), len)?;
         let seg_len = a.seg_len(&layout);
         layout.with_seg_len(seg_len)
     }
@@ -70,7 +70,13 @@ impl Plan {
 /// or above (module doc), so the largest odd exponent of a width band W is W·n − 1 or
 /// (W − 1)·n + n/2 − 1 (n ≥ 4; for n = 2 both are W·2 − 1).
 pub fn largest_exponent(arith: Arith, len: Length) -> Option<u32> {
-    largest_exponent_where(len.n() as u64, |p| p >= MIN_EXPONENT && Plan::layout_of(p, arith, len).is_ok())
+    largest_exponent_with(arith, len, |_| true)
+}
+
+/// [`largest_exponent`] among the exponents for which `also` holds too (one with the same band
+/// structure, e.g. which pair of primes an FP64 plan takes).
+pub fn largest_exponent_with(arith: Arith, len: Length, also: impl Fn(u32) -> bool) -> Option<u32> {
+    largest_exponent_where(len.n() as u64, |p| p >= MIN_EXPONENT && Plan::layout_of(p, arith, len).is_ok() && also(p))
 }
 
 /// The largest odd exponent p ≥ n (below 2^32) of length n for which `fits` holds, searched

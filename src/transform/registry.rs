@@ -1,9 +1,9 @@
 //! The one registry: [`get`] maps an arithmetic's key ([`Arith`]) to its implementation
 //! ([`Arithmetic`]: `goldilocks/`, `m61m31/`, `fp64/`), and the key's own methods ([`Arith::ALL`],
-//! [`Arith::name`], [`Arith::from_name`], [`Arith::lengths`], [`Arith::bound`]) ask it. Adding
+//! [`Arith::name`], [`Arith::from_name`], [`Arith::lengths`]) ask it. Adding
 //! an arithmetic is its modules (transform/, gpu/, kernels/), its key and one line here.
 
-use crate::transform::arith::{Arith, Bound, Length};
+use crate::transform::arith::{Arith, Length};
 use crate::transform::arithmetic::Arithmetic;
 use crate::transform::fp64::Fp64Arith;
 use crate::transform::goldilocks::Goldilocks;
@@ -35,11 +35,6 @@ impl Arith {
     /// The lengths this arithmetic plans, shortest first (n ≤ 2^MAX_LOG2).
     pub fn lengths(self) -> Vec<Length> {
         get(self).lengths()
-    }
-
-    /// The limit of this arithmetic's convolution outputs and of its digits' widths.
-    pub fn bound(self) -> Bound {
-        get(self).bound()
     }
 }
 

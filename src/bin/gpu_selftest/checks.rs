@@ -8,6 +8,7 @@ use mersenne_cert::exponent::{is_prime, TestKind};
 use mersenne_cert::gpu::{GpuEngine, KernelChecker};
 use mersenne_cert::residue::Residue;
 use mersenne_cert::rng::SeededRng;
+use mersenne_cert::transform::fp64;
 use mersenne_cert::transform::length::largest_exponent;
 use mersenne_cert::transform::plan::{Arith, Plan};
 use mersenne_cert::transform::registry;
@@ -140,8 +141,13 @@ pub(crate) fn arith_checks(
     }
     // 2^from ≤ n ≤ 3·2^(to−1): 2^from … 2^to and 3·2^(from−1) … 3·2^(to−1).
     let (bottom, top) = (1usize << from, 3usize << to.saturating_sub(1));
-    for len in arith.lengths().into_iter().filter(|l| (bottom..=top).contains(&l.n())) {
-        let Some(p) = largest_exponent(arith, len) else { continue };
+    let lengths = arith.lengths().into_iter().filter(|l| (bottom..=top).contains(&l.n()));
+    // Each length at its largest exponent; FP64 at the largest of each pair of primes.
+    let exponents = |len| match arith {
+        Arith::Fp64 => fp64::bound::largest_exponent_per_pair(len),
+        _ => largest_exponent(arith, len).into_iter().collect(),
+    };
+    for (len, p) in lengths.flat_map(|len| exponents(len).into_iter().map(move |p| (len, p))) {
         let plan = Plan::with_length(p, arith, len)?;
         for extreme in [false, true] {
             let t = Instant::now();

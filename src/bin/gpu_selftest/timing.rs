@@ -205,7 +205,7 @@ fn print_fp64(rate: &gpu::FieldRate, goldilocks: &[(u32, f64)]) -> bool {
     );
     for (p, gl_us) in goldilocks {
         let Some(len) = bound::smallest_length(*p) else {
-            println!("{p:>11} (beyond the pair's bound)");
+            println!("{p:>11} (beyond the pairs' bounds)");
             continue;
         };
         let f = rate.fp64_floor(len.log2);

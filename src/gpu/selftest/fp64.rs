@@ -8,9 +8,9 @@ use crate::engine::EngineError;
 use crate::gpu::launch::{launch, Shape};
 use crate::gpu::module::{cuda_err, function, Device};
 use crate::rng::SeededRng;
-use crate::transform::fp64::crt::{Crt, MAX_ABS};
+use crate::transform::fp64::crt::Crt;
 use crate::transform::fp64::field::{Fp64, MUL_SPAN};
-use crate::transform::fp64::primes::PRIMES;
+use crate::transform::fp64::primes::{PAIRS, PRIMES};
 use cudarc::driver::CudaModule;
 use std::sync::Arc;
 
@@ -108,35 +108,39 @@ pub fn check(dev: &Device, module: &Arc<CudaModule>, seed: u64, random: usize) -
             ));
         }
     }
-    // The CRT: integers at the ends of the range and random ones, each as lazy representatives.
-    let crt = Crt::new();
-    let m = MAX_ABS as i128;
-    let mut cs = vec![0i128, 1, -1, m, -m, m - 1, 1 - m, PRIMES[0].p as i128, PRIMES[1].p as i128];
-    cs.extend((0..random).map(|_| ((rng.next_u64() as i64 as i128) << 28 | i128::from(rng.below(1 << 28))) % m));
-    let (mut x1, mut x2) = (Vec::new(), Vec::new());
-    for &c in &cs {
-        let (r1, r2) = crt.split(c);
-        let k = rng.below(5) as f64 - 2.0;
-        x1.push(r1 + k * crt.f1.p());
-        x2.push(r2 - k * crt.f2.p());
+    // The CRT of each pair: integers at the ends of its range and random ones, each as lazy
+    // representatives.
+    for pair in PAIRS {
+        let crt = Crt::new(&pair);
+        let m = pair.max_abs() as i128;
+        let [q1, q2] = pair.primes.map(|q| q.p as i128);
+        let mut cs = vec![0i128, 1, -1, m, -m, m - 1, 1 - m, q1, q2];
+        cs.extend((0..random).map(|_| ((rng.next_u64() as i64 as i128) << 36 | i128::from(rng.below(1 << 36))) % m));
+        let (mut x1, mut x2) = (Vec::new(), Vec::new());
+        for &c in &cs {
+            let (r1, r2) = crt.split(c);
+            let k = rng.below(5) as f64 - 2.0;
+            x1.push(r1 + k * crt.f1.p());
+            x2.push(r2 - k * crt.f2.p());
+        }
+        let n = cs.len() as u32;
+        let (b1, b2) = (up(&x1)?, up(&x2)?);
+        let out = dev.stream.alloc_zeros::<u64>(2 * n as usize).map_err(cuda_err("fp64 buffer"))?;
+        let (p1, i1, p2, i2, inv) = (crt.f1.p(), crt.f1.pinv(), crt.f2.p(), crt.f2.pinv(), crt.inv);
+        let shape = Shape { blocks: n.div_ceil(256), threads: 256, shared_bytes: 0 };
+        // SAFETY: fp64_crt_check(const double* x1, x2, u64* out, u32 n, double p1, pinv1, p2,
+        // pinv2, inv) with inputs of n doubles and out of 2n words.
+        unsafe { launch(dev, &crt_check, shape, &[&b1, &b2, &out, &n, &p1, &i1, &p2, &i2, &inv]) }?;
+        let got = dev.stream.clone_dtoh(&out).map_err(cuda_err("fp64 download"))?;
+        dev.stream.synchronize().map_err(cuda_err("fp64 run"))?;
+        let bad = (0..cs.len())
+            .filter(|&i| {
+                let c = crt.recombine(x1[i], x2[i]);
+                c != cs[i] || got[2 * i] != c as u64 || got[2 * i + 1] != (c >> 64) as u64
+            })
+            .count();
+        ok &= bad == 0;
+        report.push(format!("crt {}: {bad} of {n} differ", pair.limit_name));
     }
-    let n = cs.len() as u32;
-    let (b1, b2) = (up(&x1)?, up(&x2)?);
-    let out = dev.stream.alloc_zeros::<u64>(2 * n as usize).map_err(cuda_err("fp64 buffer"))?;
-    let (p1, i1, p2, i2, inv) = (crt.f1.p(), crt.f1.pinv(), crt.f2.p(), crt.f2.pinv(), crt.inv);
-    let shape = Shape { blocks: n.div_ceil(256), threads: 256, shared_bytes: 0 };
-    // SAFETY: fp64_crt_check(const double* x1, x2, u64* out, u32 n, double p1, pinv1, p2, pinv2,
-    // inv) with inputs of n doubles and out of 2n words.
-    unsafe { launch(dev, &crt_check, shape, &[&b1, &b2, &out, &n, &p1, &i1, &p2, &i2, &inv]) }?;
-    let got = dev.stream.clone_dtoh(&out).map_err(cuda_err("fp64 download"))?;
-    dev.stream.synchronize().map_err(cuda_err("fp64 run"))?;
-    let bad = (0..cs.len())
-        .filter(|&i| {
-            let c = crt.recombine(x1[i], x2[i]);
-            c != cs[i] || got[2 * i] != c as u64 || got[2 * i + 1] != (c >> 64) as u64
-        })
-        .count();
-    ok &= bad == 0;
-    report.push(format!("crt: {bad} of {n} differ"));
     Ok((ok, report.join("\n")))
 }

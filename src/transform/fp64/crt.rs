@@ -1,36 +1,32 @@
-//! Recombination of the FP64 arithmetic's two residues: the integer c with |c| ≤ (M − 1)/2,
-//! M = P1·P2, from any integers x1 ≡ c (mod P1), x2 ≡ c (mod P2), |x1|, |x2| < 2^53 (Garner with
-//! balanced digits). a = center_P1(x1) and t = center_P2((x2 − a)·P1^(−1)) lie in
-//! [−(P − 1)/2, (P − 1)/2], and c = a + P1·t: every integer of [−(M − 1)/2, (M − 1)/2] is one
+//! Recombination of the FP64 arithmetic's two residues (a [`Pair`] P1, P2): the integer c with
+//! |c| ≤ (M − 1)/2, M = P1·P2, from any integers x1 ≡ c (mod P1), x2 ≡ c (mod P2), |x1|, |x2| <
+//! 2^53 (Garner with balanced digits). a = center_P1(x1) and t = center_P2((x2 − a)·P1^(−1)) lie
+//! in [−(P − 1)/2, (P − 1)/2], and c = a + P1·t: every integer of [−(M − 1)/2, (M − 1)/2] is one
 //! such pair, so c needs no correction. The product (x2' − a)·P1^(−1) is [`Fp64::mul`]
 //! with |x2' − a| ≤ (P2 + 1)/2 + (P1 − 1)/2 and |P1^(−1)| ≤ (P2 − 1)/2: within 2^50·P2 as
-//! P1 + P2 ≤ 2^52. The GPU does the same steps in f64, then a + P1·t in 64-bit integers.
+//! P1 + P2 ≤ 2^52 (both pairs; primes.rs checks it). The GPU does the same steps in f64, then
+//! a + P1·t in 64-bit integers.
 
 use super::field::Fp64;
-use super::primes::{pow_mod, MODULUS, P1, P2};
+use super::primes::{pow_mod, Pair};
 
-/// The largest |c| the pair recovers: (M − 1)/2.
-pub const MAX_ABS: u128 = (MODULUS - 1) / 2;
-
-/// The two fields and P1^(−1) mod P2 (centered).
+/// The two fields of a pair and P1^(−1) mod P2 (centered).
 #[derive(Clone, Copy, Debug)]
 pub struct Crt {
     pub f1: Fp64,
     pub f2: Fp64,
     pub inv: f64,
-}
-
-impl Default for Crt {
-    fn default() -> Self {
-        Crt::new()
-    }
+    /// P1, and the largest |c| the pair recovers, (M − 1)/2.
+    p1: u64,
+    pub max_abs: u128,
 }
 
 impl Crt {
-    pub fn new() -> Crt {
-        let f2 = Fp64::new(P2.p);
-        let inv = pow_mod(P1.p % P2.p, P2.p - 2, P2.p);
-        Crt { f1: Fp64::new(P1.p), f2, inv: f2.from_i64(inv as i64) }
+    pub fn new(pair: &Pair) -> Crt {
+        let [p1, p2] = pair.primes.map(|pr| pr.p);
+        let f2 = Fp64::new(p2);
+        let inv = pow_mod(p1 % p2, p2 - 2, p2);
+        Crt { f1: Fp64::new(p1), f2, inv: f2.from_i64(inv as i64), p1, max_abs: pair.max_abs() }
     }
 
     /// The balanced digits (a, t) of c = a + P1·t: the f64 steps the GPU shares.
@@ -41,10 +37,10 @@ impl Crt {
         (a, self.f2.center(self.f2.mul(d, self.inv)))
     }
 
-    /// c with c ≡ x1 (mod P1), c ≡ x2 (mod P2), |c| ≤ MAX_ABS.
+    /// c with c ≡ x1 (mod P1), c ≡ x2 (mod P2), |c| ≤ max_abs.
     pub fn recombine(&self, x1: f64, x2: f64) -> i128 {
         let (a, t) = self.digits(x1, x2);
-        a as i128 + P1.p as i128 * t as i128
+        a as i128 + i128::from(self.p1) * t as i128
     }
 
     /// c mod P1 and c mod P2 as centered residues: what the two transforms compute.
@@ -53,19 +49,20 @@ impl Crt {
             let r = c.rem_euclid(i128::from(p)) as i64;
             (if r > (p / 2) as i64 { r - p as i64 } else { r }) as f64
         };
-        (r(P1.p), r(P2.p))
+        (r(self.p1), r(self.f2.modulus()))
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::primes::PAIRS;
     use super::*;
     use quickcheck::quickcheck;
     use rug::Integer;
 
     /// The reference: the centered representative of the CRT solution, by rug.
-    fn reference(x1: i64, x2: i64) -> i128 {
-        let (p1, p2) = (Integer::from(P1.p), Integer::from(P2.p));
+    fn reference(pair: &Pair, x1: i64, x2: i64) -> i128 {
+        let (p1, p2) = (Integer::from(pair.primes[0].p), Integer::from(pair.primes[1].p));
         let m = Integer::from(&p1 * &p2);
         let inv = Integer::from(p1.invert_ref(&p2).unwrap());
         let t = ((Integer::from(x2) - x1) * inv).modulo(&p2);
@@ -76,47 +73,50 @@ mod tests {
 
     #[test]
     fn edges() {
-        let crt = Crt::new();
-        let m = MAX_ABS as i128;
-        let (p1, p2) = (P1.p as i128, P2.p as i128);
-        let mut cs = vec![0, 1, -1, m, -m, m - 1, 1 - m, p1, -p1, p2, -p2, p1 * (p2 / 2), -p1 * (p2 / 2)];
-        cs.extend([p1 * p2 / 2 - p1, (p1 / 2) + p1 * (p2 / 2), 1i128 << 88, -(1i128 << 88)]);
-        for c in cs {
-            let (x1, x2) = crt.split(c);
-            assert_eq!(crt.recombine(x1, x2), c, "{c}");
-            assert_eq!(reference(x1 as i64, x2 as i64), c, "{c}");
-            // Any representatives below 2^53 (lazy values) give the same c.
-            for (k1, k2) in [(1i64, -1i64), (-3, 5), ((1 << 53) / p1 as i64 - 1, -((1 << 53) / p2 as i64 - 1))] {
-                let (y1, y2) = (x1 + (k1 * p1 as i64) as f64, x2 + (k2 * p2 as i64) as f64);
-                if y1.abs() < 9.0e15 && y2.abs() < 9.0e15 {
-                    assert_eq!(crt.recombine(y1, y2), c, "{c} via {y1}, {y2}");
+        for pair in PAIRS {
+            let crt = Crt::new(&pair);
+            let m = pair.max_abs() as i128;
+            let (p1, p2) = (pair.primes[0].p as i128, pair.primes[1].p as i128);
+            let mut cs = vec![0, 1, -1, m, -m, m - 1, 1 - m, p1, -p1, p2, -p2, p1 * (p2 / 2), -p1 * (p2 / 2)];
+            cs.extend([p1 * p2 / 2 - p1, (p1 / 2) + p1 * (p2 / 2), 1i128 << 88, -(1i128 << 88)]);
+            for c in cs {
+                let (x1, x2) = crt.split(c);
+                assert_eq!(crt.recombine(x1, x2), c, "{c}");
+                assert_eq!(reference(&pair, x1 as i64, x2 as i64), c, "{c}");
+                // Any representatives below 2^53 (lazy values) give the same c.
+                for (k1, k2) in [(1i64, -1i64), (-3, 5), ((1 << 53) / p1 as i64 - 1, -((1 << 53) / p2 as i64 - 1))] {
+                    let (y1, y2) = (x1 + (k1 * p1 as i64) as f64, x2 + (k2 * p2 as i64) as f64);
+                    if y1.abs() < 9.0e15 && y2.abs() < 9.0e15 {
+                        assert_eq!(crt.recombine(y1, y2), c, "{c} via {y1}, {y2}");
+                    }
                 }
             }
-        }
-        // Every pair of residues at the edges of both ranges.
-        for a in [0i64, 1, 2, p1 as i64 / 2, -(p1 as i64 / 2), p1 as i64 - 1] {
-            for b in [0i64, 1, 2, p2 as i64 / 2, -(p2 as i64 / 2), p2 as i64 - 1] {
-                assert_eq!(crt.recombine(a as f64, b as f64), reference(a, b), "{a} {b}");
+            // Every pair of residues at the edges of both ranges.
+            for a in [0i64, 1, 2, p1 as i64 / 2, -(p1 as i64 / 2), p1 as i64 - 1] {
+                for b in [0i64, 1, 2, p2 as i64 / 2, -(p2 as i64 / 2), p2 as i64 - 1] {
+                    assert_eq!(crt.recombine(a as f64, b as f64), reference(&pair, a, b), "{a} {b}");
+                }
             }
         }
     }
 
     quickcheck! {
-        fn round_trip_over_the_centered_range(hi: i64, lo: u32) -> bool {
-            let crt = Crt::new();
-            let c = ((hi as i128) << 30) + i128::from(lo);
-            let c = c.clamp(-(MAX_ABS as i128), MAX_ABS as i128);
-            let near_end = MAX_ABS as i128 - i128::from(lo);
+        fn round_trip_over_the_centered_range(hi: i64, lo: u32, which: bool) -> bool {
+            let pair = PAIRS[usize::from(which)];
+            let (crt, max) = (Crt::new(&pair), pair.max_abs() as i128);
+            let c = ((hi as i128) << 38) + i128::from(lo);
+            let c = c.clamp(-max, max);
+            let near_end = max - i128::from(lo);
             [c, near_end, -near_end].iter().all(|&c| {
                 let (x1, x2) = crt.split(c);
                 crt.recombine(x1, x2) == c
             })
         }
 
-        fn any_residues_match_rug(x1: i64, x2: i64) -> bool {
-            let crt = Crt::new();
+        fn any_residues_match_rug(x1: i64, x2: i64, which: bool) -> bool {
+            let pair = PAIRS[usize::from(which)];
             let (x1, x2) = (x1 >> 11, x2 >> 11); // any integers below 2^53
-            crt.recombine(x1 as f64, x2 as f64) == reference(x1, x2)
+            Crt::new(&pair).recombine(x1 as f64, x2 as f64) == reference(&pair, x1, x2)
         }
     }
 }

@@ -1,10 +1,11 @@
-//! The FP64 arithmetic (issue 37): an exact NTT over two primes below 2^52 computed with f64
+//! The FP64 arithmetic (issue 37): an exact NTT over a pair of primes below 2^51 computed with f64
 //! operations (on a GPU, on its FP64 units), the product recovered by CRT. [`field`]: GF(p) with
-//! residues as signed doubles and the six-operation product; [`primes`]: the pair and their
+//! residues as signed doubles and the six-operation product; [`primes`]: the two pairs and their
 //! roots; [`crt`]: the recombination; [`ntt`]: a radix-2 transform with lazy reduction and its
 //! schedule; [`stages`]: the twin's four-step squaring that the GPU mirrors; [`bound`]: the
-//! proven bound's largest exponent per length; and [`Fp64Arith`], its [`Arithmetic`]: lengths
-//! 2^1..2^22, convolution outputs below (P1·P2 − 1)/2, carry segments of 8 digits.
+//! proven bound, the pair a plan takes and the largest exponent per length; and [`Fp64Arith`],
+//! its [`Arithmetic`]: lengths 2^1..2^22, convolution outputs below (P1·P2 − 1)/2 of the narrow
+//! pair or (Q1·Q2 − 1)/2 of the wide one (to 2^21), carry segments of 8 digits.
 
 pub mod bound;
 pub mod crt;
@@ -35,9 +36,9 @@ impl Arithmetic for Fp64Arith {
     fn lengths(&self) -> Vec<Length> {
         bound::lengths()
     }
-    fn bound(&self) -> Bound {
-        // Digits are i64; the bound keeps them below 42 bits (docs/arithmetic.md, "FP64").
-        Bound { limit: crt::MAX_ABS, max_bits: 62, limit_name: "(P1·P2-1)/2" }
+    /// The loosest pair's at `len` (a plan takes the first pair whose bound holds: [`bound`]).
+    fn bound(&self, len: Length) -> Bound {
+        bound::loosest(len)
     }
     /// SEG_LEN digits (a GPU thread walks one segment of a row's tile), or n where shorter.
     fn seg_len(&self, layout: &Plan) -> usize {

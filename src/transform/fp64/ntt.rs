@@ -189,8 +189,8 @@ mod tests {
     use super::*;
     use crate::rng::SeededRng;
     use crate::transform::bit_reverse;
-    use crate::transform::fp64::crt::{Crt, MAX_ABS};
-    use crate::transform::fp64::primes::PRIMES;
+    use crate::transform::fp64::crt::Crt;
+    use crate::transform::fp64::primes::{PAIRS, PRIMES};
 
     fn naive_dft(x: &[i64], w: u64, p: u64) -> Vec<u64> {
         let n = x.len();
@@ -269,31 +269,39 @@ mod tests {
     }
 
     /// Cyclic self-convolutions of digit vectors at the largest digits the CRT bound allows at
-    /// each length come back exactly, through both primes and the CRT.
+    /// each length come back exactly, through both primes of each pair and the CRT.
     #[test]
     fn cyclic_squares_come_back_exact_through_the_crt() {
         let mut rng = SeededRng::new(39);
-        let crt = Crt::new();
-        for k in 1..=10usize {
-            let n = 1usize << k;
-            // The largest m = max |d| with n·m² ≤ (M − 1)/2.
-            let m = ((MAX_ABS / n as u128) as f64).sqrt() as i64;
-            let m = (m - 2..m + 3).rev().find(|&m| (n as u128) * (m as u128).pow(2) <= MAX_ABS).unwrap();
-            let alternating: Vec<i64> = (0..n).map(|i| if i.is_multiple_of(2) { m } else { -m }).collect();
-            for d in [vec![m; n], vec![-m; n], alternating, random_vec(&mut rng, n, m as u64)] {
-                let want: Vec<i128> =
-                    (0..n).map(|i| (0..n).map(|j| i128::from(d[j]) * i128::from(d[(i + n - j) % n])).sum()).collect();
-                let mut out = Vec::new();
-                for prime in PRIMES {
-                    let ntt = Ntt::new(&prime, n).unwrap();
-                    let mut a: Vec<f64> = d.iter().map(|&v| ntt.f.from_i64(v)).collect();
-                    ntt.square(&mut a, u128::from(prime.p / 2));
-                    // Divide by n: multiply by n^(−1) mod p.
-                    let n_inv = ntt.f.from_i64(pow_mod(n as u64, prime.p - 2, prime.p) as i64);
-                    out.push(a.iter().map(|&v| ntt.f.mul(ntt.f.reduce(v), n_inv)).collect::<Vec<_>>());
-                }
-                for i in 0..n {
-                    assert_eq!(crt.recombine(out[0][i], out[1][i]), want[i], "n={n} i={i} m={m}");
+        for pair in PAIRS {
+            let (crt, max) = (Crt::new(&pair), pair.max_abs());
+            for k in 1..=10usize {
+                let n = 1usize << k;
+                // The largest m = max |d| with n·m² ≤ (M − 1)/2.
+                let m = ((max / n as u128) as f64).sqrt() as i64;
+                let m = (m - 2..m + 3).rev().find(|&m| (n as u128) * (m as u128).pow(2) <= max).unwrap();
+                let alternating: Vec<i64> = (0..n).map(|i| if i.is_multiple_of(2) { m } else { -m }).collect();
+                for d in [vec![m; n], vec![-m; n], alternating, random_vec(&mut rng, n, m as u64)] {
+                    let want: Vec<i128> = (0..n)
+                        .map(|i| (0..n).map(|j| i128::from(d[j]) * i128::from(d[(i + n - j) % n])).sum())
+                        .collect();
+                    let mut out = Vec::new();
+                    for prime in pair.primes {
+                        let ntt = Ntt::new(&prime, n).unwrap();
+                        let mut a: Vec<f64> = d.iter().map(|&v| ntt.f.from_i64(v)).collect();
+                        ntt.square(&mut a, u128::from(prime.p / 2));
+                        // Divide by n: multiply by n^(−1) mod p.
+                        let n_inv = ntt.f.from_i64(pow_mod(n as u64, prime.p - 2, prime.p) as i64);
+                        out.push(a.iter().map(|&v| ntt.f.mul(ntt.f.reduce(v), n_inv)).collect::<Vec<_>>());
+                    }
+                    for i in 0..n {
+                        assert_eq!(
+                            crt.recombine(out[0][i], out[1][i]),
+                            want[i],
+                            "{} n={n} i={i} m={m}",
+                            pair.limit_name
+                        );
+                    }
                 }
             }
         }

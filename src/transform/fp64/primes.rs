@@ -20,8 +20,49 @@ pub const P1: Fp64Prime = Fp64Prime { p: 25_168_793_567_233, g: 5, log2: 3_343_1
 /// 331,363,165,143,041 = 5·83·190369·2^22 + 1 (48.24 bits): roots of unity and roots of 2 for
 /// every 2^k up to 2^22 (the first such prime above 2^48; none supports 3·2^k as well).
 pub const P2: Fp64Prime = Fp64Prime { p: 331_363_165_143_041, g: 3, log2: 199_327_767_068_672 };
-/// The pair whose residues the CRT recombines ([`super::crt`]).
-pub const PRIMES: [Fp64Prime; 2] = [P1, P2];
+/// 1,132,578,729,885,697 = 3·180018541·2^21 + 1 (50.01 bits): roots for every 2^k up to 2^21.
+pub const Q1: Fp64Prime = Fp64Prime { p: 1_132_578_729_885_697, g: 5, log2: 446_710_505_537_536 };
+/// 1,146,461,511,221,249 = 1609·339761·2^21 + 1 (50.03 bits): roots for every 2^k up to 2^21.
+pub const Q2: Fp64Prime = Fp64Prime { p: 1_146_461_511_221_249, g: 3, log2: 584_040_503_574_528 };
+
+/// Two primes whose residues the CRT recombines ([`super::crt`]): integers c with
+/// |c| ≤ (M − 1)/2, M the product.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pair {
+    pub primes: [Fp64Prime; 2],
+    /// How errors name the CRT's limit.
+    pub limit_name: &'static str,
+}
+
+impl Pair {
+    /// M = the product of the pair.
+    pub const fn modulus(&self) -> u128 {
+        self.primes[0].p as u128 * self.primes[1].p as u128
+    }
+
+    /// The largest |c| the pair recovers: (M − 1)/2.
+    pub const fn max_abs(&self) -> u128 {
+        (self.modulus() - 1) / 2
+    }
+
+    /// Whether both primes have the roots of length n.
+    pub fn supports(&self, n: u64) -> bool {
+        self.primes.iter().all(|pr| pr.supports(n))
+    }
+}
+
+/// P1·P2 ≈ 2^92.8: small primes leave room for lazy sums (a forward transform reduces every
+/// 7th stage in P1, every 3rd in P2), lengths 2^1 … 2^22.
+pub const NARROW: Pair = Pair { primes: [P1, P2], limit_name: "(P1·P2-1)/2" };
+/// Q1·Q2 ≈ 2^100.03: 4.5 bits more a digit where the narrow pair's bound fails (e.g. 20,996,011
+/// on 2^19 and 82,589,933 on 2^21 words, half the narrow pair's lengths), at the price of a
+/// reduction every second forward stage; lengths 2^1 … 2^21.
+pub const WIDE: Pair = Pair { primes: [Q1, Q2], limit_name: "(Q1·Q2-1)/2" };
+/// The pairs in the order a plan takes them: the first whose bound holds the exponent at the
+/// plan's length (the narrow one reduces less, so it is faster where both hold).
+pub const PAIRS: [Pair; 2] = [NARROW, WIDE];
+/// Every prime of the arithmetic.
+pub const PRIMES: [Fp64Prime; 4] = [P1, P2, Q1, Q2];
 
 /// b^e mod p, by u128 products.
 pub fn pow_mod(b: u64, mut e: u64, p: u64) -> u64 {
@@ -58,9 +99,6 @@ impl Fp64Prime {
         (1..63).take_while(|&k| odd << k < self.p && self.supports(odd << k)).last()
     }
 }
-
-/// The product of the pair, M = P1·P2: the CRT recovers integers c with |c| ≤ (M − 1)/2.
-pub const MODULUS: u128 = P1.p as u128 * P2.p as u128;
 
 #[cfg(test)]
 mod tests {
@@ -101,8 +139,18 @@ mod tests {
         }
         assert_eq!((P1.longest(1), P1.longest(3), P1.longest(5)), (Some(23), Some(23), None));
         assert_eq!((P2.longest(1), P2.longest(3), P2.longest(5)), (Some(22), None, None));
-        assert_eq!(MODULUS, u128::from(P1.p) * u128::from(P2.p));
-        assert_ne!(P1.p, P2.p);
+        for q in [Q1, Q2] {
+            assert_eq!((q.longest(1), q.longest(3), q.longest(5)), (Some(21), None, None));
+        }
+        for pair in PAIRS {
+            let [a, b] = pair.primes;
+            assert_eq!(pair.modulus(), u128::from(a.p) * u128::from(b.p));
+            assert_ne!(a.p, b.p);
+            // The CRT's one product (crt.rs) needs the sum of the pair below 2^52.
+            assert!(a.p + b.p <= 1 << 52);
+        }
+        // The wide pair holds more than 2^100, the narrow one less than 2^93.
+        assert!(WIDE.modulus() > 1 << 100 && NARROW.modulus() < 1 << 93);
     }
 
     #[test]

@@ -18,10 +18,11 @@
 //! value before a step whose precondition would fail ([`super::ntt::reductions`]); the GPU takes
 //! the same flags.
 
+use super::bound::pair_for;
 use super::crt::Crt;
 use super::field::Fp64;
 use super::ntt::{reductions, Ntt, Schedule, Step};
-use super::primes::{pow_mod, Fp64Prime, PRIMES};
+use super::primes::{pow_mod, Fp64Prime, Pair};
 use crate::transform::arith::Arith;
 use crate::transform::bit_reverse;
 use crate::transform::plan::Plan;
@@ -104,10 +105,11 @@ pub struct PrimeTables {
     pub schedule: Schedule,
 }
 
-/// Both primes' tables for one plan, and its shape.
+/// Both primes' tables for one plan (the pair [`pair_for`] gives it), and its shape.
 pub struct Fp64Tables {
     pub log_r: u32,
     pub log_c: u32,
+    pub pair: &'static Pair,
     pub primes: [PrimeTables; 2],
     pub crt: Crt,
 }
@@ -196,8 +198,10 @@ impl Fp64Tables {
             return Err(why("not an FP64 plan"));
         }
         let (log_r, log_c) = split(len.log2);
+        let pair = pair_for(p, len).ok_or_else(|| why("no pair of primes holds the digits"))?;
         let t = |prime| PrimeTables::new(prime, p, len.log2, log_r).ok_or_else(|| why("no roots"));
-        Ok(Fp64Tables { log_r, log_c, primes: [t(&PRIMES[0])?, t(&PRIMES[1])?], crt: Crt::new() })
+        let primes = [t(&pair.primes[0])?, t(&pair.primes[1])?];
+        Ok(Fp64Tables { log_r, log_c, pair, primes, crt: Crt::new(pair) })
     }
 
     /// The steps of a squaring as the schedule sees them, in order ([`StepIndex`]): R-point DIF
@@ -367,7 +371,6 @@ mod tests {
     use super::*;
     use crate::exponent::TestKind;
     use crate::residue::Shift;
-    use crate::transform::fp64::crt::MAX_ABS;
     use crate::transform::plan::Length;
     use crate::transform::testing::{self, direct_convolution, extreme_digits, matches_rug, random_digits};
     use quickcheck::{quickcheck, TestResult};
@@ -395,7 +398,7 @@ mod tests {
         for log2 in [4, 13, 22] {
             let (log_r, log_c) = split(log2);
             let ix = StepIndex { log_r: log_r as usize, log_c: log_c as usize };
-            let steps = Fp64Tables::steps(PRIMES[0].p, log_r, log_c);
+            let steps = Fp64Tables::steps(super::super::primes::P1.p, log_r, log_c);
             assert_eq!(steps.len(), ix.count());
             assert_eq!(steps[ix.square()], Step::Square);
             if log_r > 0 {
@@ -436,7 +439,7 @@ mod tests {
                 assert!(product_matches_rug(&plan, &t, &d, None), "p={p} n={} mode={mode}", plan.n());
             }
             let c0 = t.convolution(&plan, &extreme_digits(&plan, 0, 1), None)[0].unsigned_abs();
-            assert!(c0 > MAX_ABS / 4, "p={p} n={} c0={c0}", plan.n());
+            assert!(c0 > t.crt.max_abs / 4, "p={p} n={} c0={c0}", plan.n());
         }
     }
 

@@ -33,7 +33,7 @@ impl Arithmetic for Goldilocks {
     fn supports(&self, len: Length) -> bool {
         len.odd == 1 && (1..=MAX_LOG2).contains(&len.log2)
     }
-    fn bound(&self) -> Bound {
+    fn bound(&self, _len: Length) -> Bound {
         // At most 31 bits: the GPU takes a balanced digit from the low word (kernels/goldilocks/carry.cuh).
         Bound { limit: ((P - 1) / 2) as u128, max_bits: 31, limit_name: "(P-1)/2" }
     }

@@ -42,7 +42,7 @@ impl Arithmetic for M61M31 {
     fn supports(&self, len: Length) -> bool {
         matches!(len.odd, 1 | 3) && len.log2 >= 1 && len.n() <= 1 << MAX_LOG2
     }
-    fn bound(&self) -> Bound {
+    fn bound(&self, _len: Length) -> Bound {
         // Digits are i64 (balanced by i64 shifts up to 62 bits); the bound keeps them below 47.
         Bound { limit: crt::MAX_ABS, max_bits: 62, limit_name: "(M61·M31-1)/2" }
     }
