@@ -165,7 +165,9 @@ const PRPLL_H100: [(u32, f64, f64); 5] = [
 fn print_fp64(rate: &gpu::FieldRate, goldilocks: &[(u32, f64)]) -> bool {
     use mersenne_cert::transform::fp64::{bound, primes};
     println!();
-    println!("FP64: GF({}) x GF({}), residues as doubles (issue 37)", primes::P1.p, primes::P2.p);
+    let pairs: Vec<String> =
+        primes::PAIRS.iter().map(|pr| format!("GF({}) x GF({})", pr.primes[0].p, pr.primes[1].p)).collect();
+    println!("FP64: {}, residues as doubles (issue 37)", pairs.join(" or "));
     let (ok, report) = &rate.fp64_check;
     println!("against the CPU field, bit for bit: {}", if *ok { "OK" } else { "MISMATCH" });
     for line in report.lines() {
