@@ -32,11 +32,14 @@ pub struct SpeedTable {
 
 impl SpeedTable {
     /// The three arithmetics side by side on one H100, in one call (`gpu-selftest --arith A
-    /// bench --iters 2000` at the five exponents of ANCHORS.md, 2026-11-27 21:32 UTC, FP64 with
-    /// the wide pair of primes where the narrow one's bound fails, bench/RESULTS.md): the tuner
-    /// compares them, so the figures come from one card. Goldilocks is fastest up to its 2^20;
-    /// at 82,589,933 FP64 at 2^21 (the wide pair) takes 201.9 µs against Goldilocks' 229.2 at
-    /// 2^22, and at 136,279,841 FP64 at 2^22 361.2 against 482.5 at 2^23.
+    /// bench --iters 2000` at the largest exponent of each length 2^15 … 2^23 of each, two rounds
+    /// alike to 0.1–0.5%, 2026-11-27 22:10 UTC, bench/RESULTS.md): the tuner compares them, so
+    /// the figures come from one card. Every exponent from 946,177 to FP64's bound has each
+    /// arithmetic's shortest length measured (above it Goldilocks and M61·M31 hold p). FP64's
+    /// row at a length is its slower pair's (the wide one's at 2^15 … 2^21). So FP64 is picked
+    /// where it is one length shorter than Goldilocks and that is faster: 22,544,385 …
+    /// 41,943,039 (98.1 against 109.1 µs/iter), 44,040,193 … 82,837,503 (201.0 against 230.2),
+    /// 85,983,233 … 146,800,639 (358.4 against 475.9).
     pub fn builtin() -> SpeedTable {
         let gl = |log2: u32, us: f64| (Arith::Goldilocks, Length { odd: 1, log2 }, us);
         let mm = |odd: u32, log2: u32, us: f64| (Arith::M61M31, Length { odd, log2 }, us);
@@ -45,21 +48,38 @@ impl SpeedTable {
             source: "H100, the three arithmetics in one call, bench/RESULTS.md 2026-11-27",
             card: "H100",
             rows: vec![
-                gl(16, 14.7),
-                gl(18, 20.9),
-                gl(20, 60.0),
-                gl(22, 229.2),
-                gl(23, 482.5),
-                mm(3, 14, 36.4),
+                gl(15, 13.5),
+                gl(16, 14.8),
+                gl(17, 16.9),
+                gl(18, 21.0),
+                gl(19, 32.4),
+                gl(20, 60.3),
+                gl(21, 109.1),
+                gl(22, 230.2),
+                gl(23, 475.9),
+                mm(1, 15, 31.9),
+                mm(3, 14, 36.5),
+                mm(1, 16, 36.6),
                 mm(3, 15, 39.7),
-                mm(3, 18, 145.8),
-                mm(3, 20, 582.8),
-                mm(1, 22, 701.0),
-                fp(15, 25.5),
-                fp(17, 29.0),
+                mm(1, 17, 39.9),
+                mm(3, 16, 52.4),
+                mm(1, 18, 52.8),
+                mm(3, 17, 79.6),
+                mm(1, 19, 87.4),
+                mm(3, 18, 145.5),
+                mm(1, 20, 162.8),
+                mm(3, 19, 269.6),
+                mm(1, 21, 309.5),
+                mm(3, 20, 582.6),
+                mm(1, 22, 701.1),
+                fp(15, 27.2),
+                fp(16, 30.1),
+                fp(17, 31.3),
+                fp(18, 47.9),
                 fp(19, 64.1),
-                fp(21, 201.9),
-                fp(22, 361.2),
+                fp(20, 98.1),
+                fp(21, 201.0),
+                fp(22, 358.4),
             ],
         }
     }
@@ -155,32 +175,38 @@ mod tests {
     }
 
     #[test]
-    fn the_built_in_table_picks_fp64_from_82_589_933() {
-        // Every row of the table is the shortest length of one of these exponents, in each
-        // arithmetic (so each is a comparison the tuner really makes). Goldilocks wins up to
-        // 2^20; at 82,589,933 FP64 at 2^21 beats Goldilocks at 2^22, at 136,279,841 FP64 at
-        // 2^22 beats Goldilocks at 2^23.
-        let measured = [1_257_787u32, 3_021_377, 20_996_011, 82_589_933, 136_279_841];
+    fn the_built_in_table_picks_fp64_where_it_is_a_length_shorter_and_faster() {
+        // Each row at a length of its arithmetic, once.
         let t = SpeedTable::builtin();
-        for &(a, len, _) in &t.rows {
-            assert!(measured.iter().any(|&p| smallest_length(p, a).unwrap() == len), "{} {len}", a.name());
+        for (i, &(a, len, _)) in t.rows.iter().enumerate() {
+            assert!(a.lengths().contains(&len), "{} {len}", a.name());
+            assert!(t.rows[..i].iter().all(|&(b, l, _)| (b, l) != (a, len)), "{} {len} twice", a.name());
         }
-        for p in measured.into_iter().chain([9_689, 999_999_937]) {
+        // Every exponent from 946,177 (M61·M31 at 2^15) to FP64's bound has each arithmetic
+        // measured at its shortest length, so the pick is the fastest: FP64 in three bands.
+        let fp = [22_544_385u32, 30_000_001, 41_943_039, 44_040_193, 82_589_933, 82_837_503, 85_983_233, 136_279_841];
+        let gl = [946_177u32, 1_257_787, 3_021_377, 20_996_011, 22_544_383, 41_943_041, 44_040_191, 82_837_505];
+        for p in fp.into_iter().chain(gl) {
             let pick = fastest(p, &t).unwrap();
-            let want = if [82_589_933, 136_279_841].contains(&p) { Arith::Fp64 } else { Arith::Goldilocks };
+            let want = if fp.contains(&p) { Arith::Fp64 } else { Arith::Goldilocks };
             assert_eq!(pick.arith, want, "p={p}: {}", pick.why);
             assert_eq!(pick.length, smallest_length(p, want).unwrap());
+            assert!(!pick.why.contains("not measured"), "p={p}: {}", pick.why);
         }
         let pick = fastest(136_279_841, &t).unwrap();
         assert!(
             pick.why.contains(
-                "fp64 n=2^22 361.2 µs/iter, faster than goldilocks n=2^23 482.5 µs/iter, m61m31 n=2^22 701 µs/iter"
+                "fp64 n=2^22 358.4 µs/iter, faster than goldilocks n=2^23 475.9 µs/iter, m61m31 n=2^22 701.1 µs/iter"
             ),
             "{}",
             pick.why
         );
-        let pick = fastest(9_689, &t).unwrap();
-        assert!(pick.why.contains("not measured"), "{}", pick.why);
+        // Below that and above FP64's bound, something is unmeasured: Goldilocks.
+        for p in [9_689, 999_999_937] {
+            let pick = fastest(p, &t).unwrap();
+            assert_eq!(pick.arith, Arith::Goldilocks, "p={p}: {}", pick.why);
+            assert!(pick.why.contains("not measured"), "{}", pick.why);
+        }
     }
 
     #[test]
