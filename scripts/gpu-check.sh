@@ -16,8 +16,9 @@
 #   1 kernels    every kernel equals the CPU twin, n = 2^2 .. 2^24 (one-block kernel up to 2^10),
 #                and both arithmetics' field operations against the CPU's (Goldilocks; M61, M31, GF(p^2), CRT);
 #                m61m31, fp64: every kernel against the twin stage by stage at every length of
-#                2^1 .. 3·2^23 the arithmetic has (fp64: bit for bit, 2^1 .. 2^22), random digits and
-#                digits at the bound, and 3000 LL iterations of M86243 against the twin
+#                2^1 .. 3·2^23 the arithmetic has (fp64: bit for bit, 2^1 .. 2^22, at the largest
+#                exponent of each pair of primes), random digits and digits at the bound, and 3000
+#                LL iterations of M86243 against the twin
 #   2 squaring   one squaring / multiplication mod M_p equals GMP's, 200 random prime exponents,
 #                then 100 of the small lengths (p = 13 .. 27,648, n <= 2^10: the one-block kernel)
 #   3 known      prove --engine gpu: every known Mersenne prime exponent up to 1,398,269 is prime,
