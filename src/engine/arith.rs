@@ -35,11 +35,15 @@ impl SpeedTable {
     /// bench --iters 2000` at the largest exponent of each length 2^15 … 2^23 of each, two rounds
     /// alike to 0.1–0.5%, 2026-11-27 22:10 UTC, bench/RESULTS.md): the tuner compares them, so
     /// the figures come from one card. Every exponent from 946,177 to FP64's bound has each
-    /// arithmetic's shortest length measured (above it Goldilocks and M61·M31 hold p). FP64's
-    /// row at a length is its slower pair's (the wide one's at 2^15 … 2^21). So FP64 is picked
-    /// where it is one length shorter than Goldilocks and that is faster: 22,544,385 …
-    /// 41,943,039 (98.1 against 109.1 µs/iter), 44,040,193 … 82,837,503 (201.0 against 230.2),
-    /// 85,983,233 … 146,800,639 (358.4 against 475.9).
+    /// arithmetic's shortest length measured (above it Goldilocks and M61·M31 hold p, and
+    /// M61·M31's 2^23 is not measured). FP64's
+    /// row at a length is its slowest pair's (the wide one's at 2^15 … 2^21; at 2^22 the wider
+    /// one's, 389.9 at 163,577,855 in calls at 22:35–22:40 where Goldilocks at 2^23 ran
+    /// 477.0–481.6 and M61·M31 at 3·2^21 1313.0, against the narrow pair's 358.4). So FP64 is
+    /// picked where it is one length shorter than
+    /// Goldilocks and that is faster: 22,544,385 … 41,943,039 (98.1 against 109.1 µs/iter),
+    /// 44,040,193 … 82,837,503 (201.0 against 230.2), 85,983,233 … 163,577,855 (389.9 against
+    /// 475.9).
     pub fn builtin() -> SpeedTable {
         let gl = |log2: u32, us: f64| (Arith::Goldilocks, Length { odd: 1, log2 }, us);
         let mm = |odd: u32, log2: u32, us: f64| (Arith::M61M31, Length { odd, log2 }, us);
@@ -72,6 +76,7 @@ impl SpeedTable {
                 mm(1, 21, 309.5),
                 mm(3, 20, 582.6),
                 mm(1, 22, 701.1),
+                mm(3, 21, 1313.0),
                 fp(15, 27.2),
                 fp(16, 30.1),
                 fp(17, 31.3),
@@ -79,7 +84,7 @@ impl SpeedTable {
                 fp(19, 64.1),
                 fp(20, 98.1),
                 fp(21, 201.0),
-                fp(22, 358.4),
+                fp(22, 389.9),
             ],
         }
     }
@@ -184,8 +189,19 @@ mod tests {
         }
         // Every exponent from 946,177 (M61·M31 at 2^15) to FP64's bound has each arithmetic
         // measured at its shortest length, so the pick is the fastest: FP64 in three bands.
-        let fp = [22_544_385u32, 30_000_001, 41_943_039, 44_040_193, 82_589_933, 82_837_503, 85_983_233, 136_279_841];
-        let gl = [946_177u32, 1_257_787, 3_021_377, 20_996_011, 22_544_383, 41_943_041, 44_040_191, 82_837_505];
+        let fp = [
+            22_544_385u32,
+            30_000_001,
+            41_943_039,
+            44_040_193,
+            82_589_933,
+            82_837_503,
+            85_983_233,
+            136_279_841,
+            163_577_855,
+        ];
+        let gl =
+            [946_177u32, 1_257_787, 3_021_377, 20_996_011, 22_544_383, 41_943_041, 44_040_191, 82_837_505, 163_577_857];
         for p in fp.into_iter().chain(gl) {
             let pick = fastest(p, &t).unwrap();
             let want = if fp.contains(&p) { Arith::Fp64 } else { Arith::Goldilocks };
@@ -196,7 +212,7 @@ mod tests {
         let pick = fastest(136_279_841, &t).unwrap();
         assert!(
             pick.why.contains(
-                "fp64 n=2^22 358.4 µs/iter, faster than goldilocks n=2^23 475.9 µs/iter, m61m31 n=2^22 701.1 µs/iter"
+                "fp64 n=2^22 389.9 µs/iter, faster than goldilocks n=2^23 475.9 µs/iter, m61m31 n=2^22 701.1 µs/iter"
             ),
             "{}",
             pick.why

@@ -13,8 +13,8 @@ pub enum Arith {
     Goldilocks,
     /// GF(M61²) × GF(M31²) with the product recovered by CRT, lengths 2^k and 3·2^k.
     M61M31,
-    /// GF(P1) × GF(P2) (or the wider pair Q1, Q2 < 2^51), on the FP64 units, with the product
-    /// recovered by CRT, lengths 2^k up to 2^22.
+    /// GF(P1) × GF(P2) (or the wide pairs Q1·Q2, Q3·Q4, primes < 2^51), on the FP64 units, with
+    /// the product recovered by CRT, lengths 2^k up to 2^22.
     Fp64,
 }
 

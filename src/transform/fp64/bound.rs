@@ -78,10 +78,11 @@ pub fn smallest_length(p: u32) -> Option<Length> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transform::fp64::primes::{NARROW, WIDE};
+    use crate::transform::fp64::primes::{NARROW, WIDE, WIDER};
 
     /// Per length from 2^10: the largest odd exponent, and the largest the narrow pair holds
-    /// (above it the wide pair; docs/arithmetic.md has the same table).
+    /// (above it the wide pair to 2^21, the wider one at 2^22; docs/arithmetic.md has the same
+    /// table).
     const TABLE: [(u32, u32, u32); 13] = [
         (10, 46_079, 41_983),
         (11, 91_135, 82_943),
@@ -95,7 +96,7 @@ mod tests {
         (19, 21_233_663, 19_136_511),
         (20, 41_943_039, 37_748_735),
         (21, 82_837_503, 74_448_895),
-        (22, 146_800_639, 146_800_639),
+        (22, 163_577_855, 146_800_639),
     ];
 
     #[test]
@@ -108,15 +109,14 @@ mod tests {
             println!("| {len} | {} | {top} | {} | {narrow} |", len.n(), (top as usize).div_ceil(len.n()));
             // The next odd exponent does not fit: the bound refuses it.
             assert!(!fits(top + 2, len), "{len}: {} fits", top + 2);
-            // The narrow pair up to its own largest exponent, the wide one above it.
+            // The narrow pair up to its own largest exponent, the wide one above it (to 2^21:
+            // the wider pair holds no exponent more there), the wider one at 2^22.
+            let above = if log2 <= 21 { &WIDE } else { &WIDER };
             assert_eq!(pair_for(narrow, len), Some(&NARROW), "{len}");
-            if narrow < top {
-                assert_eq!(pair_for(narrow + 2, len), Some(&WIDE), "{len}");
-                assert_eq!(pair_for(top, len), Some(&WIDE), "{len}");
-            }
-            let per_pair = if narrow < top { vec![narrow, top] } else { vec![top] };
-            assert_eq!(largest_exponent_per_pair(len), per_pair, "{len}");
-            assert_eq!(loosest(len).limit, if log2 <= 21 { WIDE.max_abs() } else { NARROW.max_abs() });
+            assert_eq!(pair_for(narrow + 2, len), Some(above), "{len}");
+            assert_eq!(pair_for(top, len), Some(above), "{len}");
+            assert_eq!(largest_exponent_per_pair(len), vec![narrow, top], "{len}");
+            assert_eq!(loosest(len).limit, WIDER.max_abs());
         }
         let shortest = [
             (1_257_787u32, 15, NARROW),
@@ -130,7 +130,8 @@ mod tests {
             assert_eq!(smallest_length(p), Some(len), "{p}");
             assert_eq!(pair_for(p, len), Some(&pair), "{p}");
         }
-        assert_eq!(smallest_length(146_800_641), None);
+        assert_eq!(smallest_length(163_577_857), None);
+        assert_eq!(pair_for(150_000_001, Length { odd: 1, log2: 22 }), Some(&WIDER));
         // At every length each exponent the kernel checks take has a plan with its pair.
         for len in lengths() {
             for p in largest_exponent_per_pair(len) {

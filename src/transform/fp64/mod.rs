@@ -1,11 +1,12 @@
 //! The FP64 arithmetic (issue 37): an exact NTT over a pair of primes below 2^51 computed with f64
 //! operations (on a GPU, on its FP64 units), the product recovered by CRT. [`field`]: GF(p) with
-//! residues as signed doubles and the six-operation product; [`primes`]: the two pairs and their
+//! residues as signed doubles and the six-operation product; [`primes`]: the three pairs and their
 //! roots; [`crt`]: the recombination; [`ntt`]: a radix-2 transform with lazy reduction and its
 //! schedule; [`stages`]: the twin's four-step squaring that the GPU mirrors; [`bound`]: the
 //! proven bound, the pair a plan takes and the largest exponent per length; and [`Fp64Arith`],
 //! its [`Arithmetic`]: lengths 2^1..2^22, convolution outputs below (P1·P2 − 1)/2 of the narrow
-//! pair or (Q1·Q2 − 1)/2 of the wide one (to 2^21), carry segments of 8 digits.
+//! pair, (Q1·Q2 − 1)/2 of the wide one (to 2^21) or (Q3·Q4 − 1)/2 of the wider one (to 2^22),
+//! carry segments of 8 digits.
 
 pub mod bound;
 pub mod crt;

@@ -24,6 +24,10 @@ pub const P2: Fp64Prime = Fp64Prime { p: 331_363_165_143_041, g: 3, log2: 199_32
 pub const Q1: Fp64Prime = Fp64Prime { p: 1_132_578_729_885_697, g: 5, log2: 446_710_505_537_536 };
 /// 1,146,461,511,221,249 = 1609·339761·2^21 + 1 (50.03 bits): roots for every 2^k up to 2^21.
 pub const Q2: Fp64Prime = Fp64Prime { p: 1_146_461_511_221_249, g: 3, log2: 584_040_503_574_528 };
+/// 1,333,960,596,520,961 = 5·751·42349·2^23 + 1 (50.24 bits): roots for every 2^k up to 2^22.
+pub const Q3: Fp64Prime = Fp64Prime { p: 1_333_960_596_520_961, g: 3, log2: 102_054_685_048_832 };
+/// 1,357,337,004,605,441 = 5·337·24007·2^25 + 1 (50.27 bits): roots for every 2^k up to 2^23.
+pub const Q4: Fp64Prime = Fp64Prime { p: 1_357_337_004_605_441, g: 6, log2: 1_185_348_956_717_056 };
 
 /// Two primes whose residues the CRT recombines ([`super::crt`]): integers c with
 /// |c| ≤ (M − 1)/2, M the product.
@@ -58,11 +62,15 @@ pub const NARROW: Pair = Pair { primes: [P1, P2], limit_name: "(P1·P2-1)/2" };
 /// on 2^19 and 82,589,933 on 2^21 words, half the narrow pair's lengths), at the price of a
 /// reduction every second forward stage; lengths 2^1 … 2^21.
 pub const WIDE: Pair = Pair { primes: [Q1, Q2], limit_name: "(Q1·Q2-1)/2" };
+/// Q3·Q4 ≈ 2^100.51: half a bit more a digit than the wide pair and lengths to 2^22, where it
+/// takes FP64 from the narrow pair's 146,800,639 to 163,577,855; the same reductions as the
+/// wide pair.
+pub const WIDER: Pair = Pair { primes: [Q3, Q4], limit_name: "(Q3·Q4-1)/2" };
 /// The pairs in the order a plan takes them: the first whose bound holds the exponent at the
 /// plan's length (the narrow one reduces less, so it is faster where both hold).
-pub const PAIRS: [Pair; 2] = [NARROW, WIDE];
+pub const PAIRS: [Pair; 3] = [NARROW, WIDE, WIDER];
 /// Every prime of the arithmetic.
-pub const PRIMES: [Fp64Prime; 4] = [P1, P2, Q1, Q2];
+pub const PRIMES: [Fp64Prime; 6] = [P1, P2, Q1, Q2, Q3, Q4];
 
 /// b^e mod p, by u128 products.
 pub fn pow_mod(b: u64, mut e: u64, p: u64) -> u64 {
@@ -142,6 +150,8 @@ mod tests {
         for q in [Q1, Q2] {
             assert_eq!((q.longest(1), q.longest(3), q.longest(5)), (Some(21), None, None));
         }
+        assert_eq!((Q3.longest(1), Q3.longest(3), Q3.longest(5)), (Some(22), None, None));
+        assert_eq!((Q4.longest(1), Q4.longest(3), Q4.longest(5)), (Some(23), None, None));
         for pair in PAIRS {
             let [a, b] = pair.primes;
             assert_eq!(pair.modulus(), u128::from(a.p) * u128::from(b.p));
@@ -149,8 +159,10 @@ mod tests {
             // The CRT's one product (crt.rs) needs the sum of the pair below 2^52.
             assert!(a.p + b.p <= 1 << 52);
         }
-        // The wide pair holds more than 2^100, the narrow one less than 2^93.
+        // The wide pairs hold more than 2^100, the narrow one less than 2^93; each pair more
+        // than the one before it.
         assert!(WIDE.modulus() > 1 << 100 && NARROW.modulus() < 1 << 93);
+        assert!(PAIRS.windows(2).all(|w| w[0].modulus() < w[1].modulus()));
     }
 
     #[test]
