@@ -163,7 +163,9 @@ const PRPLL_H100: [(u32, f64, f64); 5] = [
 /// The FP64 arithmetic (issue 37): its operations against the CPU, their rates, the floor of a
 /// squaring at each planned length and at the exponents' lengths; false if the check failed.
 fn print_fp64(rate: &gpu::FieldRate, goldilocks: &[(u32, f64)]) -> bool {
-    use mersenne_cert::transform::fp64::{bound, primes};
+    use mersenne_cert::transform::fp64::primes;
+    use mersenne_cert::transform::length::{largest_exponent, smallest_length};
+    use mersenne_cert::transform::plan::{Arith, Length};
     println!();
     let pairs: Vec<String> =
         primes::PAIRS.iter().map(|pr| format!("GF({}) x GF({})", pr.primes[0].p, pr.primes[1].p)).collect();
@@ -187,7 +189,7 @@ fn print_fp64(rate: &gpu::FieldRate, goldilocks: &[(u32, f64)]) -> bool {
     );
     for log2 in 15..=22 {
         let f = rate.fp64_floor(log2);
-        let top = bound::largest_exponent(mersenne_cert::transform::plan::Length { odd: 1, log2 }).unwrap_or(0);
+        let top = largest_exponent(Arith::Fp64, Length { odd: 1, log2 }).unwrap_or(0);
         println!(
             "{:>6} {:>5} {:>11.1} {:>9.1} {:>6.1} {:>7.1} {:>7.1} {:>7.1} {top:>12}",
             format!("2^{log2}"),
@@ -206,7 +208,7 @@ fn print_fp64(rate: &gpu::FieldRate, goldilocks: &[(u32, f64)]) -> bool {
         "exponent", "n", "floor", "at 80%", "goldilocks", "PRPLL H100", "target"
     );
     for (p, gl_us) in goldilocks {
-        let Some(len) = bound::smallest_length(*p) else {
+        let Ok(len) = smallest_length(*p, Arith::Fp64) else {
             println!("{p:>11} (beyond the pairs' bounds)");
             continue;
         };

@@ -1,14 +1,15 @@
 //! The FP64 arithmetic's bound: the proof of `transform::bound` (the convolution's largest term
 //! times n) with a pair's CRT limit (P1·P2 − 1)/2, so that the recombined integer *is* c_m; from
-//! it the pair a plan takes (the first of [`PAIRS`] whose bound holds), the largest exponent per
-//! length and the shortest length for an exponent. Each prime computes c_m mod p exactly whatever
-//! its size (the ranges of `field` and `ntt`), so nothing else bounds the digits. The lengths
-//! are those where a pair's primes have their roots (n | p − 1 and 2 an n-th power, `primes`).
+//! it the pair a plan takes (the first of [`PAIRS`] whose bound holds); the plan search
+//! (`transform::length`) finds from it the largest exponent per length and the shortest length
+//! for an exponent. Each prime computes c_m mod p exactly whatever its size (the ranges of
+//! `field` and `ntt`), so nothing else bounds the digits. The lengths are those where a pair's
+//! primes have their roots (n | p − 1 and 2 an n-th power, `primes`).
 
 use super::primes::{Pair, PAIRS};
 use crate::transform::arith::{Arith, Bound};
 use crate::transform::bound::carry_bounds_within;
-use crate::transform::length::{largest_exponent_where, largest_exponent_with};
+use crate::transform::length::largest_exponent_with;
 use crate::transform::plan::{Length, MIN_EXPONENT};
 
 /// The longest length the arithmetic plans: 2^24 words.
@@ -53,16 +54,6 @@ pub fn pair_for(p: u32, len: Length) -> Option<&'static Pair> {
     pairs_at(len).find(|pair| carry_bounds_within(&bound_of(pair), p, n, widths).is_ok())
 }
 
-/// Whether exponent p has a plan of length `len`: some pair's bound holds its digits.
-pub fn fits(p: u32, len: Length) -> bool {
-    pair_for(p, len).is_some()
-}
-
-/// The largest odd exponent with a plan of length `len`.
-pub fn largest_exponent(len: Length) -> Option<u32> {
-    largest_exponent_where(len.n() as u64, |p| fits(p, len))
-}
-
 /// For each pair at `len` (in [`PAIRS`]' order), the largest odd exponent whose plan takes it:
 /// what a check of every pair's kernels at a length runs.
 pub fn largest_exponent_per_pair(len: Length) -> Vec<u32> {
@@ -70,15 +61,11 @@ pub fn largest_exponent_per_pair(len: Length) -> Vec<u32> {
     pairs_at(len).filter_map(takes).collect()
 }
 
-/// The shortest length whose bound holds p.
-pub fn smallest_length(p: u32) -> Option<Length> {
-    lengths().into_iter().find(|&l| fits(p, l))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::transform::fp64::primes::{NARROW, WIDE, WIDER};
+    use crate::transform::length::{largest_exponent, smallest_length};
 
     /// Per length from 2^10: the largest odd exponent, and the largest the narrow pair holds
     /// (above it the wide pair to 2^21, the wider one at 2^22; docs/arithmetic.md has the same
@@ -105,10 +92,10 @@ mod tests {
         assert_eq!(lens.len(), 22, "2^1 … 2^22: no pair has 3·2^k or 5·2^k");
         for (log2, top, narrow) in TABLE {
             let len = Length { odd: 1, log2 };
-            assert_eq!(largest_exponent(len), Some(top), "{len}");
+            assert_eq!(largest_exponent(Arith::Fp64, len), Some(top), "{len}");
             println!("| {len} | {} | {top} | {} | {narrow} |", len.n(), (top as usize).div_ceil(len.n()));
             // The next odd exponent does not fit: the bound refuses it.
-            assert!(!fits(top + 2, len), "{len}: {} fits", top + 2);
+            assert_eq!(pair_for(top + 2, len), None, "{len}: {} fits", top + 2);
             // The narrow pair up to its own largest exponent, the wide one above it (to 2^21:
             // the wider pair holds no exponent more there), the wider one at 2^22.
             let above = if log2 <= 21 { &WIDE } else { &WIDER };
@@ -127,10 +114,10 @@ mod tests {
         ];
         for (p, log2, pair) in shortest {
             let len = Length { odd: 1, log2 };
-            assert_eq!(smallest_length(p), Some(len), "{p}");
+            assert_eq!(smallest_length(p, Arith::Fp64).ok(), Some(len), "{p}");
             assert_eq!(pair_for(p, len), Some(&pair), "{p}");
         }
-        assert_eq!(smallest_length(163_577_857), None);
+        assert!(smallest_length(163_577_857, Arith::Fp64).is_err());
         assert_eq!(pair_for(150_000_001, Length { odd: 1, log2: 22 }), Some(&WIDER));
         // At every length each exponent the kernel checks take has a plan with its pair.
         for len in lengths() {

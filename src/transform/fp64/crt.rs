@@ -16,9 +16,6 @@ pub struct Crt {
     pub f1: Fp64,
     pub f2: Fp64,
     pub inv: f64,
-    /// P1, and the largest |c| the pair recovers, (M − 1)/2.
-    p1: u64,
-    pub max_abs: u128,
 }
 
 impl Crt {
@@ -26,7 +23,7 @@ impl Crt {
         let [p1, p2] = pair.primes.map(|pr| pr.p);
         let f2 = Fp64::new(p2);
         let inv = pow_mod(p1 % p2, p2 - 2, p2);
-        Crt { f1: Fp64::new(p1), f2, inv: f2.from_i64(inv as i64), p1, max_abs: pair.max_abs() }
+        Crt { f1: Fp64::new(p1), f2, inv: f2.from_i64(inv as i64) }
     }
 
     /// The balanced digits (a, t) of c = a + P1·t: the f64 steps the GPU shares.
@@ -37,10 +34,10 @@ impl Crt {
         (a, self.f2.center(self.f2.mul(d, self.inv)))
     }
 
-    /// c with c ≡ x1 (mod P1), c ≡ x2 (mod P2), |c| ≤ max_abs.
+    /// c with c ≡ x1 (mod P1), c ≡ x2 (mod P2), |c| ≤ (P1·P2 − 1)/2.
     pub fn recombine(&self, x1: f64, x2: f64) -> i128 {
         let (a, t) = self.digits(x1, x2);
-        a as i128 + i128::from(self.p1) * t as i128
+        a as i128 + i128::from(self.f1.modulus()) * t as i128
     }
 
     /// c mod P1 and c mod P2 as centered residues: what the two transforms compute.
@@ -49,7 +46,7 @@ impl Crt {
             let r = c.rem_euclid(i128::from(p)) as i64;
             (if r > (p / 2) as i64 { r - p as i64 } else { r }) as f64
         };
-        (r(self.p1), r(self.f2.modulus()))
+        (r(self.f1.modulus()), r(self.f2.modulus()))
     }
 }
 

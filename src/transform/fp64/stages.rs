@@ -439,7 +439,7 @@ mod tests {
                 assert!(product_matches_rug(&plan, &t, &d, None), "p={p} n={} mode={mode}", plan.n());
             }
             let c0 = t.convolution(&plan, &extreme_digits(&plan, 0, 1), None)[0].unsigned_abs();
-            assert!(c0 > t.crt.max_abs / 4, "p={p} n={} c0={c0}", plan.n());
+            assert!(c0 > t.pair.max_abs() / 4, "p={p} n={} c0={c0}", plan.n());
         }
     }
 
