@@ -1,6 +1,7 @@
-// The FP64 arithmetic's squaring on the device (issue 37): three kernels, each one global round
-// trip of the residue, mirroring the CPU twin src/transform/fp64/stages.rs value for value (the
-// same field operations in the same order, the same lazy-reduction flags):
+// The FP64 arithmetic's squaring on the device (issue 37): three kernels (or two, fp_rows and
+// fp_carry, between the squarings of a batch), each one global round trip of the residue,
+// mirroring the CPU twin src/transform/fp64/stages.rs value for value (the same field
+// operations in the same order, the same lazy-reduction flags):
 //   fp_fwd   a tile of SEG columns × R rows a block (a thread a row at a time: a carry segment): the
 //            pending carries applied (the fix-up), digits weighted, the R-point DIF stages of
 //            each column in shared memory, the twiddles ω_n^(bitrev(r)·c); one prime a block
@@ -12,6 +13,8 @@
 //   fp_inv   a tile as fp_fwd, both primes: inverse twiddles, R-point DIT stages, unweight, the
 //            CRT to i128 and the carry walk of the thread's segment (the LL term -2·2^s on the
 //            way), digits and the segment's carry out written back.
+//   fp_carry fp_inv's steps, then (once the previous tile's carries are out) fp_fwd's for both
+//            primes: in a batch of squarings it takes the place of an fp_inv and the next fp_fwd.
 // fp_fwd and fp_inv move their tiles between global and shared memory along the rows, 8 loads
 // in flight a thread (fp_tile_load, fp_tile_store), and work on a row's segment from shared
 // memory. Stages run FP_S at a time in registers; every run-time flag that turns work on or off
@@ -372,24 +375,24 @@ __device__ __forceinline__ void fp_copy(double* s, u32 sstride, double* g, size_
     }
 }
 
-// The tile of block blockIdx.x (columns c0 .. c0 + T of every row) of v into shared memory
-// (column t of R values from s + t·fp_stride(R)), or back: consecutive threads along a row's
-// segment, so that a warp moves whole 64-byte runs of 4 rows.
-__device__ __forceinline__ void fp_tile_load(double* s, const double* v, const FpLayout& L) {
+// The tile of columns c0 .. c0 + T of every row of v into shared memory (column t of R values
+// from s + t·fp_stride(R)), or back: consecutive threads along a row's segment, so that a warp
+// moves whole 64-byte runs of 4 rows.
+__device__ __forceinline__ void fp_tile_load(double* s, const double* v, const FpLayout& L, u32 c0) {
     const u32 R = 1u << L.log_r, T = L.seg_len;
-    fp_copy<true, true>(s, fp_stride(R), (double*)v + blockIdx.x * T, 1u << L.log_c, __ffs(T) - 1, R * T);
+    fp_copy<true, true>(s, fp_stride(R), (double*)v + c0, 1u << L.log_c, __ffs(T) - 1, R * T);
 }
-__device__ __forceinline__ void fp_tile_store(double* s, double* v, const FpLayout& L) {
+__device__ __forceinline__ void fp_tile_store(double* s, double* v, const FpLayout& L, u32 c0) {
     const u32 R = 1u << L.log_r, T = L.seg_len;
-    fp_copy<false, true>(s, fp_stride(R), v + blockIdx.x * T, 1u << L.log_c, __ffs(T) - 1, R * T);
+    fp_copy<false, true>(s, fp_stride(R), v + c0, 1u << L.log_c, __ffs(T) - 1, R * T);
 }
 
 // Each row r of the tile times the twiddles ω^(k·c) of its columns c = c0 .. c0 + T - 1, k =
 // bitrev(r) (ω: the table pair hi, lo; each value reduced first when RED): ω^(k·c0) from the
 // tables, then a product by ω^k a column (stages.rs twiddle).
 template <bool RED>
-__device__ __forceinline__ void fp_twiddle_of(double* s, const FpLayout& L, u64 hi, u64 lo, Fp f) {
-    const u32 R = 1u << L.log_r, T = L.seg_len, c0 = blockIdx.x * T, stride = fp_stride(R);
+__device__ __forceinline__ void fp_twiddle_of(double* s, const FpLayout& L, u32 c0, u64 hi, u64 lo, Fp f) {
+    const u32 R = 1u << L.log_r, T = L.seg_len, stride = fp_stride(R);
     for (u32 r = threadIdx.x; r < R; r += blockDim.x) {
         const u32 k = fp_bitrev(r, L.log_r);
         const double step = fp_pow(hi, lo, k, L.lo_bits, f);
@@ -405,40 +408,37 @@ __device__ __forceinline__ void fp_twiddle_of(double* s, const FpLayout& L, u64 
     }
     __syncthreads();
 }
-__device__ __forceinline__ void fp_twiddle(double* s, const FpLayout& L, u64 hi, u64 lo, Fp f, bool red) {
+__device__ __forceinline__ void fp_twiddle(double* s, const FpLayout& L, u32 c0, u64 hi, u64 lo, Fp f, bool red) {
     if (red) {
-        fp_twiddle_of<true>(s, L, hi, lo, f);
+        fp_twiddle_of<true>(s, L, c0, hi, lo, f);
     } else {
-        fp_twiddle_of<false>(s, L, hi, lo, f);
+        fp_twiddle_of<false>(s, L, c0, hi, lo, f);
     }
 }
 
 // ---- 1. fix-up, weights, column DIF, twiddles ----
 
-// Grid (C / SEG tiles, 2 primes), up to 256 threads (each the rows r = thread, thread + blockDim,
-// ...: a row's SEG digits are one carry segment), SEG·fp_stride(R) doubles of shared memory.
-// With FP_ADVANCE, one thread doubles the shift count mod p (nothing else here reads it).
-extern "C" __global__ void __launch_bounds__(FP_FWD_BOUNDS)
-    fp_fwd(const u64* x, const i128* carries, double* z, u32* shift, FpLayout L, u32 flags) {
-    extern __shared__ double fp_s[];
-    fp_wait();
-    const u32 R = 1u << L.log_r, C = 1u << L.log_c, T = L.seg_len, segs = L.n / T, c0 = blockIdx.x * T;
-    const u32 stride = fp_stride(R);
-    const FpPrime& q = L.q[blockIdx.y];
-    const Fp f = fp_of(q);
-    if ((flags & FP_ADVANCE) && blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0) {
-        shift[0] = (u32)((2ull * shift[0]) % L.p);
-    }
-    // The tile's digits into the shared tile as raw words.
-    fp_tile_load(fp_s, (const double*)x, L);
-    __syncthreads();
+// A pending carry (an i128, two words low first) from global memory through L2: fp_carry reads
+// carries that another block of the same launch has just written.
+__device__ __forceinline__ i128 fp_load_carry(const i128* c) {
+    const longlong2 v = __ldcg((const longlong2*)c);
+    return (i128)(((unsigned __int128)(u64)v.y << 64) | (u64)v.x);
+}
+
+// The digits of the tile at column c0 (raw words in tile 0 of s, SEG columns of fp_stride(R)
+// each), a thread a row's segment at a time, with the carry out of the previous segment
+// applied (twin carry_fixup), weighted for primes h0 .. h0 + NP - 1 into tiles 0 .. NP - 1 (tile
+// i at s + i·tile).
+template <int NP>
+__device__ __forceinline__ void fp_weigh(double* s, u32 tile, const i128* carries, const FpLayout& L, u32 c0,
+                                         u32 h0) {
+    const u32 R = 1u << L.log_r, C = 1u << L.log_c, T = L.seg_len, segs = L.n / T, stride = fp_stride(R);
     for (u32 r = threadIdx.x; r < R; r += blockDim.x) {
         const u32 j0 = r * C + c0, seg = j0 / T;
-        // The segment's digits with the carry out of the previous segment (twin carry_fixup).
         i64 d[FP_MAX_SEG];
 #pragma unroll
-        for (u32 t = 0; t < FP_MAX_SEG; t++) d[t] = t < T ? __double_as_longlong(fp_s[t * stride + FP_PAD(r)]) : 0;
-        i128 carry = carries[(seg + segs - 1) % segs];
+        for (u32 t = 0; t < FP_MAX_SEG; t++) d[t] = t < T ? __double_as_longlong(s[t * stride + FP_PAD(r)]) : 0;
+        i128 carry = fp_load_carry(carries + (seg + segs - 1) % segs);
         FpWidths ws(L, j0);
 #pragma unroll
         for (u32 t = 0; t < FP_MAX_SEG; t++) {
@@ -449,24 +449,49 @@ extern "C" __global__ void __launch_bounds__(FP_FWD_BOUNDS)
             d[t] = b;
             carry = up;
         }
-        FpWidths we(L, j0);
-        double w = fp_pow(q.w_hi, q.w_lo, we.e, L.lo_bits, f);
 #pragma unroll
-        for (u32 t = 0; t < FP_MAX_SEG; t++) {
-            if (t < T) {
-                if (t > 0) {
-                    const bool wide = we.e < we.f;
-                    we.next();
-                    w = fp_mul(w, wide ? q.w_wide : q.w_narrow, f);
+        for (int i = 0; i < NP; i++) {
+            const FpPrime& q = L.q[h0 + i];
+            const Fp f = fp_of(q);
+            FpWidths we(L, j0);
+            double w = fp_pow(q.w_hi, q.w_lo, we.e, L.lo_bits, f);
+#pragma unroll
+            for (u32 t = 0; t < FP_MAX_SEG; t++) {
+                if (t < T) {
+                    if (t > 0) {
+                        const bool wide = we.e < we.f;
+                        we.next();
+                        w = fp_mul(w, wide ? q.w_wide : q.w_narrow, f);
+                    }
+                    s[i * tile + t * stride + FP_PAD(r)] = fp_mul((double)d[t], w, f);
                 }
-                fp_s[t * stride + FP_PAD(r)] = fp_mul((double)d[t], w, f);
             }
         }
     }
     __syncthreads();
-    fp_column_stages(fp_s, L, q, false);
-    if (L.log_r > 0) fp_twiddle(fp_s, L, q.t_hi, q.t_lo, f, fp_reduces(q, FpSteps(L).tw_fwd()));
-    fp_tile_store(fp_s, z + (size_t)blockIdx.y * L.n, L);
+}
+
+// Prime q's weighted tile in s through the column DIF stages and the twiddles, into z (that
+// prime's vector).
+__device__ __forceinline__ void fp_forward_tile(double* s, double* z, const FpLayout& L, const FpPrime& q, u32 c0) {
+    fp_column_stages(s, L, q, false);
+    if (L.log_r > 0) fp_twiddle(s, L, c0, q.t_hi, q.t_lo, fp_of(q), fp_reduces(q, FpSteps(L).tw_fwd()));
+    fp_tile_store(s, z, L, c0);
+}
+
+// Grid (C / SEG tiles, 2 primes), up to 256 threads (each the rows r = thread, thread + blockDim,
+// ...: a row's SEG digits are one carry segment), SEG·fp_stride(R) doubles of shared memory: x
+// (digits and pending carries) into both primes' z. The first kernel of a batch of squarings
+// (fp_carry takes its place in the others).
+extern "C" __global__ void __launch_bounds__(FP_FWD_BOUNDS) fp_fwd(const u64* x, const i128* carries, double* z,
+                                                                    FpLayout L) {
+    extern __shared__ double fp_s[];
+    fp_wait();
+    const u32 c0 = blockIdx.x * L.seg_len;
+    fp_tile_load(fp_s, (const double*)x, L, c0);
+    __syncthreads();
+    fp_weigh<1>(fp_s, 0, carries, L, c0, blockIdx.y);
+    fp_forward_tile(fp_s, z + (size_t)blockIdx.y * L.n, L, L.q[blockIdx.y], c0);
 }
 
 // ---- 2. rows: DIF, pointwise square or product, DIT ----
@@ -555,14 +580,20 @@ struct FpPointwiseOp {
 };
 
 // Grid (R rows, 2 primes), up to 256 threads, fp_stride(C) doubles of shared memory (twice that
-// with FP_PRODUCT: y's row beside). For C ≥ 2^FP_S the stages run as: the first h DIF stages
-// (h = (log C - FP_S) mod FP_S) on the way in from global memory, passes of FP_S in shared
-// memory, the last FP_S with the square and the first FP_S DIT stages (fp_middle), passes of
-// FP_S, the last h DIT stages on the way out: 2·(log C - FP_S - h)/FP_S + 1 passes through shared
-// memory (7 at 2^13, against 11 and a copy each way for the stages one transform at a time).
-extern "C" __global__ void __launch_bounds__(FP_ROW_BOUNDS) fp_rows(double* z, const double* y, FpLayout L, u32 flags) {
+// with FP_PRODUCT: y's row beside). With FP_ADVANCE, one thread doubles the shift count mod p
+// (fp_inv and fp_carry read it after this kernel; nothing here does). For C ≥ 2^FP_S the
+// stages run as: the first h DIF stages (h = (log C - FP_S) mod FP_S) on the way in from global
+// memory, passes of FP_S in shared memory, the last FP_S with the square and the first FP_S DIT
+// stages (fp_middle), passes of FP_S, the last h DIT stages on the way out: 2·(log C - FP_S -
+// h)/FP_S + 1 passes through shared memory (7 at 2^13, against 11 and a copy each way for the
+// stages one transform at a time).
+extern "C" __global__ void __launch_bounds__(FP_ROW_BOUNDS)
+    fp_rows(double* z, const double* y, u32* shift, FpLayout L, u32 flags) {
     extern __shared__ double fp_s[];
     fp_wait();
+    if ((flags & FP_ADVANCE) && blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0) {
+        shift[0] = (u32)((2ull * shift[0]) % L.p);
+    }
     const u32 C = 1u << L.log_c, stride = fp_stride(C), lc = L.log_c;
     const FpPrime& q = L.q[blockIdx.y];
     const Fp f = fp_of(q);
@@ -607,24 +638,26 @@ extern "C" __global__ void __launch_bounds__(FP_ROW_BOUNDS) fp_rows(double* z, c
 
 // ---- 3. inverse twiddles, column DIT, unweight, CRT, carry ----
 
-// Grid (C / SEG tiles), up to 256 threads (rows as fp_fwd), 2·SEG·fp_stride(R) doubles of shared
-// memory (both primes' tiles, the second after the first).
-extern "C" __global__ void __launch_bounds__(FP_INV_BOUNDS)
-    fp_inv(const double* z, u64* x, i128* carries, const u32* shift, FpLayout L, u32 flags) {
-    extern __shared__ double fp_s[];
-    fp_wait();
-    const u32 R = 1u << L.log_r, C = 1u << L.log_c, T = L.seg_len, c0 = blockIdx.x * T;
-    const u32 stride = fp_stride(R), tile = T * stride;
+// Both primes' tiles at column c0 of z into s (prime h's at s + h·tile), inverse twiddles and
+// column DIT stages.
+__device__ __forceinline__ void fp_inverse_tiles(double* s, u32 tile, const double* z, const FpLayout& L, u32 c0) {
     const FpSteps st(L);
     for (u32 h = 0; h < 2; h++) {
         const FpPrime& q = L.q[h];
-        double* s = fp_s + h * tile;
-        fp_tile_load(s, z + (size_t)h * L.n, L);
+        double* sh = s + h * tile;
+        fp_tile_load(sh, z + (size_t)h * L.n, L, c0);
         __syncthreads();
-        if (L.log_r > 0) fp_twiddle(s, L, q.it_hi, q.it_lo, fp_of(q), fp_reduces(q, st.tw_inv()));
-        fp_column_stages(s, L, q, true);
+        if (L.log_r > 0) fp_twiddle(sh, L, c0, q.it_hi, q.it_lo, fp_of(q), fp_reduces(q, st.tw_inv()));
+        fp_column_stages(sh, L, q, true);
     }
-    // Unweight, CRT, the LL term, and the walk of each row's segment (twin carry_walk).
+}
+
+// Unweight, CRT, the LL term (FP_LL in flags), and the walk of each row's segment of the tile
+// at column c0 (twin carry_walk): the digits as raw words over tile 0 of s, each segment's
+// carry out to carries.
+__device__ __forceinline__ void fp_carry_out(double* s, u32 tile, i128* carries, const u32* shift, const FpLayout& L,
+                                             u32 flags, u32 c0) {
+    const u32 R = 1u << L.log_r, C = 1u << L.log_c, T = L.seg_len, stride = fp_stride(R);
     const Fp f1 = fp_of(L.q[0]), f2 = fp_of(L.q[1]);
     const u64 bit = (flags & FP_LL) ? ((u64)shift[0] + 1) % L.p : ~0ull;
     for (u32 r = threadIdx.x; r < R; r += blockDim.x) {
@@ -645,8 +678,8 @@ extern "C" __global__ void __launch_bounds__(FP_INV_BOUNDS)
                 const u32 w = ws.next();
                 wide = w != ws.q;
                 const u32 at = t * stride + FP_PAD(r);
-                const double y1 = fp_mul(fp_reduce(fp_s[at], f1), u1, f1);
-                const double y2 = fp_mul(fp_reduce(fp_s[tile + at], f2), u2, f2);
+                const double y1 = fp_mul(fp_reduce(s[at], f1), u1, f1);
+                const double y2 = fp_mul(fp_reduce(s[tile + at], f2), u2, f2);
                 u64 lo, hi;
                 fp_crt(y1, y2, f1, f2, L.crt_inv, lo, hi);
                 i128 c = (i128)(((unsigned __int128)hi << 64) | lo);
@@ -655,12 +688,74 @@ extern "C" __global__ void __launch_bounds__(FP_INV_BOUNDS)
                 i128 up;
                 // The digit over this row's slot of the first prime (read above, by this thread only).
                 const i64 d = fp_balance((i128)((u64)c & ((1ull << w) - 1)) + carry, w, &up);
-                fp_s[at] = __longlong_as_double(d);
+                s[at] = __longlong_as_double(d);
                 carry = fp_shr(c, w) + up;
             }
         }
         carries[j0 / T] = carry;
     }
     __syncthreads();
-    fp_tile_store(fp_s, (double*)x, L);
+}
+
+// Grid (C / SEG tiles), up to 256 threads (rows as fp_fwd), 2·SEG·fp_stride(R) doubles of shared
+// memory (both primes' tiles, the second after the first): z into x's digits and pending
+// carries. The last kernel of a batch of squarings.
+extern "C" __global__ void __launch_bounds__(FP_INV_BOUNDS)
+    fp_inv(const double* z, u64* x, i128* carries, const u32* shift, FpLayout L, u32 flags) {
+    extern __shared__ double fp_s[];
+    fp_wait();
+    const u32 c0 = blockIdx.x * L.seg_len, tile = L.seg_len * fp_stride(1u << L.log_r);
+    fp_inverse_tiles(fp_s, tile, z, L, c0);
+    fp_carry_out(fp_s, tile, carries, shift, L, flags, c0);
+    fp_tile_store(fp_s, (double*)x, L, c0);
+}
+
+// ---- 3 + 1. the carry kernel: fp_inv and the next squaring's fp_fwd in one ----
+
+__device__ __forceinline__ u32 fp_load_acquire(const u32* a) {
+    u32 v;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(a) : "memory");
+    return v;
+}
+__device__ __forceinline__ void fp_store_release(u32* a, u32 v) {
+    asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(a), "r"(v) : "memory");
+}
+
+// Grid (B + 1 blocks, B = C / SEG tiles), threads and shared memory as fp_inv: z's tile through
+// fp_inv's steps (its digits stay in shared memory, its carries out go to `carries`), then,
+// once the previous tile's carries are out, fp_fwd's steps for both primes back into z. The
+// carries pass between blocks through `carries` and the ready flags sync[1 ..= B]: blocks take
+// tiles in the order they start (a ticket from sync[0], which the last one resets), so the
+// block a block waits for is running or done. Tile 0 takes the carries of the last tile, which
+// are out last: its first block only publishes its carries, and block B does the tile again
+// (z is only written after its carries are in) and writes it. One global round trip of the
+// residue in place of fp_inv's and fp_fwd's two.
+extern "C" __global__ void __launch_bounds__(FP_INV_BOUNDS)
+    fp_carry(double* z, i128* carries, const u32* shift, u32* sync, FpLayout L, u32 flags) {
+    extern __shared__ double fp_s[];
+    __shared__ u32 ticket;
+    fp_wait();
+    const u32 T = L.seg_len, B = (1u << L.log_c) / T, tile = T * fp_stride(1u << L.log_r);
+    if (threadIdx.x == 0) {
+        const u32 b = atomicAdd(sync, 1);
+        if (b == B) atomicExch(sync, 0);
+        ticket = b;
+    }
+    __syncthreads();
+    const u32 b = ticket, c0 = (b == B ? 0 : b) * T;
+    fp_inverse_tiles(fp_s, tile, z, L, c0);
+    fp_carry_out(fp_s, tile, carries, shift, L, flags, c0);
+    if (b < B) {
+        __threadfence();
+        __syncthreads();
+        if (threadIdx.x == 0) fp_store_release(sync + 1 + b, 1);
+    }
+    if (b == 0) return;
+    if (threadIdx.x == 0) {
+        while (fp_load_acquire(sync + b) == 0) __nanosleep(64);
+        sync[b] = 0;
+    }
+    __syncthreads();
+    fp_weigh<2>(fp_s, tile, carries, L, c0, 0);
+    for (u32 h = 0; h < 2; h++) fp_forward_tile(fp_s + h * tile, z + (size_t)h * L.n, L, L.q[h], c0);
 }

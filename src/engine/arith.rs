@@ -31,36 +31,35 @@ pub struct SpeedTable {
 }
 
 impl SpeedTable {
-    /// The three arithmetics side by side on one H100, in one call (`gpu-selftest --arith A
-    /// bench --iters 2000` at the largest exponent of each length 2^15 … 2^23 of each, two rounds
-    /// alike to 0.1–0.5%, 2026-11-27 22:10 UTC, bench/RESULTS.md): the tuner compares them, so
-    /// the figures come from one card. Every exponent from 946,177 to FP64's bound has each
-    /// arithmetic's shortest length measured (above it Goldilocks and M61·M31 hold p, and
-    /// M61·M31's 2^23 is not measured). FP64's
-    /// row at a length is its slowest pair's (the wide one's at 2^15 … 2^21; at 2^22 the wider
-    /// one's, 389.9 at 163,577,855 in calls at 22:35–22:40 where Goldilocks at 2^23 ran
-    /// 477.0–481.6 and M61·M31 at 3·2^21 1313.0, against the narrow pair's 358.4). So FP64 is
-    /// picked where it is one length shorter than
-    /// Goldilocks and that is faster: 22,544,385 … 41,943,039 (98.1 against 109.1 µs/iter),
-    /// 44,040,193 … 82,837,503 (201.0 against 230.2), 85,983,233 … 163,577,855 (389.9 against
-    /// 475.9).
+    /// The arithmetics side by side on one H100 (`gpu-selftest --arith A bench --iters 3000` at
+    /// the largest exponent of each length 2^15 … 2^23 of each, bench/RESULTS.md): Goldilocks
+    /// and FP64 in one call (2026-11-28 00:33 UTC, FP64 with its measured row split and fp_carry
+    /// at 2^20 and 2^22), M61·M31 from the call of 2026-11-27 22:10 (its kernels unchanged since;
+    /// it is the slowest at every length by 1.3× or more). Every exponent from 946,177 to FP64's
+    /// bound has each arithmetic's shortest length measured (above it Goldilocks and M61·M31 hold
+    /// p, and M61·M31's 2^23 is not measured). FP64's row at a length is its slowest pair's (at
+    /// 2^22 the wider one's, 383.3 at 163,577,855, against the narrow pair's 349.9 at
+    /// 146,800,639). So FP64 is picked where it is one length shorter than Goldilocks and that
+    /// is faster: 11,534,337 … 21,233,663 (53.6 against 59.9 µs/iter), 22,544,385 … 41,943,039
+    /// (96.9 against 108.3), 44,040,193 … 82,837,503 (203.8 against 229.0), 85,983,233 …
+    /// 163,577,855 (383.3 against 477.3).
     pub fn builtin() -> SpeedTable {
         let gl = |log2: u32, us: f64| (Arith::Goldilocks, Length { odd: 1, log2 }, us);
         let mm = |odd: u32, log2: u32, us: f64| (Arith::M61M31, Length { odd, log2 }, us);
         let fp = |log2: u32, us: f64| (Arith::Fp64, Length { odd: 1, log2 }, us);
         SpeedTable {
-            source: "H100, the three arithmetics in one call, bench/RESULTS.md 2026-11-27",
+            source: "H100, Goldilocks and FP64 in one call, bench/RESULTS.md 2026-11-28",
             card: "H100",
             rows: vec![
-                gl(15, 13.5),
-                gl(16, 14.8),
+                gl(15, 13.4),
+                gl(16, 14.7),
                 gl(17, 16.9),
                 gl(18, 21.0),
-                gl(19, 32.4),
-                gl(20, 60.3),
-                gl(21, 109.1),
-                gl(22, 230.2),
-                gl(23, 475.9),
+                gl(19, 32.1),
+                gl(20, 59.9),
+                gl(21, 108.3),
+                gl(22, 229.0),
+                gl(23, 477.3),
                 mm(1, 15, 31.9),
                 mm(3, 14, 36.5),
                 mm(1, 16, 36.6),
@@ -77,14 +76,14 @@ impl SpeedTable {
                 mm(3, 20, 582.6),
                 mm(1, 22, 701.1),
                 mm(3, 21, 1313.0),
-                fp(15, 27.2),
-                fp(16, 30.1),
-                fp(17, 31.3),
-                fp(18, 47.9),
-                fp(19, 64.1),
-                fp(20, 98.1),
-                fp(21, 201.0),
-                fp(22, 389.9),
+                fp(15, 26.9),
+                fp(16, 28.2),
+                fp(17, 29.6),
+                fp(18, 35.3),
+                fp(19, 53.6),
+                fp(20, 96.9),
+                fp(21, 203.8),
+                fp(22, 383.3),
             ],
         }
     }
@@ -188,9 +187,12 @@ mod tests {
             assert!(t.rows[..i].iter().all(|&(b, l, _)| (b, l) != (a, len)), "{} {len} twice", a.name());
         }
         // Every exponent from 946,177 (M61·M31 at 2^15) to FP64's bound has each arithmetic
-        // measured at its shortest length, so the pick is the fastest: FP64 in three bands.
+        // measured at its shortest length, so the pick is the fastest: FP64 in four bands.
         let fp = [
-            22_544_385u32,
+            11_534_337u32,
+            20_996_011,
+            21_233_663,
+            22_544_385,
             30_000_001,
             41_943_039,
             44_040_193,
@@ -200,8 +202,19 @@ mod tests {
             136_279_841,
             163_577_855,
         ];
-        let gl =
-            [946_177u32, 1_257_787, 3_021_377, 20_996_011, 22_544_383, 41_943_041, 44_040_191, 82_837_505, 163_577_857];
+        let gl = [
+            946_177u32,
+            1_257_787,
+            3_021_377,
+            10_747_903,
+            11_534_335,
+            21_233_665,
+            22_544_383,
+            41_943_041,
+            44_040_191,
+            82_837_505,
+            163_577_857,
+        ];
         for p in fp.into_iter().chain(gl) {
             let pick = fastest(p, &t).unwrap();
             let want = if fp.contains(&p) { Arith::Fp64 } else { Arith::Goldilocks };
@@ -212,7 +225,7 @@ mod tests {
         let pick = fastest(136_279_841, &t).unwrap();
         assert!(
             pick.why.contains(
-                "fp64 n=2^22 389.9 µs/iter, faster than goldilocks n=2^23 475.9 µs/iter, m61m31 n=2^22 701.1 µs/iter"
+                "fp64 n=2^22 383.3 µs/iter, faster than goldilocks n=2^23 477.3 µs/iter, m61m31 n=2^22 701.1 µs/iter"
             ),
             "{}",
             pick.why

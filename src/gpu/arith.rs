@@ -98,7 +98,7 @@ pub(crate) trait Pipeline: Send {
         count: u64,
     ) -> Result<(), EngineError> {
         // SAFETY: the buffers are the caller's, under the trait's contract.
-        graphs.squarings(dev, count, || unsafe { self.square(dev, x, shift, ll) })
+        graphs.squarings(dev, count, |m| (0..m).try_for_each(|_| unsafe { self.square(dev, x, shift, ll) }))
     }
 
     /// Queue acc := acc·x ([`Pipeline::multiply`]) as a replay of `graphs`' product.

@@ -27,18 +27,19 @@ pub(crate) struct Graphs {
 }
 
 impl Graphs {
-    /// Queue `count` squarings (each queued by `square`) as replays of graphs of 2^k
-    /// iterations (count in binary, at most 2^GRAPH_LOG2_MAX per replay).
+    /// Queue `count` squarings as replays of graphs of 2^k iterations (count in binary, at
+    /// most 2^GRAPH_LOG2_MAX per replay), each captured from `batch(2^k)`, which queues 2^k
+    /// squarings.
     pub fn squarings(
         &mut self,
         dev: &Device,
         count: u64,
-        square: impl Fn() -> Result<(), EngineError>,
+        batch: impl Fn(u64) -> Result<(), EngineError>,
     ) -> Result<(), EngineError> {
         let mut left = count;
         while left > 0 {
             let k = (63 - left.leading_zeros() as usize).min(GRAPH_LOG2_MAX);
-            launch_cached(&mut self.squarings[k], dev, 1 << k, &square)?;
+            launch_cached(&mut self.squarings[k], dev, || batch(1 << k))?;
             left -= 1 << k;
         }
         Ok(())
@@ -46,19 +47,18 @@ impl Graphs {
 
     /// Queue the product (queued by `multiply`) as a replay of its graph.
     pub fn product(&mut self, dev: &Device, multiply: impl Fn() -> Result<(), EngineError>) -> Result<(), EngineError> {
-        launch_cached(&mut self.product, dev, 1, multiply)
+        launch_cached(&mut self.product, dev, multiply)
     }
 }
 
-/// Launch the graph in `slot`, captured from `count` runs of `op` on first use.
+/// Launch the graph in `slot`, captured from a run of `op` on first use.
 fn launch_cached(
     slot: &mut Option<Graph>,
     dev: &Device,
-    count: u64,
     op: impl Fn() -> Result<(), EngineError>,
 ) -> Result<(), EngineError> {
     if slot.is_none() {
-        *slot = Some(Graph(capture(dev, count, op)?));
+        *slot = Some(Graph(capture(dev, 1, op)?));
     }
     slot.as_ref().expect("captured above").0.launch().map_err(cuda_err("graph launch"))
 }

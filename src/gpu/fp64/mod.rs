@@ -1,6 +1,6 @@
 //! The FP64 arithmetic on the device ([`FpPipeline`], kernels/fp64/), an implementation of
 //! [`super::arith::Pipeline`]: the plan set up on the device ([`setup`]: tables, layout, launch
-//! geometry) and the launches of its three kernels ([`pipeline`]).
+//! geometry) and the launches of its kernels ([`pipeline`]).
 
 mod pipeline;
 mod setup;

@@ -1,16 +1,21 @@
-//! The FP64 arithmetic's launches ([`FpPipeline`]): its work vectors and the three kernels of a
+//! The FP64 arithmetic's launches ([`FpPipeline`]): its work vectors and the kernels of a
 //! squaring or product (kernels/fp64/pipeline.cuh), on the plan set up by setup.rs; the third
 //! arithmetic of the same engine (same device, launches, graphs and residue buffers; a residue
 //! is its digits plus one pending carry per segment, an i128 of two words as M61·M31's).
 //!
 //! A squaring: fp_fwd (fix-up, weights, column DIF stages, twiddles; a tile of SEG columns a
 //! block, one prime a block) → fp_rows (row DIF stages, pointwise square, row DIT stages; a row a
-//! block) → fp_inv (inverse twiddles, column DIT stages, unweight, CRT, carry walk; both primes a
-//! block). Three global round trips of the residue; nothing is copied to the host.
+//! block; the shift count doubled) → fp_inv (inverse twiddles, column DIT stages, unweight, CRT,
+//! carry walk; both primes a block). At the lengths where it is faster ([`FUSED_LOG2`]), a
+//! batch of squarings takes two launches and two global round trips of the residue a squaring
+//! between its first fp_fwd and its last fp_inv: fp_rows and fp_carry (fp_inv's steps and the
+//! next fp_fwd's in one kernel, carries passed between its blocks). Nothing is copied to the
+//! host.
 
 use super::setup::Setup;
 use crate::engine::EngineError;
 use crate::gpu::arith::Pipeline;
+use crate::gpu::graphs::Graphs;
 use crate::gpu::launch::{launch_grid, time_steps, Arg, Res, Shape, Step, ADVANCE, LL};
 use crate::gpu::module::{cuda_err, function, Device};
 use crate::transform::plan::Plan;
@@ -25,6 +30,22 @@ const PRODUCT: u32 = 1;
 /// of fp_fwd and fp_inv blocks (each loops over rows); MERSENNE_CERT_FP64_THREADS (32 ..= 256,
 /// the kernels' __launch_bounds__) overrides it, for measuring.
 const THREADS: u32 = 256;
+
+/// Lengths (log2) whose batches of squarings pass through fp_carry, measured on an H100
+/// (bench/RESULTS.md, 2026-11-28): 2^20 96.1 µs an iteration against 100.1 for fp_inv and
+/// fp_fwd apart, 2^22 350.7 against 364.5; at 2^15 … 2^19 and 2^21 fp_carry was 2–9% slower
+/// (its grid of C/SEG + 1 blocks, both primes each, fills the GPU in fuller waves only here).
+/// MERSENNE_CERT_FP64_FUSED (0 or 1) overrides it, for measuring.
+const FUSED_LOG2: [u32; 2] = [20, 22];
+
+/// Whether `plan`'s batches of squarings take fp_carry (FUSED_LOG2 or its override).
+fn fused(plan: &Plan) -> bool {
+    match std::env::var("MERSENNE_CERT_FP64_FUSED").as_deref() {
+        Ok("0") => false,
+        Ok("1") => true,
+        _ => FUSED_LOG2.contains(&plan.log2()),
+    }
+}
 
 /// THREADS, or its override.
 fn threads() -> u32 {
@@ -41,7 +62,13 @@ pub(crate) struct FpPipeline {
     fwd: CudaFunction,
     rows: CudaFunction,
     inv: CudaFunction,
+    carry: CudaFunction,
+    /// Whether batches of squarings take fp_carry ([`fused`]).
+    fused: bool,
     s: Setup,
+    /// fp_carry's ticket counter and the tiles' ready flags (kernels/fp64/pipeline.cuh), zero
+    /// between launches.
+    sync: CudaSlice<u32>,
     /// Work vectors of both primes (2n values each): the value transformed, and a product's
     /// other factor.
     work: [CudaSlice<f64>; 2],
@@ -54,17 +81,26 @@ impl FpPipeline {
     pub fn new(dev: &Device, plan: Plan) -> Result<FpPipeline, EngineError> {
         let module = dev.module(UNIT)?;
         let s = Setup::new(dev, &plan)?;
-        let (fwd, rows, inv) =
-            (function(&module, "fp_fwd")?, function(&module, "fp_rows")?, function(&module, "fp_inv")?);
+        let f = |name| function(&module, name);
+        let (fwd, rows, inv, carry) = (f("fp_fwd")?, f("fp_rows")?, f("fp_inv")?, f("fp_carry")?);
         let pipe = |_: ()| dev.stream.alloc_zeros::<f64>(2 * plan.n()).map_err(cuda_err("alloc"));
         let work = [pipe(())?, pipe(())?];
-        let me = FpPipeline { plan, module, fwd, rows, inv, s, work };
+        let tiles = (1usize << s.layout.log_c) / s.layout.seg_len as usize;
+        let sync = dev.stream.alloc_zeros::<u32>(1 + tiles).map_err(cuda_err("alloc"))?;
+        let fused = fused(&plan);
+        let me = FpPipeline { plan, module, fwd, rows, inv, carry, fused, s, sync, work };
         // Opt in to the shared memory each kernel takes beyond the default 48 KiB.
         let most = dev
             .ctx
             .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
             .map_err(cuda_err("shared memory limit"))?;
-        for (f, bytes) in [(&me.fwd, me.tile_bytes(1)), (&me.rows, me.row_bytes(2)), (&me.inv, me.tile_bytes(2))] {
+        let kernels = [
+            (&me.fwd, me.tile_bytes(1)),
+            (&me.rows, me.row_bytes(2)),
+            (&me.inv, me.tile_bytes(2)),
+            (&me.carry, me.tile_bytes(2)),
+        ];
+        for (f, bytes) in kernels {
             if bytes as i64 > most as i64 {
                 let why = format!("fp64 n={} needs {bytes} bytes of shared memory, the GPU has {most}", me.plan.n());
                 return Err(EngineError::NoPlan { p: me.plan.exponent(), why });
@@ -112,31 +148,32 @@ impl FpPipeline {
     }
 
     /// x (digits and pending carries) fixed up, weighted, its columns transformed and twiddled
-    /// into work vector `z`; ADVANCE in `flags` doubles the shift count.
+    /// into work vector `z`.
     ///
     /// # Safety
     /// Every buffer passed must be a buffer of `dev` sized for this plan (see [`Pipeline`]).
-    pub(crate) unsafe fn fwd(
-        &self,
-        dev: &Device,
-        x: Res,
-        z: &CudaSlice<f64>,
-        shift: &CudaSlice<u32>,
-        flags: u32,
-    ) -> Launched {
-        let args: [&dyn Arg; 6] = [x.x, x.carries, z, shift, &self.s.layout, &flags];
+    pub(crate) unsafe fn fwd(&self, dev: &Device, x: Res, z: &CudaSlice<f64>) -> Launched {
+        let args: [&dyn Arg; 4] = [x.x, x.carries, z, &self.s.layout];
         // SAFETY: fp_fwd's parameters in order; the buffers are the caller's.
         unsafe { launch_grid(dev, &self.fwd, self.tiles(self.tile_bytes(1)), 2, &args) }
     }
 
     /// Work vector z's rows: forward, squared (y = None) or times y's rows (y's columns
-    /// transformed), inverse.
+    /// transformed), inverse; ADVANCE in `flags` doubles the shift count.
     ///
     /// # Safety
     /// As [`FpPipeline::fwd`].
-    pub(crate) unsafe fn rows(&self, dev: &Device, z: &CudaSlice<f64>, y: Option<&CudaSlice<f64>>) -> Launched {
-        let (flags, bytes) = if y.is_some() { (PRODUCT, self.row_bytes(2)) } else { (0, self.row_bytes(1)) };
-        let args: [&dyn Arg; 4] = [z, y.unwrap_or(z), &self.s.layout, &flags];
+    pub(crate) unsafe fn rows(
+        &self,
+        dev: &Device,
+        z: &CudaSlice<f64>,
+        y: Option<&CudaSlice<f64>>,
+        shift: &CudaSlice<u32>,
+        flags: u32,
+    ) -> Launched {
+        let (flags, bytes) =
+            if y.is_some() { (flags | PRODUCT, self.row_bytes(2)) } else { (flags, self.row_bytes(1)) };
+        let args: [&dyn Arg; 5] = [z, y.unwrap_or(z), shift, &self.s.layout, &flags];
         let threads = (self.cols() as u32 / 8).clamp(1, threads());
         let shape = Shape { blocks: self.rows_count(), threads, shared_bytes: bytes };
         // SAFETY: fp_rows's parameters in order; the buffers are the caller's.
@@ -160,6 +197,55 @@ impl FpPipeline {
         // SAFETY: fp_inv's parameters in order; the buffers are the caller's.
         unsafe { launch_grid(dev, &self.inv, self.tiles(self.tile_bytes(2)), 1, &args) }
     }
+
+    /// fp_inv's steps on work vector z (digits kept on chip, x's pending carries written) and
+    /// the next squaring's fp_fwd steps back into z; LL in `flags` subtracts 2·2^s.
+    ///
+    /// # Safety
+    /// As [`FpPipeline::fwd`].
+    unsafe fn carry(&self, dev: &Device, z: &CudaSlice<f64>, x: Res, shift: &CudaSlice<u32>, flags: u32) -> Launched {
+        let args: [&dyn Arg; 6] = [z, x.carries, shift, &self.sync, &self.s.layout, &flags];
+        let mut shape = self.tiles(self.tile_bytes(2));
+        // Tile 0 twice: its first block publishes its carries, the last writes it.
+        shape.blocks += 1;
+        // SAFETY: fp_carry's parameters in order; the buffers are the caller's.
+        unsafe { launch_grid(dev, &self.carry, shape, 1, &args) }
+    }
+
+    /// Queue `count` squarings of x, in batches of up to `batch`: fp_fwd, then fp_rows and
+    /// fp_carry for all but the last of the batch, then fp_rows and fp_inv.
+    ///
+    /// # Safety
+    /// As [`FpPipeline::fwd`].
+    pub(crate) unsafe fn squarings(
+        &self,
+        dev: &Device,
+        x: Res,
+        shift: &CudaSlice<u32>,
+        ll: bool,
+        count: u64,
+        batch: u64,
+    ) -> Launched {
+        let z = &self.work[0];
+        let ll = if ll { LL } else { 0 };
+        let batch = batch.max(1);
+        let mut left = count;
+        while left > 0 {
+            let m = batch.min(left);
+            // SAFETY: the buffers are the caller's, under this function's contract.
+            unsafe {
+                self.fwd(dev, x, z)?;
+                for _ in 1..m {
+                    self.rows(dev, z, None, shift, ADVANCE)?;
+                    self.carry(dev, z, x, shift, ll)?;
+                }
+                self.rows(dev, z, None, shift, ADVANCE)?;
+                self.inv(dev, z, x, shift, ll)?;
+            }
+            left -= m;
+        }
+        Ok(())
+    }
 }
 
 impl Pipeline for FpPipeline {
@@ -178,13 +264,24 @@ impl Pipeline for FpPipeline {
 
     /// One squaring of x, all on the device, in work vector 0.
     unsafe fn square(&self, dev: &Device, x: Res, shift: &CudaSlice<u32>, ll: bool) -> Launched {
-        let z = &self.work[0];
         // SAFETY: the buffers are the caller's, under the trait's contract.
-        unsafe {
-            self.fwd(dev, x, z, shift, ADVANCE)?;
-            self.rows(dev, z, None)?;
-            self.inv(dev, z, x, shift, if ll { LL } else { 0 })
-        }
+        unsafe { self.squarings(dev, x, shift, ll, 1, 1) }
+    }
+
+    /// `count` squarings as replays of `graphs`' batches: [`FpPipeline::squarings`] in one batch
+    /// (fp_carry between its squarings) where fp_carry is faster ([`fused`]), else each whole.
+    unsafe fn queue_squarings(
+        &self,
+        dev: &Device,
+        graphs: &mut Graphs,
+        x: Res,
+        shift: &CudaSlice<u32>,
+        ll: bool,
+        count: u64,
+    ) -> Launched {
+        // SAFETY: the buffers are the caller's, under the trait's contract.
+        let batch = |m| if self.fused { m } else { 1 };
+        graphs.squarings(dev, count, |m| unsafe { self.squarings(dev, x, shift, ll, m, batch(m)) })
     }
 
     /// acc := acc·x (x is left as it was); `tmp` is not used: the transforms stay in the work
@@ -200,15 +297,16 @@ impl Pipeline for FpPipeline {
         let (z, y) = (&self.work[0], &self.work[1]);
         // SAFETY: the buffers are the caller's, under the trait's contract.
         unsafe {
-            self.fwd(dev, x, y, shift, 0)?;
-            self.fwd(dev, acc, z, shift, 0)?;
-            self.rows(dev, z, Some(y))?;
+            self.fwd(dev, x, y)?;
+            self.fwd(dev, acc, z)?;
+            self.rows(dev, z, Some(y), shift, 0)?;
             self.inv(dev, z, acc, shift, 0)
         }
     }
 
-    /// Microseconds per launch of each kernel of a squaring, each timed alone over `reps`
-    /// launches replayed from a CUDA graph (the data is whatever x holds).
+    /// Microseconds per launch of each kernel, each timed alone over `reps` launches replayed
+    /// from a CUDA graph (the data is whatever x holds): fp_rows and fp_carry are a squaring
+    /// in a batch, fp_fwd and fp_inv its ends.
     unsafe fn profile(
         &self,
         dev: &Device,
@@ -221,15 +319,19 @@ impl Pipeline for FpPipeline {
         // SAFETY (every step): the buffers are the caller's, under this function's contract.
         let steps: Vec<Step> = vec![
             (
-                format!("fp_fwd: fix-up, weights, 2^{r}-point DIF, twiddles ({t} columns a block)"),
-                Box::new(move || unsafe { self.fwd(dev, x, z, shift, 0) }),
-            ),
-            (
                 format!("fp_rows: 2^{c}-point DIF, square, DIT (a row a block)"),
-                Box::new(move || unsafe { self.rows(dev, z, None) }),
+                Box::new(move || unsafe { self.rows(dev, z, None, shift, 0) }),
             ),
             (
-                format!("fp_inv: twiddles, 2^{r}-point DIT, unweight, CRT, carry"),
+                format!("fp_carry: fp_inv and fp_fwd ({t} columns a block)"),
+                Box::new(move || unsafe { self.carry(dev, z, x, shift, 0) }),
+            ),
+            (
+                format!("fp_fwd (a batch's first): fix-up, weights, 2^{r}-point DIF, twiddles"),
+                Box::new(move || unsafe { self.fwd(dev, x, z) }),
+            ),
+            (
+                format!("fp_inv (a batch's last): twiddles, 2^{r}-point DIT, unweight, CRT, carry"),
                 Box::new(move || unsafe { self.inv(dev, z, x, shift, 0) }),
             ),
         ];

@@ -1,7 +1,8 @@
 //! The FP64 kernels (kernels/fp64/pipeline.cuh) against the CPU twin's stage functions
 //! (src/transform/fp64/stages.rs, twin.rs carry_walk/carry_fixup), kernel by kernel on random
-//! input, bit for bit (the same IEEE-754 operations in the same order); then a whole squaring
-//! and a product of digits with random pending carries, for `gpu-selftest fp64`.
+//! input, bit for bit (the same IEEE-754 operations in the same order); then a whole squaring,
+//! a batch of squarings (fp_carry between them) and a product of digits with random pending
+//! carries, for `gpu-selftest fp64`.
 
 use super::verdict::{test_digits, KernelVerdict};
 use super::wide_residue::WideResidue;
@@ -71,10 +72,10 @@ pub(crate) fn check_plan(
     let s = rng.below(u64::from(p)) as u32;
     let s2 = ((2 * u64::from(s)) % u64::from(p)) as u32;
 
-    // 1. fp_fwd: fix-up, weights, column DIF stages, twiddles; the shift doubled.
+    // 1. fp_fwd: fix-up, weights, column DIF stages, twiddles.
     let x = WideResidue::upload(dev, &d, &pending, s)?;
     // SAFETY: the checker's buffers, allocated for this plan on this device.
-    unsafe { c.pipe.fwd(dev, x.res(), c.pipe.work(0), &x.shift, ADVANCE) }?;
+    unsafe { c.pipe.fwd(dev, x.res(), c.pipe.work(0)) }?;
     let head = |digits: &[i64]| {
         t.primes.each_ref().map(|q| {
             let mut v = fs::weigh(plan, q, digits);
@@ -83,24 +84,26 @@ pub(crate) fn check_plan(
         })
     };
     let want = head(&fixed);
-    let shift_ok = x.download(dev)?.2 == s2;
-    verdict("fp_fwd (fix-up, weights, column DIF, twiddles, shift)", c.get()? == bits(&want) && shift_ok);
+    verdict("fp_fwd (fix-up, weights, column DIF, twiddles)", c.get()? == bits(&want));
 
-    // 2. fp_rows: square, and product, on random values.
+    // 2. fp_rows: square (the shift doubled), and product, on random values.
     let r = random_values(t, n, rng);
     let other = random_values(t, n, rng);
     for product in [false, true] {
         c.put(0, &r)?;
         c.put(1, &other)?;
         let y = product.then(|| c.pipe.work(1));
+        let x = WideResidue::upload(dev, &d, &pending, s)?;
+        let flags = if product { 0 } else { ADVANCE };
         // SAFETY: the checker's buffers, allocated for this plan on this device.
-        unsafe { c.pipe.rows(dev, c.pipe.work(0), y) }?;
+        unsafe { c.pipe.rows(dev, c.pipe.work(0), y, &x.shift, flags) }?;
+        let shift_ok = x.download(dev)?.2 == if product { s } else { s2 };
         let mut want = r.clone();
         for (h, q) in t.primes.iter().enumerate() {
             fs::rows(t, q, &mut want[h], product.then_some(other[h].as_slice()));
         }
-        let name = if product { "fp_rows (DIF, product, DIT)" } else { "fp_rows (DIF, square, DIT)" };
-        verdict(name, c.get()? == bits(&want));
+        let name = if product { "fp_rows (DIF, product, DIT)" } else { "fp_rows (DIF, square, DIT, shift)" };
+        verdict(name, c.get()? == bits(&want) && shift_ok);
     }
 
     // 3. fp_inv: inverse twiddles, column DIT, unweight, CRT, carry walk with the LL term.
@@ -131,6 +134,19 @@ pub(crate) fn check_plan(
     twin::carry_fixup(plan, &mut gd, &gc);
     let want = t.square_digits(plan, &fixed, Some(plan.minus_two_at(s2)));
     verdict("LL squaring (all kernels)", gd == want && gs == s2);
+    // A batch of three (at every length, whether or not the engine's batches take fp_carry
+    // there): fp_carry passes the carries between its blocks twice.
+    let x = WideResidue::upload(dev, &d, &pending, s)?;
+    // SAFETY: the checker's buffers, allocated for this plan on this device.
+    unsafe { c.pipe.squarings(dev, x.res(), &x.shift, true, 3, 3) }?;
+    let (mut gd, gc, gs) = x.download(dev)?;
+    twin::carry_fixup(plan, &mut gd, &gc);
+    let (mut want, mut sh) = (fixed.clone(), s);
+    for _ in 0..3 {
+        sh = ((2 * u64::from(sh)) % u64::from(p)) as u32;
+        want = t.square_digits(plan, &want, Some(plan.minus_two_at(sh)));
+    }
+    verdict("3 LL squarings (fp_fwd, fp_rows, fp_carry, fp_inv)", gd == want && gs == sh);
     let e = test_digits(plan, rng, extreme);
     let acc_pending: Vec<i128> = (0..segs).map(|_| i128::from(rng.next_u64() as i64 >> 3)).collect();
     let mut acc_fixed = e.clone();

@@ -37,10 +37,20 @@ pub const MAX_ROWS_LOG2: u32 = 9;
 pub const SINGLE_ROW_LOG2: u32 = 12;
 /// Digits per carry segment, and columns per tile of the column passes (fewer when n is).
 pub const SEG_LEN: usize = 8;
+/// log2 R of the lengths 2^13 … 2^22 (longer ones take MAX_ROWS_LOG2), the fastest on an H100
+/// (bench/RESULTS.md, 2026-11-28: every R from 2^3 to 2^9 at the largest exponent of each length
+/// 2^15 … 2^22; 2^13 and 2^14 keep ⌊k/2⌋). The column passes take a block a tile of SEG_LEN
+/// columns and the row pass a block a row (in each prime), so R trades the one's blocks against
+/// the other's: at 2^18 R = 2^7 runs 35.1 µs an iteration against 48.4 for 2^9, at 2^19 53.4
+/// against 64.9; from 2^20 on 2^9 is fastest.
+const ROWS_LOG2: [u32; 10] = [6, 7, 6, 6, 6, 7, 7, 9, 9, 9];
 
-/// log2 R, log2 C of length 2^k: one row up to 2^SINGLE_ROW_LOG2, else R = 2^min(⌊k/2⌋, 9).
+/// log2 R, log2 C of length 2^k: one row up to 2^SINGLE_ROW_LOG2, else R = 2^ROWS_LOG2[k − 13].
 pub fn split(log2: u32) -> (u32, u32) {
-    let log_r = if log2 <= SINGLE_ROW_LOG2 { 0 } else { (log2 / 2).min(MAX_ROWS_LOG2) };
+    let log_r = match log2.checked_sub(SINGLE_ROW_LOG2 + 1) {
+        None => 0,
+        Some(i) => ROWS_LOG2.get(i as usize).copied().unwrap_or(MAX_ROWS_LOG2),
+    };
     (log_r, log2 - log_r)
 }
 
@@ -389,9 +399,14 @@ mod tests {
 
     #[test]
     fn split_and_steps() {
+        // Every split fits the kernels: a row of at most 2^13 values, a tile of at most 2^9 rows.
+        for log2 in 13..=MAX_ROWS_LOG2 + 13 {
+            let (log_r, log_c) = split(log2);
+            assert!(log_r <= MAX_ROWS_LOG2 && log_c <= 13, "2^{log2}");
+        }
         assert_eq!((1..=22).map(split).collect::<Vec<_>>()[9..].to_vec(), {
             let mut v: Vec<(u32, u32)> = (10..=12).map(|k| (0, k)).collect();
-            v.extend([(6, 7), (7, 7), (7, 8), (8, 8), (8, 9), (9, 9), (9, 10), (9, 11), (9, 12), (9, 13)]);
+            v.extend([(6, 7), (7, 7), (6, 9), (6, 10), (6, 11), (7, 11), (7, 12), (9, 11), (9, 12), (9, 13)]);
             v
         });
         // Steps: R-stages, twiddle, C-stages, square, C-stages, twiddle, R-stages.
