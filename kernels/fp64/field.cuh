@@ -8,8 +8,14 @@
 
 #define FP_ROUND 6755399441055744.0 /* 1.5·2^52 */
 
+// The field as kernels/common/four_step.cuh takes it (F): its values and operations.
 struct Fp {
     double p, pinv;
+    typedef double V;
+    __device__ __forceinline__ double mul(double a, double b) const;
+    __device__ __forceinline__ double reduce(double x) const;
+    __device__ __forceinline__ void dif(double& x, double& y, double w) const;
+    __device__ __forceinline__ void dit(double& x, double& y, double w) const;
 };
 
 __device__ __forceinline__ double fp_mul(double a, double b, Fp f) {
@@ -43,6 +49,11 @@ __device__ __forceinline__ void fp_dit(double& x, double& y, double w, Fp f) {
     y = __dsub_rn(x, t);
     x = __dadd_rn(x, t);
 }
+
+__device__ __forceinline__ double Fp::mul(double a, double b) const { return fp_mul(a, b, *this); }
+__device__ __forceinline__ double Fp::reduce(double x) const { return fp_reduce(x, *this); }
+__device__ __forceinline__ void Fp::dif(double& x, double& y, double w) const { fp_dif(x, y, w, *this); }
+__device__ __forceinline__ void Fp::dit(double& x, double& y, double w) const { fp_dit(x, y, w, *this); }
 
 // The balanced digits (a, t) of c = a + P1·t (src/transform/fp64/crt.rs), then c as a signed
 // 128-bit integer (lo, hi): t·P1 by a 64x64 -> 128 product on the integer pipe.

@@ -17,12 +17,14 @@
 //            primes: in a batch of squarings it takes the place of an fp_inv and the next fp_fwd.
 // fp_fwd and fp_inv move their tiles between global and shared memory along the rows, 8 loads
 // in flight a thread (fp_tile_load, fp_tile_store), and work on a row's segment from shared
-// memory. Stages run FP_S at a time in registers; every run-time flag that turns work on or off
-// (a stage's reductions, the square's, the product) picks one of several compiled instances
-// (fp_dispatch), so that no predicated-off instruction takes an issue slot.
+// memory. The stages, passes and copies are kernels/common/four_step.cuh's over this field (Fp):
+// FS_S stages at a time in registers; every run-time flag that turns work on or off (a stage's
+// reductions, the square's, the product) picks one of several compiled instances (fs_dispatch),
+// so that no predicated-off instruction takes an issue slot.
 // The element j = r·C + c of a prime's vector is row r, column c; n = R·C = 2^k. Launched with
 // programmatic dependent launch, each waits for the previous kernel before touching memory.
 #pragma once
+#include "common/four_step.cuh"
 #include "fp64/field.cuh"
 
 typedef __int128 i128;
@@ -121,22 +123,10 @@ __device__ __forceinline__ i64 fp_balance(i128 t, u32 w, i128* up) {
     return (i64)((u64)s & ((1ull << w) - 1)) - half;
 }
 
-// ---- shared memory: lines of values ----
+// ---- shared memory: tiles and rows (kernels/common/four_step.cuh) ----
 
 #define FP_MAX_SEG 8
 
-// Shared memory holds a pad word after every 8 values of a line, and FP_LINE_SKEW more after
-// each line: a thread's 2^S values of a pass (spaced m_lo apart, down to m_lo = 1) fall in
-// distinct banks across a half-warp, and so do the 8 columns of 2 rows a half-warp moves in a
-// tile (fp_tile_load: lines of R ≥ 128 values would otherwise start in the same bank).
-#define FP_PAD(a) ((a) + ((a) >> 3))
-#define FP_LINE_SKEW 2
-// Doubles of shared memory between the starts of lines of `words` values (host: lines_bytes in
-// src/gpu/fp64/pipeline.rs).
-__device__ __forceinline__ u32 fp_stride(u32 words) { return FP_PAD(words) + FP_LINE_SKEW; }
-
-// Stages a register pass takes (2^FP_S values a thread; 4 spill at these launch bounds).
-#define FP_S 3
 // The kernels' launch bounds (threads, and blocks an SM to fit in registers: fp_fwd 4 of 37 KB
 // of shared memory at 2^22, fp_rows and fp_inv 3 of 74 KB, so 64, 80 and 80 registers a
 // thread); the host launches at most 256.
@@ -149,242 +139,32 @@ __device__ __forceinline__ u32 fp_stride(u32 words) { return FP_PAD(words) + FP_
 #ifndef FP_INV_BOUNDS
 #define FP_INV_BOUNDS 256, 3
 #endif
-// Loads a thread keeps in flight when it moves values between global and shared memory.
-#define FP_COPY_DEPTH 8
 
-// ---- radix-2 stages in shared memory, 2^S values of a line in a thread's registers ----
-
-// S consecutive radix-2 stages, stage indices k0 .. k0 + S - 1 of an L-point transform (L =
-// 2^log_l): forward DIF stage k has half-size m = L >> (k + 1), (x, y) -> (x + y, (x - y)
-// w_2m^off); inverse DIT stage k has m = 1 << k, (x, y) -> (x + y w_2m^-off, x - y w_2m^-off);
-// off is the lower element's position in its half-block, tw[m + off] the twiddle
-// (Ntt::forward_stage / inverse_stage, butterfly for butterfly: the same values in any
-// grouping). The 2^S values of a group, spaced m_lo = 2^m_lo_log apart (o: the first one's
-// offset in its block of m_lo·2^S), in registers. Bit jj of RED: reduce every value before the
-// pass's stage jj (a compile-time mask, so that no predicated-off reduction takes issue slots).
-template <int S, bool INV, int RED>
-__device__ __forceinline__ void fp_stages_of(double (&v)[1 << S], u32 o, u32 m_lo_log, const double* tw, Fp f) {
-#pragma unroll
-    for (int jj = 0; jj < S; jj++) {
-        const int j = INV ? jj : S - 1 - jj;  // DIF: largest half-size first
-        const u32 m = (1u << m_lo_log) << j;
-        if (RED & (1 << jj)) {
-#pragma unroll
-            for (int k = 0; k < (1 << S); k++) v[k] = fp_reduce(v[k], f);
-        }
-#pragma unroll
-        for (int k = 0; k < (1 << S); k++) {
-            if (k & (1 << j)) continue;
-            const double w = tw[m + o + ((u32)(k & ((1 << j) - 1)) << m_lo_log)];
-            if (INV) {
-                fp_dit(v[k], v[k + (1 << j)], w, f);
-            } else {
-                fp_dif(v[k], v[k + (1 << j)], w, f);
-            }
-        }
-    }
-}
-
-// Op::run<M>(args...) with M = mask (< 2^S, the same in every thread) as a compile-time
-// constant: a branch to one of 2^S instances, so that no reduction or product the mask turns
-// off is issued as a predicated-off instruction.
-template <class Op, int S, int M = 0, class... A>
-__device__ __forceinline__ void fp_dispatch(u32 mask, A&&... args) {
-    if constexpr (M + 1 < (1 << S)) {
-        if (mask != M) {
-            fp_dispatch<Op, S, M + 1>(mask, static_cast<A&&>(args)...);
-            return;
-        }
-    }
-    Op::template run<M>(static_cast<A&&>(args)...);
-}
-
-template <int S, bool INV>
-struct FpStagesOp {
-    template <int RED>
-    __device__ __forceinline__ static void run(double (&v)[1 << S], u32 o, u32 m_lo_log, const double* tw, Fp f) {
-        fp_stages_of<S, INV, RED>(v, o, m_lo_log, tw, f);
-    }
-};
-
-// fp_stages_of with the reductions `red` (bit jj: before the pass's stage jj).
-template <int S, bool INV>
-__device__ __forceinline__ void fp_stages(double (&v)[1 << S], u32 red, u32 o, u32 m_lo_log, const double* tw,
-                                          Fp f) {
-    fp_dispatch<FpStagesOp<S, INV>, S>(red, v, o, m_lo_log, tw, f);
-}
-
-// The pass's reductions: bits first + k0 .. first + k0 + S - 1 of the prime's reduce mask.
-template <int S>
-__device__ __forceinline__ u32 fp_red(const FpPrime& q, u32 first, u32 k0) {
-    return (u32)(q.reduce >> (first + k0)) & ((1u << S) - 1);
-}
-
-// A pass over the groups of `lines` lines `stride` doubles apart from s, in shared memory (in
-// place), with the reductions RED.
-template <int S, bool INV, int RED>
-__device__ __forceinline__ void fp_pass_of(double* s, u32 lines, u32 stride, u32 log_l, u32 k0, const double* tw,
-                                           Fp f) {
-    const u32 m_lo_log = INV ? k0 : log_l - k0 - S;
-    const u32 m_lo = 1u << m_lo_log, groups_log = log_l - S;
-    for (u32 g = threadIdx.x; g < (lines << groups_log); g += blockDim.x) {
-        const u32 line = g >> groups_log, gi = g & ((1u << groups_log) - 1);
-        const u32 o = gi & (m_lo - 1), blk = gi >> m_lo_log;
-        double* sl = s + line * stride;
-        const u32 base = (blk << (m_lo_log + S)) + o;
-        double v[1 << S];
-#pragma unroll
-        for (int k = 0; k < (1 << S); k++) v[k] = sl[FP_PAD(base + (k << m_lo_log))];
-        fp_stages_of<S, INV, RED>(v, o, m_lo_log, tw, f);
-#pragma unroll
-        for (int k = 0; k < (1 << S); k++) sl[FP_PAD(base + (k << m_lo_log))] = v[k];
-    }
-    __syncthreads();
-}
-
-// The first S DIF stages of a row of L = 2^log_l values, read from global memory `in` and
-// written to shared memory s (the lines' padded layout), or the last S DIT stages, from s to
-// `out`: a group's values are L / 2^S apart, consecutive threads take consecutive groups (so
-// each load and store of a warp is one run), G groups a thread at a time (2^S·G loads in
-// flight).
-template <int S, bool INV, int G, int RED>
-__device__ __forceinline__ void fp_pass_global_of(double* s, const double* in, double* out, u32 log_l,
-                                                  const double* tw, Fp f) {
-    const u32 m_lo_log = log_l - S, groups = 1u << m_lo_log;
-    for (u32 g0 = threadIdx.x; g0 < groups; g0 += G * blockDim.x) {
-        double v[G][1 << S];
-#pragma unroll
-        for (int i = 0; i < G; i++) {
-            const u32 o = g0 + i * blockDim.x;
-#pragma unroll
-            for (int k = 0; k < (1 << S); k++) {
-                const u32 at = o + (k << m_lo_log);
-                if (o < groups) v[i][k] = INV ? s[FP_PAD(at)] : in[at];
-            }
-        }
-#pragma unroll
-        for (int i = 0; i < G; i++) fp_stages_of<S, INV, RED>(v[i], g0 + i * blockDim.x, m_lo_log, tw, f);
-#pragma unroll
-        for (int i = 0; i < G; i++) {
-            const u32 o = g0 + i * blockDim.x;
-#pragma unroll
-            for (int k = 0; k < (1 << S); k++) {
-                const u32 at = o + (k << m_lo_log);
-                if (o < groups) {
-                    if (INV) {
-                        out[at] = v[i][k];
-                    } else {
-                        s[FP_PAD(at)] = v[i][k];
-                    }
-                }
-            }
-        }
-    }
-}
-
-template <int S, bool INV, int G>
-struct FpPassGlobalOp {
-    template <int RED>
-    __device__ __forceinline__ static void run(double* s, const double* in, double* out, u32 log_l, const double* tw,
-                                               Fp f) {
-        fp_pass_global_of<S, INV, G, RED>(s, in, out, log_l, tw, f);
-    }
-};
-
-template <int S, bool INV, int G>
-__device__ __forceinline__ void fp_pass_global(double* s, const double* in, double* out, u32 log_l,
-                                               const double* tw, const FpPrime& q, u32 first) {
-    const u32 red = fp_red<S>(q, first, INV ? log_l - S : 0);
-    fp_dispatch<FpPassGlobalOp<S, INV, G>, S>(red, s, in, out, log_l, tw, fp_of(q));
-    if (!INV) __syncthreads();
-}
-
-template <int S, bool INV>
-struct FpPassOp {
-    template <int RED>
-    __device__ __forceinline__ static void run(double* s, u32 lines, u32 stride, u32 log_l, u32 k0, const double* tw,
-                                               Fp f) {
-        fp_pass_of<S, INV, RED>(s, lines, stride, log_l, k0, tw, f);
-    }
-};
-
-// fp_pass_of with the pass's reductions (bits first + k0 .. of the prime's reduce mask: reduce
-// both inputs of stage k first) as its compile-time mask; `first` is the schedule index of the
-// transform's stage 0.
-template <int S, bool INV>
-__device__ __forceinline__ void fp_pass(double* s, u32 lines, u32 stride, u32 log_l, u32 k0, const double* tw,
-                                        const FpPrime& q, u32 first) {
-    fp_dispatch<FpPassOp<S, INV>, S>(fp_red<S>(q, first, k0), s, lines, stride, log_l, k0, tw, fp_of(q));
-}
-
-// Every stage of an L-point transform (forward DIF or inverse DIT) on `lines` lines in shared
-// memory, in passes of up to FP_S stages (the first pass takes the remainder); `first`: the
-// schedule index of stage 0.
-template <bool INV>
-__device__ __forceinline__ void fp_transform(double* s, u32 lines, u32 stride, u32 log_l, const double* tw,
-                                             const FpPrime& q, u32 first) {
-    static_assert(FP_S == 3, "the head pass takes 1 or 2 stages");
-    const u32 head = log_l % FP_S;
-    if (head == 1) fp_pass<1, INV>(s, lines, stride, log_l, 0, tw, q, first);
-    if (head == 2) fp_pass<2, INV>(s, lines, stride, log_l, 0, tw, q, first);
-    for (u32 k = head; k < log_l; k += FP_S) fp_pass<FP_S, INV>(s, lines, stride, log_l, k, tw, q, first);
-}
-
-// The column stages of a tile (column t of R values from s + t·fp_stride(R)).
+// The column stages of a tile (column t of R values from s + t·fs_stride(R)).
 __device__ __forceinline__ void fp_column_stages(double* s, const FpLayout& L, const FpPrime& q, bool inverse) {
     const FpSteps st(L);
-    const u32 stride = fp_stride(1u << L.log_r);
+    const u32 stride = fs_stride(1u << L.log_r);
     if (inverse) {
-        fp_transform<true>(s, L.seg_len, stride, L.log_r, (const double*)q.col_itw, q, st.col_inv(0));
+        fs_transform<Fp, true>(s, L.seg_len, stride, L.log_r, (const double*)q.col_itw, fp_of(q), q.reduce,
+                               st.col_inv(0));
     } else {
-        fp_transform<false>(s, L.seg_len, stride, L.log_r, (const double*)q.col_tw, q, st.col_fwd(0));
+        fs_transform<Fp, false>(s, L.seg_len, stride, L.log_r, (const double*)q.col_tw, fp_of(q), q.reduce,
+                                st.col_fwd(0));
     }
 }
 
 // ---- moving values between global and shared memory ----
 
-// count values of `lines` (count / width of them, width a power of two) between global memory
-// (value i at g[(i >> wl) · gstride + (i & (width - 1))]) and shared memory (at s[(i & (width -
-// 1)) · sstride + FP_PAD(i >> wl)] when `transpose`, else s[(i >> wl) · sstride + FP_PAD(i &
-// (width - 1))]), FP_COPY_DEPTH loads in flight a thread.
-template <bool LOAD, bool TRANSPOSE>
-__device__ __forceinline__ void fp_copy(double* s, u32 sstride, double* g, size_t gstride, u32 wl, u32 count) {
-    const u32 mask = (1u << wl) - 1;
-    for (u32 i0 = threadIdx.x; i0 < count; i0 += FP_COPY_DEPTH * blockDim.x) {
-        double v[FP_COPY_DEPTH];
-#pragma unroll
-        for (int u = 0; u < FP_COPY_DEPTH; u++) {
-            const u32 i = i0 + u * blockDim.x;
-            const u32 a = i >> wl, b = i & mask;
-            const u32 si = TRANSPOSE ? b * sstride + FP_PAD(a) : a * sstride + FP_PAD(b);
-            if (i < count) v[u] = LOAD ? g[a * gstride + b] : s[si];
-        }
-#pragma unroll
-        for (int u = 0; u < FP_COPY_DEPTH; u++) {
-            const u32 i = i0 + u * blockDim.x;
-            const u32 a = i >> wl, b = i & mask;
-            const u32 si = TRANSPOSE ? b * sstride + FP_PAD(a) : a * sstride + FP_PAD(b);
-            if (i < count) {
-                if (LOAD) {
-                    s[si] = v[u];
-                } else {
-                    g[a * gstride + b] = v[u];
-                }
-            }
-        }
-    }
-}
-
 // The tile of columns c0 .. c0 + T of every row of v into shared memory (column t of R values
-// from s + t·fp_stride(R)), or back: consecutive threads along a row's segment, so that a warp
+// from s + t·fs_stride(R)), or back: consecutive threads along a row's segment, so that a warp
 // moves whole 64-byte runs of 4 rows.
 __device__ __forceinline__ void fp_tile_load(double* s, const double* v, const FpLayout& L, u32 c0) {
     const u32 R = 1u << L.log_r, T = L.seg_len;
-    fp_copy<true, true>(s, fp_stride(R), (double*)v + c0, 1u << L.log_c, __ffs(T) - 1, R * T);
+    fs_copy<double, true, true>(s, fs_stride(R), (double*)v + c0, 1u << L.log_c, __ffs(T) - 1, R * T);
 }
 __device__ __forceinline__ void fp_tile_store(double* s, double* v, const FpLayout& L, u32 c0) {
     const u32 R = 1u << L.log_r, T = L.seg_len;
-    fp_copy<false, true>(s, fp_stride(R), v + c0, 1u << L.log_c, __ffs(T) - 1, R * T);
+    fs_copy<double, false, true>(s, fs_stride(R), v + c0, 1u << L.log_c, __ffs(T) - 1, R * T);
 }
 
 // Each row r of the tile times the twiddles ω^(k·c) of its columns c = c0 .. c0 + T - 1, k =
@@ -392,7 +172,7 @@ __device__ __forceinline__ void fp_tile_store(double* s, double* v, const FpLayo
 // tables, then a product by ω^k a column (stages.rs twiddle).
 template <bool RED>
 __device__ __forceinline__ void fp_twiddle_of(double* s, const FpLayout& L, u32 c0, u64 hi, u64 lo, Fp f) {
-    const u32 R = 1u << L.log_r, T = L.seg_len, stride = fp_stride(R);
+    const u32 R = 1u << L.log_r, T = L.seg_len, stride = fs_stride(R);
     for (u32 r = threadIdx.x; r < R; r += blockDim.x) {
         const u32 k = fp_bitrev(r, L.log_r);
         const double step = fp_pow(hi, lo, k, L.lo_bits, f);
@@ -401,7 +181,7 @@ __device__ __forceinline__ void fp_twiddle_of(double* s, const FpLayout& L, u32 
         for (u32 t = 0; t < FP_MAX_SEG; t++) {
             if (t < T) {
                 if (t > 0) w = fp_mul(w, step, f);
-                double& x = s[t * stride + FP_PAD(r)];
+                double& x = s[t * stride + FS_PAD(r)];
                 x = fp_mul(RED ? fp_reduce(x, f) : x, w, f);
             }
         }
@@ -425,19 +205,19 @@ __device__ __forceinline__ i128 fp_load_carry(const i128* c) {
     return (i128)(((unsigned __int128)(u64)v.y << 64) | (u64)v.x);
 }
 
-// The digits of the tile at column c0 (raw words in tile 0 of s, SEG columns of fp_stride(R)
+// The digits of the tile at column c0 (raw words in tile 0 of s, SEG columns of fs_stride(R)
 // each), a thread a row's segment at a time, with the carry out of the previous segment
 // applied (twin carry_fixup), weighted for primes h0 .. h0 + NP - 1 into tiles 0 .. NP - 1 (tile
 // i at s + i·tile).
 template <int NP>
 __device__ __forceinline__ void fp_weigh(double* s, u32 tile, const i128* carries, const FpLayout& L, u32 c0,
                                          u32 h0) {
-    const u32 R = 1u << L.log_r, C = 1u << L.log_c, T = L.seg_len, segs = L.n / T, stride = fp_stride(R);
+    const u32 R = 1u << L.log_r, C = 1u << L.log_c, T = L.seg_len, segs = L.n / T, stride = fs_stride(R);
     for (u32 r = threadIdx.x; r < R; r += blockDim.x) {
         const u32 j0 = r * C + c0, seg = j0 / T;
         i64 d[FP_MAX_SEG];
 #pragma unroll
-        for (u32 t = 0; t < FP_MAX_SEG; t++) d[t] = t < T ? __double_as_longlong(s[t * stride + FP_PAD(r)]) : 0;
+        for (u32 t = 0; t < FP_MAX_SEG; t++) d[t] = t < T ? __double_as_longlong(s[t * stride + FS_PAD(r)]) : 0;
         i128 carry = fp_load_carry(carries + (seg + segs - 1) % segs);
         FpWidths ws(L, j0);
 #pragma unroll
@@ -463,7 +243,7 @@ __device__ __forceinline__ void fp_weigh(double* s, u32 tile, const i128* carrie
                         we.next();
                         w = fp_mul(w, wide ? q.w_wide : q.w_narrow, f);
                     }
-                    s[i * tile + t * stride + FP_PAD(r)] = fp_mul((double)d[t], w, f);
+                    s[i * tile + t * stride + FS_PAD(r)] = fp_mul((double)d[t], w, f);
                 }
             }
         }
@@ -480,7 +260,7 @@ __device__ __forceinline__ void fp_forward_tile(double* s, double* z, const FpLa
 }
 
 // Grid (C / SEG tiles, 2 primes), up to 256 threads (each the rows r = thread, thread + blockDim,
-// ...: a row's SEG digits are one carry segment), SEG·fp_stride(R) doubles of shared memory: x
+// ...: a row's SEG digits are one carry segment), SEG·fs_stride(R) doubles of shared memory: x
 // (digits and pending carries) into both primes' z. The first kernel of a batch of squarings
 // (fp_carry takes its place in the others).
 extern "C" __global__ void __launch_bounds__(FP_FWD_BOUNDS) fp_fwd(const u64* x, const i128* carries, double* z,
@@ -496,97 +276,24 @@ extern "C" __global__ void __launch_bounds__(FP_FWD_BOUNDS) fp_fwd(const u64* x,
 
 // ---- 2. rows: DIF, pointwise square or product, DIT ----
 
-// The stages of one row in shared memory.
-__device__ __forceinline__ void fp_row_stages(double* s, const FpLayout& L, const FpPrime& q, bool inverse) {
-    const FpSteps st(L);
-    if (inverse) {
-        fp_transform<true>(s, 1, 0, L.log_c, (const double*)q.row_itw, q, st.row_inv(0));
-    } else {
-        fp_transform<false>(s, 1, 0, L.log_c, (const double*)q.row_tw, q, st.row_fwd(0));
-    }
-}
-
-// The pointwise square of a row (or product with the row `stride` doubles after it), the
-// values reduced first when RED.
-template <bool RED>
-__device__ __forceinline__ void fp_pointwise(double* s, u32 C, u32 stride, bool product, Fp f) {
-    for (u32 i = threadIdx.x; i < C; i += blockDim.x) {
-        double a = s[FP_PAD(i)];
-        if (RED) a = fp_reduce(a, f);
-        double b = a;
-        if (product) {
-            b = s[stride + FP_PAD(i)];
-            if (RED) b = fp_reduce(b, f);
-        }
-        s[FP_PAD(i)] = fp_mul(a, b, f);
-    }
-    __syncthreads();
-}
-
-// The last S DIF stages of a row of 2^log_l values, the pointwise square (or product with the
-// transformed row `stride` doubles after it) and the first S DIT stages, in one pass: those
-// stages pair values less than 2^S apart, so a thread's group is 2^S consecutive values. Bit 0
-// of M: the square's reductions; bit 1: the product.
-template <int S, int M>
-__device__ __forceinline__ void fp_middle_of(double* s, u32 stride, u32 log_l, u32 rd, u32 ri, const double* twf,
-                                             const double* twi, Fp f) {
-    constexpr bool RED = M & 1, PRODUCT = M & 2;
-    for (u32 g = threadIdx.x; g < (1u << (log_l - S)); g += blockDim.x) {
-        const u32 base = g << S;
-        double v[1 << S];
-#pragma unroll
-        for (int k = 0; k < (1 << S); k++) v[k] = s[FP_PAD(base + k)];
-        fp_stages<S, false>(v, rd, 0, 0, twf, f);
-#pragma unroll
-        for (int k = 0; k < (1 << S); k++) {
-            const double a = RED ? fp_reduce(v[k], f) : v[k];
-            double b = a;
-            if (PRODUCT) {
-                b = s[stride + FP_PAD(base + k)];
-                if (RED) b = fp_reduce(b, f);
-            }
-            v[k] = fp_mul(a, b, f);
-        }
-        fp_stages<S, true>(v, ri, 0, 0, twi, f);
-#pragma unroll
-        for (int k = 0; k < (1 << S); k++) s[FP_PAD(base + k)] = v[k];
-    }
-}
-
-template <int S>
-struct FpMiddleOp {
-    template <int M>
-    __device__ __forceinline__ static void run(double* s, u32 stride, u32 log_l, u32 rd, u32 ri, const double* twf,
-                                               const double* twi, Fp f) {
-        fp_middle_of<S, M>(s, stride, log_l, rd, ri, twf, twi, f);
-    }
+// A row's transform in prime q as kernels/common/four_step.cuh's fs_row_square takes it (W).
+struct FpRow {
+    typedef Fp F;
+    const FpPrime& q;
+    FpSteps st;
+    __device__ __forceinline__ Fp f() const { return fp_of(q); }
+    __device__ __forceinline__ const double* twf() const { return (const double*)q.row_tw; }
+    __device__ __forceinline__ const double* twi() const { return (const double*)q.row_itw; }
+    __device__ __forceinline__ u64 reduce() const { return q.reduce; }
+    __device__ __forceinline__ u32 fwd() const { return st.row_fwd(0); }
+    __device__ __forceinline__ u32 square() const { return st.square(); }
+    __device__ __forceinline__ u32 inv() const { return st.row_inv(0); }
 };
 
-template <int S>
-__device__ __forceinline__ void fp_middle(double* s, u32 stride, bool product, u32 log_l, const FpPrime& q,
-                                          const FpSteps& st) {
-    const u32 rd = fp_red<S>(q, st.row_fwd(0), log_l - S), ri = fp_red<S>(q, st.row_inv(0), 0);
-    const u32 m = (fp_reduces(q, st.square()) ? 1u : 0u) | (product ? 2u : 0u);
-    fp_dispatch<FpMiddleOp<S>, 2>(m, s, stride, log_l, rd, ri, (const double*)q.row_tw, (const double*)q.row_itw,
-                                  fp_of(q));
-    __syncthreads();
-}
-
-struct FpPointwiseOp {
-    template <int RED>
-    __device__ __forceinline__ static void run(double* s, u32 C, u32 stride, bool product, Fp f) {
-        fp_pointwise<RED>(s, C, stride, product, f);
-    }
-};
-
-// Grid (R rows, 2 primes), up to 256 threads, fp_stride(C) doubles of shared memory (twice that
-// with FP_PRODUCT: y's row beside). With FP_ADVANCE, one thread doubles the shift count mod p
-// (fp_inv and fp_carry read it after this kernel; nothing here does). For C ≥ 2^FP_S the
-// stages run as: the first h DIF stages (h = (log C - FP_S) mod FP_S) on the way in from global
-// memory, passes of FP_S in shared memory, the last FP_S with the square and the first FP_S DIT
-// stages (fp_middle), passes of FP_S, the last h DIT stages on the way out: 2·(log C - FP_S -
-// h)/FP_S + 1 passes through shared memory (7 at 2^13, against 11 and a copy each way for the
-// stages one transform at a time).
+// Grid (R rows, 2 primes), up to 256 threads, fs_stride(C) doubles of shared memory (twice that
+// with FP_PRODUCT: y's row beside): a row's C-point DIF stages, square (or product) and DIT
+// stages (fs_row_square). With FP_ADVANCE, one thread doubles the shift count mod p (fp_inv and
+// fp_carry read it after this kernel; nothing here does).
 extern "C" __global__ void __launch_bounds__(FP_ROW_BOUNDS)
     fp_rows(double* z, const double* y, u32* shift, FpLayout L, u32 flags) {
     extern __shared__ double fp_s[];
@@ -594,46 +301,9 @@ extern "C" __global__ void __launch_bounds__(FP_ROW_BOUNDS)
     if ((flags & FP_ADVANCE) && blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0) {
         shift[0] = (u32)((2ull * shift[0]) % L.p);
     }
-    const u32 C = 1u << L.log_c, stride = fp_stride(C), lc = L.log_c;
-    const FpPrime& q = L.q[blockIdx.y];
-    const Fp f = fp_of(q);
-    const FpSteps st(L);
-    const double *twf = (const double*)q.row_tw, *twi = (const double*)q.row_itw;
-    const size_t base = (size_t)blockIdx.y * L.n + (size_t)blockIdx.x * C;
-    const bool product = flags & FP_PRODUCT;
-    if (product) {
-        fp_copy<true, false>(fp_s + stride, 0, (double*)y + base, 0, lc, C);
-        __syncthreads();
-        fp_row_stages(fp_s + stride, L, q, false);
-    }
-    if (lc < FP_S) {
-        fp_copy<true, false>(fp_s, 0, z + base, 0, lc, C);
-        __syncthreads();
-        fp_row_stages(fp_s, L, q, false);
-        fp_dispatch<FpPointwiseOp, 1>(fp_reduces(q, st.square()), fp_s, C, stride, product, f);
-        fp_row_stages(fp_s, L, q, true);
-        fp_copy<false, false>(fp_s, 0, z + base, 0, lc, C);
-        return;
-    }
-    const u32 h = (lc - FP_S) % FP_S;
-    if (h == 1) {
-        fp_pass_global<1, false, 4>(fp_s, z + base, nullptr, lc, twf, q, st.row_fwd(0));
-    } else if (h == 2) {
-        fp_pass_global<2, false, 2>(fp_s, z + base, nullptr, lc, twf, q, st.row_fwd(0));
-    } else {
-        fp_copy<true, false>(fp_s, 0, z + base, 0, lc, C);
-        __syncthreads();
-    }
-    for (u32 k = h; k < lc - FP_S; k += FP_S) fp_pass<FP_S, false>(fp_s, 1, 0, lc, k, twf, q, st.row_fwd(0));
-    fp_middle<FP_S>(fp_s, stride, product, lc, q, st);
-    for (u32 k = FP_S; k < lc - h; k += FP_S) fp_pass<FP_S, true>(fp_s, 1, 0, lc, k, twi, q, st.row_inv(0));
-    if (h == 1) {
-        fp_pass_global<1, true, 4>(fp_s, nullptr, z + base, lc, twi, q, st.row_inv(0));
-    } else if (h == 2) {
-        fp_pass_global<2, true, 2>(fp_s, nullptr, z + base, lc, twi, q, st.row_inv(0));
-    } else {
-        fp_copy<false, false>(fp_s, 0, z + base, 0, lc, C);
-    }
+    const FpRow w{L.q[blockIdx.y], FpSteps(L)};
+    const size_t base = (size_t)blockIdx.y * L.n + (size_t)blockIdx.x * (1u << L.log_c);
+    fs_row_square(fp_s, z + base, y + base, flags & FP_PRODUCT, L.log_c, w);
 }
 
 // ---- 3. inverse twiddles, column DIT, unweight, CRT, carry ----
@@ -657,7 +327,7 @@ __device__ __forceinline__ void fp_inverse_tiles(double* s, u32 tile, const doub
 // carry out to carries.
 __device__ __forceinline__ void fp_carry_out(double* s, u32 tile, i128* carries, const u32* shift, const FpLayout& L,
                                              u32 flags, u32 c0) {
-    const u32 R = 1u << L.log_r, C = 1u << L.log_c, T = L.seg_len, stride = fp_stride(R);
+    const u32 R = 1u << L.log_r, C = 1u << L.log_c, T = L.seg_len, stride = fs_stride(R);
     const Fp f1 = fp_of(L.q[0]), f2 = fp_of(L.q[1]);
     const u64 bit = (flags & FP_LL) ? ((u64)shift[0] + 1) % L.p : ~0ull;
     for (u32 r = threadIdx.x; r < R; r += blockDim.x) {
@@ -677,7 +347,7 @@ __device__ __forceinline__ void fp_carry_out(double* s, u32 tile, i128* carries,
                 }
                 const u32 w = ws.next();
                 wide = w != ws.q;
-                const u32 at = t * stride + FP_PAD(r);
+                const u32 at = t * stride + FS_PAD(r);
                 const double y1 = fp_mul(fp_reduce(s[at], f1), u1, f1);
                 const double y2 = fp_mul(fp_reduce(s[tile + at], f2), u2, f2);
                 u64 lo, hi;
@@ -697,14 +367,14 @@ __device__ __forceinline__ void fp_carry_out(double* s, u32 tile, i128* carries,
     __syncthreads();
 }
 
-// Grid (C / SEG tiles), up to 256 threads (rows as fp_fwd), 2·SEG·fp_stride(R) doubles of shared
+// Grid (C / SEG tiles), up to 256 threads (rows as fp_fwd), 2·SEG·fs_stride(R) doubles of shared
 // memory (both primes' tiles, the second after the first): z into x's digits and pending
 // carries. The last kernel of a batch of squarings.
 extern "C" __global__ void __launch_bounds__(FP_INV_BOUNDS)
     fp_inv(const double* z, u64* x, i128* carries, const u32* shift, FpLayout L, u32 flags) {
     extern __shared__ double fp_s[];
     fp_wait();
-    const u32 c0 = blockIdx.x * L.seg_len, tile = L.seg_len * fp_stride(1u << L.log_r);
+    const u32 c0 = blockIdx.x * L.seg_len, tile = L.seg_len * fs_stride(1u << L.log_r);
     fp_inverse_tiles(fp_s, tile, z, L, c0);
     fp_carry_out(fp_s, tile, carries, shift, L, flags, c0);
     fp_tile_store(fp_s, (double*)x, L, c0);
@@ -735,7 +405,7 @@ extern "C" __global__ void __launch_bounds__(FP_INV_BOUNDS)
     extern __shared__ double fp_s[];
     __shared__ u32 ticket;
     fp_wait();
-    const u32 T = L.seg_len, B = (1u << L.log_c) / T, tile = T * fp_stride(1u << L.log_r);
+    const u32 T = L.seg_len, B = (1u << L.log_c) / T, tile = T * fs_stride(1u << L.log_r);
     if (threadIdx.x == 0) {
         const u32 b = atomicAdd(sync, 1);
         if (b == B) atomicExch(sync, 0);

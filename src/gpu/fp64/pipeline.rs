@@ -126,7 +126,7 @@ impl FpPipeline {
     }
 
     /// Shared memory of `lines` lines of `words` values each: a pad word after every 8 values and
-    /// two after each line (fp_stride in kernels/fp64/pipeline.cuh).
+    /// two after each line (fs_stride in kernels/common/four_step.cuh).
     fn lines_bytes(lines: u32, words: u32) -> u32 {
         lines * (words + words / 8 + 2) * 8
     }

@@ -1,0 +1,383 @@
+// The skeleton of a four-step NTT's passes in shared memory, over a device-side field type F
+// (issue 37: the kernels are written once, not tied to one arithmetic): radix-2 stages in a
+// thread's registers, passes of them over lines of values in shared memory, the first and last
+// passes of a line on its way in from and out to global memory, the copies between global and
+// shared memory, and a row's whole forward transform, pointwise square (or product) and inverse
+// transform. The arithmetic brings the field and its tables; kernels/fp64/pipeline.cuh is the
+// first (F = Fp, kernels/fp64/field.cuh).
+//
+// F provides: a value type V (8 bytes: the padding below is laid out for 8-byte values), and
+// the members V mul(V, V), V reduce(V), dif(V& x, V& y, V w): (x, y) -> (x + y, (x - y)·w) and
+// dit(V& x, V& y, V w): (x, y) -> (x + y·w, x - y·w). Values may be held lazily reduced: a
+// stage's `reduce` mask bit asks for every value to be reduced before it (for a field whose
+// values are always reduced, pass 0). Every mask picks a compiled instance (fs_dispatch), so
+// that no predicated-off instruction takes an issue slot.
+#pragma once
+#include "common/types.cuh"
+
+// ---- shared memory: lines of values ----
+
+// Shared memory holds a pad word after every 8 values of a line, and FS_LINE_SKEW more after
+// each line: a thread's 2^S values of a pass (spaced m_lo apart, down to m_lo = 1) fall in
+// distinct banks across a half-warp, and so do the 8 columns of 2 rows a half-warp moves in a
+// tile (lines of R ≥ 128 values would otherwise start in the same bank).
+#define FS_PAD(a) ((a) + ((a) >> 3))
+#define FS_LINE_SKEW 2
+// Values of shared memory between the starts of lines of `words` values (host: lines_bytes in
+// src/gpu/fp64/pipeline.rs).
+__device__ __forceinline__ u32 fs_stride(u32 words) { return FS_PAD(words) + FS_LINE_SKEW; }
+
+// Stages a register pass takes (2^FS_S values a thread; 4 spill at the FP64 kernels' bounds).
+#define FS_S 3
+// Loads a thread keeps in flight when it moves values between global and shared memory.
+#define FS_COPY_DEPTH 8
+
+// Op::run<M>(args...) with M = mask (< 2^S, the same in every thread) as a compile-time
+// constant: a branch to one of 2^S instances, so that no reduction or product the mask turns
+// off is issued as a predicated-off instruction.
+template <class Op, int S, int M = 0, class... A>
+__device__ __forceinline__ void fs_dispatch(u32 mask, A&&... args) {
+    if constexpr (M + 1 < (1 << S)) {
+        if (mask != M) {
+            fs_dispatch<Op, S, M + 1>(mask, static_cast<A&&>(args)...);
+            return;
+        }
+    }
+    Op::template run<M>(static_cast<A&&>(args)...);
+}
+
+// ---- radix-2 stages, 2^S values of a line in a thread's registers ----
+
+// S consecutive radix-2 stages, stage indices k0 .. k0 + S - 1 of an L-point transform (L =
+// 2^log_l): forward DIF stage k has half-size m = L >> (k + 1), (x, y) -> (x + y, (x - y)
+// w_2m^off); inverse DIT stage k has m = 1 << k, (x, y) -> (x + y w_2m^-off, x - y w_2m^-off);
+// off is the lower element's position in its half-block, tw[m + off] the twiddle
+// (src/transform/fp64/ntt.rs Ntt::forward_stage / inverse_stage, butterfly for butterfly: the
+// same values in any grouping). The 2^S values of a group, spaced m_lo = 2^m_lo_log apart (o:
+// the first one's offset in its block of m_lo·2^S), in registers. Bit jj of RED: reduce every
+// value before the pass's stage jj.
+template <class F, int S, bool INV, int RED>
+__device__ __forceinline__ void fs_stages_of(typename F::V (&v)[1 << S], u32 o, u32 m_lo_log,
+                                             const typename F::V* tw, F f) {
+#pragma unroll
+    for (int jj = 0; jj < S; jj++) {
+        const int j = INV ? jj : S - 1 - jj;  // DIF: largest half-size first
+        const u32 m = (1u << m_lo_log) << j;
+        if (RED & (1 << jj)) {
+#pragma unroll
+            for (int k = 0; k < (1 << S); k++) v[k] = f.reduce(v[k]);
+        }
+#pragma unroll
+        for (int k = 0; k < (1 << S); k++) {
+            if (k & (1 << j)) continue;
+            const typename F::V w = tw[m + o + ((u32)(k & ((1 << j) - 1)) << m_lo_log)];
+            if (INV) {
+                f.dit(v[k], v[k + (1 << j)], w);
+            } else {
+                f.dif(v[k], v[k + (1 << j)], w);
+            }
+        }
+    }
+}
+
+template <class F, int S, bool INV>
+struct FsStagesOp {
+    template <int RED>
+    __device__ __forceinline__ static void run(typename F::V (&v)[1 << S], u32 o, u32 m_lo_log,
+                                               const typename F::V* tw, F f) {
+        fs_stages_of<F, S, INV, RED>(v, o, m_lo_log, tw, f);
+    }
+};
+
+// fs_stages_of with the reductions `red` (bit jj: before the pass's stage jj).
+template <class F, int S, bool INV>
+__device__ __forceinline__ void fs_stages(typename F::V (&v)[1 << S], u32 red, u32 o, u32 m_lo_log,
+                                          const typename F::V* tw, F f) {
+    fs_dispatch<FsStagesOp<F, S, INV>, S>(red, v, o, m_lo_log, tw, f);
+}
+
+// A pass's reductions: bits first + k0 .. first + k0 + S - 1 of a transform's reduce mask (bit
+// s: reduce every value before step s of the squaring; `first`: the step of stage 0).
+template <int S>
+__device__ __forceinline__ u32 fs_red(u64 reduce, u32 first, u32 k0) {
+    return (u32)(reduce >> (first + k0)) & ((1u << S) - 1);
+}
+
+// ---- passes over lines in shared memory ----
+
+// A pass over the groups of `lines` lines `stride` values apart from s, in shared memory (in
+// place), with the reductions RED.
+template <class F, int S, bool INV, int RED>
+__device__ __forceinline__ void fs_pass_of(typename F::V* s, u32 lines, u32 stride, u32 log_l, u32 k0,
+                                           const typename F::V* tw, F f) {
+    const u32 m_lo_log = INV ? k0 : log_l - k0 - S;
+    const u32 m_lo = 1u << m_lo_log, groups_log = log_l - S;
+    for (u32 g = threadIdx.x; g < (lines << groups_log); g += blockDim.x) {
+        const u32 line = g >> groups_log, gi = g & ((1u << groups_log) - 1);
+        const u32 o = gi & (m_lo - 1), blk = gi >> m_lo_log;
+        typename F::V* sl = s + line * stride;
+        const u32 base = (blk << (m_lo_log + S)) + o;
+        typename F::V v[1 << S];
+#pragma unroll
+        for (int k = 0; k < (1 << S); k++) v[k] = sl[FS_PAD(base + (k << m_lo_log))];
+        fs_stages_of<F, S, INV, RED>(v, o, m_lo_log, tw, f);
+#pragma unroll
+        for (int k = 0; k < (1 << S); k++) sl[FS_PAD(base + (k << m_lo_log))] = v[k];
+    }
+    __syncthreads();
+}
+
+// The first S DIF stages of a row of L = 2^log_l values, read from global memory `in` and
+// written to shared memory s (the lines' padded layout), or the last S DIT stages, from s to
+// `out`: a group's values are L / 2^S apart, consecutive threads take consecutive groups (so
+// each load and store of a warp is one run), G groups a thread at a time (2^S·G loads in
+// flight).
+template <class F, int S, bool INV, int G, int RED>
+__device__ __forceinline__ void fs_pass_global_of(typename F::V* s, const typename F::V* in, typename F::V* out,
+                                                  u32 log_l, const typename F::V* tw, F f) {
+    const u32 m_lo_log = log_l - S, groups = 1u << m_lo_log;
+    for (u32 g0 = threadIdx.x; g0 < groups; g0 += G * blockDim.x) {
+        typename F::V v[G][1 << S];
+#pragma unroll
+        for (int i = 0; i < G; i++) {
+            const u32 o = g0 + i * blockDim.x;
+#pragma unroll
+            for (int k = 0; k < (1 << S); k++) {
+                const u32 at = o + (k << m_lo_log);
+                if (o < groups) v[i][k] = INV ? s[FS_PAD(at)] : in[at];
+            }
+        }
+#pragma unroll
+        for (int i = 0; i < G; i++) fs_stages_of<F, S, INV, RED>(v[i], g0 + i * blockDim.x, m_lo_log, tw, f);
+#pragma unroll
+        for (int i = 0; i < G; i++) {
+            const u32 o = g0 + i * blockDim.x;
+#pragma unroll
+            for (int k = 0; k < (1 << S); k++) {
+                const u32 at = o + (k << m_lo_log);
+                if (o < groups) {
+                    if (INV) {
+                        out[at] = v[i][k];
+                    } else {
+                        s[FS_PAD(at)] = v[i][k];
+                    }
+                }
+            }
+        }
+    }
+}
+
+template <class F, int S, bool INV, int G>
+struct FsPassGlobalOp {
+    template <int RED>
+    __device__ __forceinline__ static void run(typename F::V* s, const typename F::V* in, typename F::V* out,
+                                               u32 log_l, const typename F::V* tw, F f) {
+        fs_pass_global_of<F, S, INV, G, RED>(s, in, out, log_l, tw, f);
+    }
+};
+
+// fs_pass_global_of with its stages' reductions from `reduce` (`first`: the step of the
+// transform's stage 0).
+template <class F, int S, bool INV, int G>
+__device__ __forceinline__ void fs_pass_global(typename F::V* s, const typename F::V* in, typename F::V* out,
+                                               u32 log_l, const typename F::V* tw, F f, u64 reduce, u32 first) {
+    const u32 red = fs_red<S>(reduce, first, INV ? log_l - S : 0);
+    fs_dispatch<FsPassGlobalOp<F, S, INV, G>, S>(red, s, in, out, log_l, tw, f);
+    if (!INV) __syncthreads();
+}
+
+template <class F, int S, bool INV>
+struct FsPassOp {
+    template <int RED>
+    __device__ __forceinline__ static void run(typename F::V* s, u32 lines, u32 stride, u32 log_l, u32 k0,
+                                               const typename F::V* tw, F f) {
+        fs_pass_of<F, S, INV, RED>(s, lines, stride, log_l, k0, tw, f);
+    }
+};
+
+// fs_pass_of with the pass's reductions from `reduce` (reduce both inputs of stage k first);
+// `first` is the step of the transform's stage 0.
+template <class F, int S, bool INV>
+__device__ __forceinline__ void fs_pass(typename F::V* s, u32 lines, u32 stride, u32 log_l, u32 k0,
+                                        const typename F::V* tw, F f, u64 reduce, u32 first) {
+    fs_dispatch<FsPassOp<F, S, INV>, S>(fs_red<S>(reduce, first, k0), s, lines, stride, log_l, k0, tw, f);
+}
+
+// Every stage of an L-point transform (forward DIF or inverse DIT) on `lines` lines in shared
+// memory, in passes of up to FS_S stages (the first pass takes the remainder); `first`: the
+// step of stage 0.
+template <class F, bool INV>
+__device__ __forceinline__ void fs_transform(typename F::V* s, u32 lines, u32 stride, u32 log_l,
+                                             const typename F::V* tw, F f, u64 reduce, u32 first) {
+    static_assert(FS_S == 3, "the head pass takes 1 or 2 stages");
+    const u32 head = log_l % FS_S;
+    if (head == 1) fs_pass<F, 1, INV>(s, lines, stride, log_l, 0, tw, f, reduce, first);
+    if (head == 2) fs_pass<F, 2, INV>(s, lines, stride, log_l, 0, tw, f, reduce, first);
+    for (u32 k = head; k < log_l; k += FS_S) fs_pass<F, FS_S, INV>(s, lines, stride, log_l, k, tw, f, reduce, first);
+}
+
+// ---- moving values between global and shared memory ----
+
+// count values of `lines` (count / width of them, width a power of two) between global memory
+// (value i at g[(i >> wl) · gstride + (i & (width - 1))]) and shared memory (at s[(i & (width -
+// 1)) · sstride + FS_PAD(i >> wl)] when `transpose`, else s[(i >> wl) · sstride + FS_PAD(i &
+// (width - 1))]), FS_COPY_DEPTH loads in flight a thread.
+template <class V, bool LOAD, bool TRANSPOSE>
+__device__ __forceinline__ void fs_copy(V* s, u32 sstride, V* g, size_t gstride, u32 wl, u32 count) {
+    const u32 mask = (1u << wl) - 1;
+    for (u32 i0 = threadIdx.x; i0 < count; i0 += FS_COPY_DEPTH * blockDim.x) {
+        V v[FS_COPY_DEPTH];
+#pragma unroll
+        for (int u = 0; u < FS_COPY_DEPTH; u++) {
+            const u32 i = i0 + u * blockDim.x;
+            const u32 a = i >> wl, b = i & mask;
+            const u32 si = TRANSPOSE ? b * sstride + FS_PAD(a) : a * sstride + FS_PAD(b);
+            if (i < count) v[u] = LOAD ? g[a * gstride + b] : s[si];
+        }
+#pragma unroll
+        for (int u = 0; u < FS_COPY_DEPTH; u++) {
+            const u32 i = i0 + u * blockDim.x;
+            const u32 a = i >> wl, b = i & mask;
+            const u32 si = TRANSPOSE ? b * sstride + FS_PAD(a) : a * sstride + FS_PAD(b);
+            if (i < count) {
+                if (LOAD) {
+                    s[si] = v[u];
+                } else {
+                    g[a * gstride + b] = v[u];
+                }
+            }
+        }
+    }
+}
+
+// ---- a row: forward transform, pointwise square or product, inverse transform ----
+
+// A row's transform (W below) is the arithmetic's: W::F its field, and members f(), twf() and
+// twi() (the twiddle tables of its forward and inverse stages), reduce() (the reduce mask) and
+// fwd(), square(), inv() (the steps of the first forward stage, the pointwise step and the first
+// inverse stage). Each is read where it is used, as the arithmetic keeps it (the FP64 kernels:
+// from their parameters), so that none holds a register through the row.
+
+// The pointwise square of a row (or product with the row `stride` values after it), the
+// values reduced first when RED.
+template <class F, bool RED>
+__device__ __forceinline__ void fs_pointwise(typename F::V* s, u32 C, u32 stride, bool product, F f) {
+    for (u32 i = threadIdx.x; i < C; i += blockDim.x) {
+        typename F::V a = s[FS_PAD(i)];
+        if (RED) a = f.reduce(a);
+        typename F::V b = a;
+        if (product) {
+            b = s[stride + FS_PAD(i)];
+            if (RED) b = f.reduce(b);
+        }
+        s[FS_PAD(i)] = f.mul(a, b);
+    }
+    __syncthreads();
+}
+
+template <class F>
+struct FsPointwiseOp {
+    template <int RED>
+    __device__ __forceinline__ static void run(typename F::V* s, u32 C, u32 stride, bool product, F f) {
+        fs_pointwise<F, RED>(s, C, stride, product, f);
+    }
+};
+
+// The last S DIF stages of a row of 2^log_l values, the pointwise square (or product with the
+// transformed row `stride` values after it) and the first S DIT stages, in one pass: those
+// stages pair values less than 2^S apart, so a thread's group is 2^S consecutive values. Bit 0
+// of M: the square's reductions; bit 1: the product.
+template <class F, int S, int M>
+__device__ __forceinline__ void fs_middle_of(typename F::V* s, u32 stride, u32 log_l, u32 rd, u32 ri,
+                                             const typename F::V* twf, const typename F::V* twi, F f) {
+    constexpr bool RED = M & 1, PRODUCT = M & 2;
+    for (u32 g = threadIdx.x; g < (1u << (log_l - S)); g += blockDim.x) {
+        const u32 base = g << S;
+        typename F::V v[1 << S];
+#pragma unroll
+        for (int k = 0; k < (1 << S); k++) v[k] = s[FS_PAD(base + k)];
+        fs_stages<F, S, false>(v, rd, 0, 0, twf, f);
+#pragma unroll
+        for (int k = 0; k < (1 << S); k++) {
+            const typename F::V a = RED ? f.reduce(v[k]) : v[k];
+            typename F::V b = a;
+            if (PRODUCT) {
+                b = s[stride + FS_PAD(base + k)];
+                if (RED) b = f.reduce(b);
+            }
+            v[k] = f.mul(a, b);
+        }
+        fs_stages<F, S, true>(v, ri, 0, 0, twi, f);
+#pragma unroll
+        for (int k = 0; k < (1 << S); k++) s[FS_PAD(base + k)] = v[k];
+    }
+}
+
+template <class F, int S>
+struct FsMiddleOp {
+    template <int M>
+    __device__ __forceinline__ static void run(typename F::V* s, u32 stride, u32 log_l, u32 rd, u32 ri,
+                                               const typename F::V* twf, const typename F::V* twi, F f) {
+        fs_middle_of<F, S, M>(s, stride, log_l, rd, ri, twf, twi, f);
+    }
+};
+
+template <class W, int S>
+__device__ __forceinline__ void fs_middle(typename W::F::V* s, u32 stride, bool product, u32 log_l, const W& w) {
+    const u32 rd = fs_red<S>(w.reduce(), w.fwd(), log_l - S), ri = fs_red<S>(w.reduce(), w.inv(), 0);
+    const u32 m = (((w.reduce() >> w.square()) & 1) ? 1u : 0u) | (product ? 2u : 0u);
+    fs_dispatch<FsMiddleOp<typename W::F, S>, 2>(m, s, stride, log_l, rd, ri, w.twf(), w.twi(), w.f());
+    __syncthreads();
+}
+
+// A row of C = 2^lc values at z (global memory) squared, or times the row at y (transformed
+// here too), in shared memory s (fs_stride(C) values, twice that with a product). For C ≥
+// 2^FS_S the stages run as: the first h DIF stages (h = (lc - FS_S) mod FS_S) on the way in from
+// global memory, passes of FS_S in shared memory, the last FS_S with the square and the first
+// FS_S DIT stages (fs_middle), passes of FS_S, the last h DIT stages on the way out: 2·(lc - FS_S
+// - h)/FS_S + 1 passes through shared memory (7 at 2^13, against 11 and a copy each way for the
+// stages one transform at a time).
+template <class W>
+__device__ __forceinline__ void fs_row_square(typename W::F::V* s, typename W::F::V* z, const typename W::F::V* y,
+                                              bool product, u32 lc, const W& w) {
+    typedef typename W::F F;
+    typedef typename F::V V;
+    const u32 C = 1u << lc, stride = fs_stride(C);
+    if (product) {
+        fs_copy<V, true, false>(s + stride, 0, (V*)y, 0, lc, C);
+        __syncthreads();
+        fs_transform<F, false>(s + stride, 1, 0, lc, w.twf(), w.f(), w.reduce(), w.fwd());
+    }
+    if (lc < FS_S) {
+        fs_copy<V, true, false>(s, 0, z, 0, lc, C);
+        __syncthreads();
+        fs_transform<F, false>(s, 1, 0, lc, w.twf(), w.f(), w.reduce(), w.fwd());
+        fs_dispatch<FsPointwiseOp<F>, 1>((u32)((w.reduce() >> w.square()) & 1), s, C, stride, product, w.f());
+        fs_transform<F, true>(s, 1, 0, lc, w.twi(), w.f(), w.reduce(), w.inv());
+        fs_copy<V, false, false>(s, 0, z, 0, lc, C);
+        return;
+    }
+    const u32 h = (lc - FS_S) % FS_S;
+    if (h == 1) {
+        fs_pass_global<F, 1, false, 4>(s, z, nullptr, lc, w.twf(), w.f(), w.reduce(), w.fwd());
+    } else if (h == 2) {
+        fs_pass_global<F, 2, false, 2>(s, z, nullptr, lc, w.twf(), w.f(), w.reduce(), w.fwd());
+    } else {
+        fs_copy<V, true, false>(s, 0, z, 0, lc, C);
+        __syncthreads();
+    }
+    for (u32 k = h; k < lc - FS_S; k += FS_S) {
+        fs_pass<F, FS_S, false>(s, 1, 0, lc, k, w.twf(), w.f(), w.reduce(), w.fwd());
+    }
+    fs_middle<W, FS_S>(s, stride, product, lc, w);
+    for (u32 k = FS_S; k < lc - h; k += FS_S) {
+        fs_pass<F, FS_S, true>(s, 1, 0, lc, k, w.twi(), w.f(), w.reduce(), w.inv());
+    }
+    if (h == 1) {
+        fs_pass_global<F, 1, true, 4>(s, nullptr, z, lc, w.twi(), w.f(), w.reduce(), w.inv());
+    } else if (h == 2) {
+        fs_pass_global<F, 2, true, 2>(s, nullptr, z, lc, w.twi(), w.f(), w.reduce(), w.inv());
+    } else {
+        fs_copy<V, false, false>(s, 0, z, 0, lc, C);
+    }
+}
