@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # The FP64 kernels of the working tree against those of a revision (default HEAD), bit for bit,
-# without a GPU: both compiled for the host (scripts/host-kernels/: one thread a block, blocks in
-# order) and run on the same random tables and values at 540 shapes (R = 2^0 … 2^9, C = 2^1 …
+# without a GPU: both compiled for the host (scripts/host-kernels/fp64_io.cpp --random: one thread
+# a block, blocks in order) and run on the same random tables and values at 540 shapes (R = 2^0 … 2^9, C = 2^1 …
 # 2^13, n ≤ 2^18, segments of 2, 4 and 8 digits, two seeds; every head pass, fused row pass and
 # segment walk the kernels have): fp_fwd, fp_rows (square and product),
 # fp_inv and two launches of fp_carry. For refactors of kernels/fp64/ and kernels/common/: a
 # change that should not change what is computed must pass; it does not replace gpu-check on a
 # GPU for a change that should.
-#   scripts/fp64-kernel-equiv.sh [REV]     (needs g++)
+#   scripts/fp64-kernel-equiv.sh [REV]     (needs g++; REV's kernels must have the working tree's
+#                                          entry points, as fp64_io.cpp calls them)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rev=${1:-HEAD}
@@ -16,13 +17,14 @@ trap 'rm -rf "$w"' EXIT
 mkdir -p "$w/a" "$w/b"
 git archive "$rev" kernels | tar x -C "$w/a"
 cp -r kernels "$w/b/"
-# The acquire load and release store of fp_carry's flags (PTX asm) as plain accesses.
+# fp_carry's acquire load and release store were PTX asm alone before they had host fallbacks
+# (#ifdef __CUDA_ARCH__): plain accesses in such a revision (no change in later ones).
 acquire='s|asm volatile("ld.acquire.gpu.global.u32 %0, \[%1\];" : "=r"(v) : "l"(a) : "memory");|v = *(volatile const u32*)a;|'
 release='s|asm volatile("st.release.gpu.global.u32 \[%0\], %1;" ::"l"(a), "r"(v) : "memory");|*(volatile u32*)a = v;|'
 for d in a b; do
   sed -i "$acquire; $release" "$w/$d/kernels/fp64/pipeline.cuh"
   g++ -std=c++17 -O2 -ffp-contract=off -w -Iscripts/host-kernels -I"$w/$d/kernels" \
-    scripts/host-kernels/fp64_harness.cpp -o "$w/$d/run"
+    scripts/host-kernels/fp64_io.cpp -o "$w/$d/run"
 done
 runs=0 differ=0
 for lr in 0 1 2 3 4 5 7 9; do
@@ -30,8 +32,8 @@ for lr in 0 1 2 3 4 5 7 9; do
     for seg in 2 4 8; do
       { [ "$seg" -gt $((1 << lc)) ] || [ $((lr + lc)) -gt 18 ]; } && continue
       for seed in 1 2; do
-        "$w/a/run" $lr $lc $seg $seed "$w/a/out"
-        "$w/b/run" $lr $lc $seg $seed "$w/b/out"
+        "$w/a/run" --random $lr $lc $seg $seed "$w/a/out"
+        "$w/b/run" --random $lr $lc $seg $seed "$w/b/out"
         runs=$((runs + 1))
         if ! cmp -s "$w/a/out" "$w/b/out"; then
           echo "differ: R=2^$lr C=2^$lc seg=$seg seed=$seed"

@@ -382,13 +382,23 @@ extern "C" __global__ void __launch_bounds__(FP_INV_BOUNDS)
 
 // ---- 3 + 1. the carry kernel: fp_inv and the next squaring's fp_fwd in one ----
 
+// The ready flags' acquire load and release store (plain accesses where the kernels are
+// compiled for the host, one block at a time: tests/fp64_kernels_on_host.rs).
 __device__ __forceinline__ u32 fp_load_acquire(const u32* a) {
     u32 v;
+#ifdef __CUDA_ARCH__
     asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(a) : "memory");
+#else
+    v = *(volatile const u32*)a;
+#endif
     return v;
 }
 __device__ __forceinline__ void fp_store_release(u32* a, u32 v) {
+#ifdef __CUDA_ARCH__
     asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(a), "r"(v) : "memory");
+#else
+    *(volatile u32*)a = v;
+#endif
 }
 
 // Grid (B + 1 blocks, B = C / SEG tiles), threads and shared memory as fp_inv: z's tile through

@@ -1,8 +1,9 @@
-// The CUDA intrinsics the FP64 kernels use, for the host (scripts/fp64-kernel-equiv.sh): the
-// kernels compiled as plain C++ run a block as one thread (blockDim.x = 1, so every loop over a
-// block's threads does all the work and a barrier is a no-op) and the blocks of a grid one after
-// another (so fp_carry's ready flags are set before they are waited for). The FP64 intrinsics
-// are IEEE-754 double operations with round-to-nearest (compile with -ffp-contract=off).
+// The CUDA intrinsics the FP64 kernels use, for the host (fp64_io.cpp, for
+// tests/fp64_kernels_on_host.rs and scripts/fp64-kernel-equiv.sh): the kernels compiled as plain
+// C++ run a block as one thread (blockDim.x = 1, so every loop over a block's threads does all
+// the work and a barrier is a no-op) and the blocks of a grid one after another (so fp_carry's
+// ready flags are set before they are waited for). The FP64 intrinsics are IEEE-754 double
+// operations with round-to-nearest (compile with -ffp-contract=off).
 #pragma once
 #include <cmath>
 #include <cstdint>

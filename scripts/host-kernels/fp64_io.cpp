@@ -1,0 +1,181 @@
+// The FP64 kernels (kernels/fp64/pipeline.cuh, compiled for the host through shim.h) on a
+// plan's tables and values, and every kernel's output written out:
+//   fp64_io IN OUT     IN written by tests/fp64_kernels_on_host.rs from the CPU twin's tables,
+//                      which compares OUT with the twin's stages bit for bit (as `gpu-selftest
+//                      fp64` does on a GPU);
+//   fp64_io --random LOG_R LOG_C SEG SEED OUT
+//                      random tables and values of that shape (not a real plan's), for two
+//                      versions of the kernels to be compared bit for bit
+//                      (scripts/fp64-kernel-equiv.sh).
+//   IN: u32 log_r, log_c, seg_len, p, fixup_depth, lo_bits, n; f64 crt_inv; per prime f64 p,
+//       pinv, w_narrow, w_wide, iw_narrow, iw_wide, u64 reduce, then 12 tables (u64 length, f64
+//       values): row_tw, row_itw, col_tw, col_itw, w_hi, w_lo, iw_hi, iw_lo, t_hi, t_lo, it_hi,
+//       it_lo; n i64 digits; n/seg_len i128 pending carries (two i64, low first); u32 shift;
+//       2n f64 values r and 2n f64 values y (both primes' n values one after the other).
+//   OUT: fp_fwd of (digits, carries) (2n f64); fp_rows of r squared, then times y (2n f64 each);
+//       fp_inv of r with the LL term at shift (n i64 digits, n/seg_len i128 carries); a batch
+//       of three LL squarings of (digits, carries) from shift: fp_fwd, fp_rows and fp_carry
+//       twice, fp_rows, fp_inv (digits, carries, the shift after).
+#include "shim.h"
+#include "fp64/pipeline.cuh"
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+double fp_s[1 << 17];
+
+static FILE* in;
+static void get(void* p, size_t bytes) {
+    if (fread(p, 1, bytes, in) != bytes) {
+        fprintf(stderr, "fp64_io: input too short\n");
+        exit(2);
+    }
+}
+template <class T> static T one() {
+    T v;
+    get(&v, sizeof v);
+    return v;
+}
+template <class T> static std::vector<T> many(size_t count) {
+    std::vector<T> v(count);
+    get(v.data(), count * sizeof(T));
+    return v;
+}
+static std::vector<std::vector<double>> tables;
+static u64 table() {
+    tables.push_back(many<double>(one<u64>()));
+    if (tables.back().empty()) tables.back().push_back(0.0);
+    return (u64)tables.back().data();
+}
+template <class T> static void put(FILE* o, const std::vector<T>& v) { fwrite(v.data(), sizeof(T), v.size(), o); }
+
+// IN for random tables and values of a shape: field values below the primes, digits of 28 bits,
+// small pending carries, a random reduce mask.
+static std::vector<char> random_input(u32 log_r, u32 log_c, u32 seg, u64 seed) {
+    u64 st = 88172645463325252ull ^ (seed * 0x9E3779B97F4A7C15ull);
+    auto rnd = [&] {
+        st ^= st << 13;
+        st ^= st >> 7;
+        st ^= st << 17;
+        return st;
+    };
+    const double P[2] = {1125899906842597.0, 1099511627689.0};
+    auto fval = [&](int h) { return (double)((int64_t)(rnd() % (u64)P[h]) - (int64_t)(P[h] / 2)); };
+    std::vector<char> b;
+    auto add = [&](const void* p, size_t bytes) { b.insert(b.end(), (const char*)p, (const char*)p + bytes); };
+    auto word = [&](auto v) { add(&v, sizeof v); };
+    const u32 n = 1u << (log_r + log_c), lo_bits = (log_r + log_c + 1) / 2;
+    for (u32 v : {log_r, log_c, seg, n * 30 + 2 * (u32)(rnd() % (n / 2 + 1)) + 1, 2u, lo_bits, n}) word(v);
+    word(fval(1));
+    for (int h = 0; h < 2; h++) {
+        for (double v : {P[h], 1.0 / P[h], fval(h), fval(h), fval(h), fval(h)}) word(v);
+        word(rnd());
+        const u64 lens[12] = {1u << log_c, 1u << log_c, 1u << log_r, 1u << log_r, (n >> lo_bits) + 1, 1u << lo_bits,
+                              (n >> lo_bits) + 1, 1u << lo_bits, (n >> lo_bits) + 1, 1u << lo_bits, (n >> lo_bits) + 1,
+                              1u << lo_bits};
+        for (u64 len : lens) {
+            word(len);
+            for (u64 i = 0; i < len; i++) word(fval(h));
+        }
+    }
+    for (u32 j = 0; j < n; j++) word((int64_t)(rnd() % (1u << 29)) - (1 << 28));
+    for (u32 k = 0; k < n / seg; k++) word((i128)((int64_t)(rnd() % (1u << 20)) - (1 << 19)));
+    word((u32)rnd());
+    for (int v = 0; v < 2; v++) {
+        for (int h = 0; h < 2; h++) {
+            for (u32 i = 0; i < n; i++) word(fval(h));
+        }
+    }
+    return b;
+}
+
+int main(int argc, char** argv) {
+    std::vector<char> random;
+    FILE* o;
+    if (argc == 7 && !strcmp(argv[1], "--random")) {
+        random = random_input(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]));
+        in = fmemopen(random.data(), random.size(), "rb");
+        o = fopen(argv[6], "wb");
+    } else if (argc == 3) {
+        in = fopen(argv[1], "rb");
+        o = fopen(argv[2], "wb");
+    } else {
+        fprintf(stderr, "usage: fp64_io IN OUT | fp64_io --random LOG_R LOG_C SEG SEED OUT\n");
+        return 2;
+    }
+    if (!in || !o) return 2;
+    FpLayout L;
+    memset(&L, 0, sizeof L);
+    L.log_r = one<u32>(), L.log_c = one<u32>(), L.seg_len = one<u32>(), L.p = one<u32>();
+    L.fixup_depth = one<u32>(), L.lo_bits = one<u32>(), L.n = one<u32>();
+    L.crt_inv = one<double>();
+    for (int h = 0; h < 2; h++) {
+        FpPrime& q = L.q[h];
+        q.p = one<double>(), q.pinv = one<double>();
+        q.w_narrow = one<double>(), q.w_wide = one<double>(), q.iw_narrow = one<double>(), q.iw_wide = one<double>();
+        q.reduce = one<u64>();
+        q.row_tw = table(), q.row_itw = table(), q.col_tw = table(), q.col_itw = table();
+        q.w_hi = table(), q.w_lo = table(), q.iw_hi = table(), q.iw_lo = table();
+        q.t_hi = table(), q.t_lo = table(), q.it_hi = table(), q.it_lo = table();
+    }
+    const u32 n = L.n, R = 1u << L.log_r, T = L.seg_len, B = (1u << L.log_c) / T;
+    const std::vector<u64> x0 = many<u64>(n);
+    const std::vector<i128> c0 = many<i128>(n / T);
+    const u32 s0 = one<u32>() % L.p;
+    const std::vector<double> r = many<double>(2 * n), y = many<double>(2 * n);
+    std::vector<double> z(2 * n);
+    std::vector<u64> x = x0;
+    std::vector<i128> carries = c0;
+    std::vector<u32> shift{s0}, sync(1 + B, 0);
+    auto fwd = [&] {
+        for (u32 by = 0; by < 2; by++) {
+            for (u32 bx = 0; bx < B; bx++) {
+                blockIdx = {bx, by, 0};
+                fp_fwd(x.data(), carries.data(), z.data(), L);
+            }
+        }
+    };
+    auto rows = [&](u32 flags) {
+        for (u32 by = 0; by < 2; by++) {
+            for (u32 bx = 0; bx < R; bx++) {
+                blockIdx = {bx, by, 0};
+                fp_rows(z.data(), y.data(), shift.data(), L, flags);
+            }
+        }
+    };
+    auto inv = [&] {
+        for (u32 bx = 0; bx < B; bx++) {
+            blockIdx = {bx, 0, 0};
+            fp_inv(z.data(), x.data(), carries.data(), shift.data(), L, FP_LL);
+        }
+    };
+    auto carry = [&] {
+        for (u32 b = 0; b <= B; b++) {
+            blockIdx = {b, 0, 0};
+            fp_carry(z.data(), carries.data(), shift.data(), sync.data(), L, FP_LL);
+        }
+    };
+    fwd();
+    put(o, z);
+    for (u32 flags : {0u, (u32)FP_PRODUCT}) {
+        z = r;
+        rows(flags);
+        put(o, z);
+    }
+    z = r;
+    inv();
+    put(o, x);
+    put(o, carries);
+    x = x0, carries = c0, shift[0] = s0;
+    fwd();
+    for (int k = 0; k < 2; k++) {
+        rows(FP_ADVANCE);
+        carry();
+    }
+    rows(FP_ADVANCE);
+    inv();
+    put(o, x);
+    put(o, carries);
+    put(o, shift);
+    fclose(o);
+    return 0;
+}

@@ -1,0 +1,237 @@
+//! The FP64 GPU kernels (kernels/fp64/pipeline.cuh) compiled for the host with a C++ compiler
+//! (scripts/host-kernels/: one thread a block, blocks one after another) against the CPU twin's
+//! stages, bit for bit, at lengths 2^1 … 2^17 for each pair of primes: what `gpu-selftest fp64`
+//! checks on a GPU, here in CI without one (fp_fwd, fp_rows squaring and product, fp_inv with the
+//! LL term, and a batch of three LL squarings through fp_carry). It needs `g++` (or `$CXX`).
+
+use mersenne_cert::transform::fp64::bound::largest_exponent_per_pair;
+use mersenne_cert::transform::fp64::stages::{self as fs, Fp64Tables, Powers, PrimeTables};
+use mersenne_cert::transform::plan::{Arith, Length, Plan};
+use mersenne_cert::transform::twin::{self, Convolution};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+/// The harness, built once (in cargo's folder for integration tests' files).
+fn harness() -> &'static Path {
+    static EXE: OnceLock<PathBuf> = OnceLock::new();
+    EXE.get_or_init(build)
+}
+
+fn build() -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let exe = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fp64_io");
+    let cxx = std::env::var("CXX").unwrap_or_else(|_| "g++".into());
+    let out = Command::new(&cxx)
+        .args(["-std=c++17", "-O2", "-ffp-contract=off", "-w"])
+        .arg("-I")
+        .arg(root.join("scripts/host-kernels"))
+        .arg("-I")
+        .arg(root.join("kernels"))
+        .arg(root.join("scripts/host-kernels/fp64_io.cpp"))
+        .arg("-o")
+        .arg(&exe)
+        .output()
+        .unwrap_or_else(|e| panic!("{cxx} (a C++17 compiler, for the kernels on the host): {e}"));
+    assert!(out.status.success(), "{cxx}: {}", String::from_utf8_lossy(&out.stderr));
+    exe
+}
+
+fn words(out: &mut Vec<u8>, v: impl IntoIterator<Item = u64>) {
+    v.into_iter().for_each(|w| out.extend_from_slice(&w.to_le_bytes()));
+}
+
+fn floats(out: &mut Vec<u8>, v: &[f64]) {
+    words(out, v.iter().map(|x| x.to_bits()));
+}
+
+/// A run's input values: digits, pending carries, shift count, and two vectors of both primes'
+/// field values.
+struct Values {
+    digits: Vec<i64>,
+    pending: Vec<i128>,
+    s: u32,
+    r: Vec<Vec<f64>>,
+    y: Vec<Vec<f64>>,
+}
+
+/// The harness's input (scripts/host-kernels/fp64_io.cpp, IN); with `tamper`, one twiddle of
+/// the first prime's rows is not the twin's.
+fn input(plan: &Plan, t: &Fp64Tables, v: &Values, tamper: bool) -> Vec<u8> {
+    let mut b = Vec::new();
+    let head = [t.log_r, t.log_c, plan.seg_len() as u32, plan.exponent(), plan.fixup_depth() as u32];
+    for v in head.into_iter().chain([t.primes[0].weight.lo_bits, plan.n() as u32]) {
+        b.extend_from_slice(&v.to_le_bytes());
+    }
+    floats(&mut b, &[t.crt.inv]);
+    for q in &t.primes {
+        let steps = [q.weight_step.narrow, q.weight_step.wide, q.inv_weight_step.narrow, q.inv_weight_step.wide];
+        floats(&mut b, &[q.f.p(), q.f.pinv()]);
+        floats(&mut b, &steps);
+        words(&mut b, [q.reduce_mask()]);
+        let none: &[f64] = &[];
+        let col = q.col.as_ref().map_or([none, none], |c| [c.twiddles(), c.inv_twiddles()]);
+        let pows = |p: &Powers| [p.hi.clone(), p.lo.clone()];
+        let mut all: Vec<Vec<f64>> = vec![q.row.twiddles().to_vec(), q.row.inv_twiddles().to_vec()];
+        if tamper && std::ptr::eq(q, &t.primes[0]) {
+            let last = all[0].len() - 1;
+            all[0][last] = 1.0;
+        }
+        all.extend(col.iter().map(|c| c.to_vec()));
+        for p in [&q.weight, &q.inv_weight, &q.twiddle, &q.inv_twiddle] {
+            all.extend(pows(p));
+        }
+        for table in all {
+            words(&mut b, [table.len() as u64]);
+            floats(&mut b, &table);
+        }
+    }
+    words(&mut b, v.digits.iter().map(|&d| d as u64));
+    words(&mut b, v.pending.iter().flat_map(|&c| [c as u64, (c >> 64) as u64]));
+    b.extend_from_slice(&v.s.to_le_bytes());
+    floats(&mut b, &v.r.concat());
+    floats(&mut b, &v.y.concat());
+    b
+}
+
+/// Reads the harness's output in order.
+struct Out<'a>(&'a [u8]);
+
+impl Out<'_> {
+    fn u64s(&mut self, count: usize) -> Vec<u64> {
+        let (head, rest) = self.0.split_at(8 * count);
+        self.0 = rest;
+        head.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect()
+    }
+    fn i128s(&mut self, count: usize) -> Vec<i128> {
+        self.u64s(2 * count).chunks_exact(2).map(|w| (i128::from(w[1] as i64) << 64) | i128::from(w[0])).collect()
+    }
+}
+
+fn bits(v: &[Vec<f64>]) -> Vec<u64> {
+    v.iter().flatten().map(|x| x.to_bits()).collect()
+}
+
+/// Every kernel at `plan` against the twin; the names of those that differ.
+fn check(plan: &Plan, rng: &mut Rng, extreme: bool, tamper: bool) -> Vec<&'static str> {
+    let t = Fp64Tables::new(plan).unwrap();
+    let (p, n) = (plan.exponent(), plan.n());
+    let digits: Vec<i64> = (0..n)
+        .map(|j| {
+            let w = plan.width(j);
+            let top = (1i64 << (w - 1)) + plan.slack() as i64;
+            match (extreme, rng.next() & 1) {
+                (true, 0) => top,
+                (true, _) => -top,
+                (false, _) => (rng.next() % (1 << w)) as i64 - (1 << (w - 1)),
+            }
+        })
+        .collect();
+    let pending: Vec<i128> = (0..n / plan.seg_len()).map(|_| i128::from(rng.next() as i64 >> 3)).collect();
+    let s = (rng.next() % u64::from(p)) as u32;
+    let values = |rng: &mut Rng| -> Vec<Vec<f64>> {
+        t.primes.iter().map(|q| (0..n).map(|_| q.f.from_i64((rng.next() >> 1) as i64)).collect()).collect()
+    };
+    let (r, y) = (values(rng), values(rng));
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let name = format!("{p}-{n}-{extreme}-{tamper}");
+    let (fin, fout) = (dir.join(format!("fp64-in-{name}")), dir.join(format!("fp64-out-{name}")));
+    let v = Values { digits, pending, s, r, y };
+    std::fs::write(&fin, input(plan, &t, &v, tamper)).unwrap();
+    let run = Command::new(harness()).arg(&fin).arg(&fout).output().unwrap();
+    assert!(run.status.success(), "fp64_io: {}", String::from_utf8_lossy(&run.stderr));
+    let got = std::fs::read(&fout).unwrap();
+    let mut out = Out(&got);
+    let mut differ = Vec::new();
+
+    let Values { digits, pending, s, r, y } = v;
+    let mut fixed = digits;
+    twin::carry_fixup(plan, &mut fixed, &pending);
+    let forward = |q: &PrimeTables| {
+        let mut v = fs::weigh(plan, q, &fixed);
+        fs::columns_forward(&t, q, &mut v);
+        v
+    };
+    if out.u64s(2 * n) != bits(&t.primes.iter().map(forward).collect::<Vec<_>>()) {
+        differ.push("fp_fwd");
+    }
+    for (name, other) in [("fp_rows (square)", None), ("fp_rows (product)", Some(&y))] {
+        let mut want = r.clone();
+        for (h, q) in t.primes.iter().enumerate() {
+            fs::rows(&t, q, &mut want[h], other.map(|y| y[h].as_slice()));
+        }
+        if out.u64s(2 * n) != bits(&want) {
+            differ.push(name);
+        }
+    }
+    let back: Vec<Vec<f64>> = t
+        .primes
+        .iter()
+        .zip(&r)
+        .map(|(q, v)| {
+            let mut v = v.clone();
+            fs::columns_inverse(&t, q, &mut v);
+            fs::unweigh(plan, q, &v)
+        })
+        .collect();
+    let conv: Vec<i128> = back[0].iter().zip(&back[1]).map(|(&a, &b)| t.crt.recombine(a, b)).collect();
+    let (wd, wc) = twin::carry_walk(plan, &conv, Some(plan.minus_two_at(s)));
+    let gd: Vec<i64> = out.u64s(n).into_iter().map(|d| d as i64).collect();
+    if gd != wd || out.i128s(n / plan.seg_len()) != wc {
+        differ.push("fp_inv");
+    }
+    let (mut want, mut sh) = (fixed.clone(), s);
+    for _ in 0..3 {
+        sh = ((2 * u64::from(sh)) % u64::from(p)) as u32;
+        want = t.square_digits(plan, &want, Some(plan.minus_two_at(sh)));
+    }
+    let mut gd: Vec<i64> = out.u64s(n).into_iter().map(|d| d as i64).collect();
+    twin::carry_fixup(plan, &mut gd, &out.i128s(n / plan.seg_len()));
+    let gs = out.0.first_chunk::<4>().map(|b| u32::from_le_bytes(*b));
+    if gd != want || gs != Some(sh) {
+        differ.push("3 LL squarings (fp_fwd, fp_rows, fp_carry, fp_inv)");
+    }
+    let _ = std::fs::remove_file(fin);
+    let _ = std::fs::remove_file(fout);
+    differ
+}
+
+#[test]
+fn the_kernels_on_the_host_equal_the_twin_at_every_length_and_pair() {
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut runs = 0;
+    for log2 in 1..=17 {
+        let len = Length { odd: 1, log2 };
+        for p in largest_exponent_per_pair(len) {
+            let plan = Plan::with_length(p, Arith::Fp64, len).unwrap();
+            for extreme in [false, true] {
+                let differ = check(&plan, &mut rng, extreme, false);
+                assert!(differ.is_empty(), "p={p} {len} extreme={extreme}: {differ:?} differ from the twin");
+                runs += 1;
+            }
+        }
+    }
+    assert!(runs >= 34, "{runs} runs");
+}
+
+#[test]
+fn a_wrong_twiddle_shows() {
+    // The comparison has teeth: one row twiddle of one prime changed, and every kernel that
+    // takes the row transform differs from the twin.
+    let len = Length { odd: 1, log2: 14 };
+    let plan = Plan::with_length(Arith::Fp64.largest_exponent_at(len).unwrap(), Arith::Fp64, len).unwrap();
+    assert!(check(&plan, &mut Rng(7), false, false).is_empty());
+    let differ = check(&plan, &mut Rng(7), false, true);
+    assert!(differ.contains(&"fp_rows (square)") && differ.len() >= 3, "{differ:?}");
+}
