@@ -409,7 +409,9 @@ __device__ __forceinline__ void fp_store_release(u32* a, u32 v) {
 // block a block waits for is running or done. Tile 0 takes the carries of the last tile, which
 // are out last: its first block only publishes its carries, and block B does the tile again
 // (z is only written after its carries are in) and writes it. One global round trip of the
-// residue in place of fp_inv's and fp_fwd's two.
+// residue in place of fp_inv's and fp_fwd's two. No kernel here triggers its dependents early
+// (griddepcontrol.launch_dependents): the next kernel's blocks would then wait on the SMs and
+// could keep fp_carry's later blocks, which the waiting ones need, from starting.
 extern "C" __global__ void __launch_bounds__(FP_INV_BOUNDS)
     fp_carry(double* z, i128* carries, const u32* shift, u32* sync, FpLayout L, u32 flags) {
     extern __shared__ double fp_s[];
