@@ -4,8 +4,10 @@
 //! checks on a GPU, here in CI without one (fp_fwd, fp_rows squaring and product, fp_inv with the
 //! LL term, and a batch of three LL squarings through fp_carry). It needs `g++` (or `$CXX`).
 
+use mersenne_cert::exponent::TestKind;
+use mersenne_cert::residue::Shift;
 use mersenne_cert::transform::fp64::bound::largest_exponent_per_pair;
-use mersenne_cert::transform::fp64::stages::{self as fs, Fp64Tables, Powers, PrimeTables};
+use mersenne_cert::transform::fp64::stages::{self as fs, Fp64Tables, Powers};
 use mersenne_cert::transform::plan::{Arith, Length, Plan};
 use mersenne_cert::transform::twin::{self, Convolution};
 use std::path::{Path, PathBuf};
@@ -158,12 +160,8 @@ fn check(plan: &Plan, rng: &mut Rng, extreme: bool, tamper: bool) -> Vec<&'stati
     let Values { digits, pending, s, r, y } = v;
     let mut fixed = digits;
     twin::carry_fixup(plan, &mut fixed, &pending);
-    let forward = |q: &PrimeTables| {
-        let mut v = fs::weigh(plan, q, &fixed);
-        fs::columns_forward(&t, q, &mut v);
-        v
-    };
-    if out.u64s(2 * n) != bits(&t.primes.iter().map(forward).collect::<Vec<_>>()) {
+    let forward: Vec<Vec<f64>> = t.primes.iter().map(|q| fs::columns_in(plan, &t, q, &fixed)).collect();
+    if out.u64s(2 * n) != bits(&forward) {
         differ.push("fp_fwd");
     }
     for (name, other) in [("fp_rows (square)", None), ("fp_rows (product)", Some(&y))] {
@@ -175,31 +173,17 @@ fn check(plan: &Plan, rng: &mut Rng, extreme: bool, tamper: bool) -> Vec<&'stati
             differ.push(name);
         }
     }
-    let back: Vec<Vec<f64>> = t
-        .primes
-        .iter()
-        .zip(&r)
-        .map(|(q, v)| {
-            let mut v = v.clone();
-            fs::columns_inverse(&t, q, &mut v);
-            fs::unweigh(plan, q, &v)
-        })
-        .collect();
-    let conv: Vec<i128> = back[0].iter().zip(&back[1]).map(|(&a, &b)| t.crt.recombine(a, b)).collect();
-    let (wd, wc) = twin::carry_walk(plan, &conv, Some(plan.minus_two_at(s)));
+    let [y1, y2] = [0, 1].map(|h| fs::columns_out(plan, &t, &t.primes[h], r[h].clone()));
+    let (wd, wc) = twin::carry_walk(plan, &t.recombine(&y1, &y2), Some(plan.minus_two_at(s)));
     let gd: Vec<i64> = out.u64s(n).into_iter().map(|d| d as i64).collect();
     if gd != wd || out.i128s(n / plan.seg_len()) != wc {
         differ.push("fp_inv");
     }
-    let (mut want, mut sh) = (fixed.clone(), s);
-    for _ in 0..3 {
-        sh = ((2 * u64::from(sh)) % u64::from(p)) as u32;
-        want = t.square_digits(plan, &want, Some(plan.minus_two_at(sh)));
-    }
+    let (want, sh) = t.iterate_digits(plan, TestKind::Ll, fixed, Shift::new(p, s), 3);
     let mut gd: Vec<i64> = out.u64s(n).into_iter().map(|d| d as i64).collect();
     twin::carry_fixup(plan, &mut gd, &out.i128s(n / plan.seg_len()));
     let gs = out.0.first_chunk::<4>().map(|b| u32::from_le_bytes(*b));
-    if gd != want || gs != Some(sh) {
+    if gd != want || gs != Some(sh.get()) {
         differ.push("3 LL squarings (fp_fwd, fp_rows, fp_carry, fp_inv)");
     }
     let _ = std::fs::remove_file(fin);

@@ -7,10 +7,12 @@
 use super::verdict::{test_digits, KernelVerdict};
 use super::wide_residue::WideResidue;
 use crate::engine::EngineError;
+use crate::exponent::TestKind;
 use crate::gpu::arith::Pipeline;
 use crate::gpu::fp64::FpPipeline;
 use crate::gpu::launch::{copy, ADVANCE, LL};
 use crate::gpu::module::{cuda_err, Device};
+use crate::residue::Shift;
 use crate::rng::SeededRng;
 use crate::transform::fp64::stages::{self as fs, Fp64Tables};
 use crate::transform::plan::Plan;
@@ -76,14 +78,7 @@ pub(crate) fn check_plan(
     let x = WideResidue::upload(dev, &d, &pending, s)?;
     // SAFETY: the checker's buffers, allocated for this plan on this device.
     unsafe { c.pipe.fwd(dev, x.res(), c.pipe.work(0)) }?;
-    let head = |digits: &[i64]| {
-        t.primes.each_ref().map(|q| {
-            let mut v = fs::weigh(plan, q, digits);
-            fs::columns_forward(t, q, &mut v);
-            v
-        })
-    };
-    let want = head(&fixed);
+    let want = t.primes.each_ref().map(|q| fs::columns_in(plan, t, q, &fixed));
     verdict("fp_fwd (fix-up, weights, column DIF, twiddles)", c.get()? == bits(&want));
 
     // 2. fp_rows: square (the shift doubled), and product, on random values.
@@ -111,18 +106,8 @@ pub(crate) fn check_plan(
     let x = WideResidue::upload(dev, &d, &pending, s2)?;
     // SAFETY: the checker's buffers, allocated for this plan on this device.
     unsafe { c.pipe.inv(dev, c.pipe.work(0), x.res(), &x.shift, LL) }?;
-    let y: Vec<Vec<f64>> = t
-        .primes
-        .iter()
-        .zip(&r)
-        .map(|(q, v)| {
-            let mut v = v.clone();
-            fs::columns_inverse(t, q, &mut v);
-            fs::unweigh(plan, q, &v)
-        })
-        .collect();
-    let conv: Vec<i128> = y[0].iter().zip(&y[1]).map(|(&a, &b)| t.crt.recombine(a, b)).collect();
-    let (wd, wc) = twin::carry_walk(plan, &conv, Some(plan.minus_two_at(s2)));
+    let [y1, y2] = [0, 1].map(|h| fs::columns_out(plan, t, &t.primes[h], r[h].clone()));
+    let (wd, wc) = twin::carry_walk(plan, &t.recombine(&y1, &y2), Some(plan.minus_two_at(s2)));
     let (gd, gc, _) = x.download(dev)?;
     verdict("fp_inv (twiddles, column DIT, unweight, CRT, carry, -2*2^s)", gd == wd && gc == wc);
 
@@ -141,12 +126,8 @@ pub(crate) fn check_plan(
     unsafe { c.pipe.squarings(dev, x.res(), &x.shift, true, 3, 3) }?;
     let (mut gd, gc, gs) = x.download(dev)?;
     twin::carry_fixup(plan, &mut gd, &gc);
-    let (mut want, mut sh) = (fixed.clone(), s);
-    for _ in 0..3 {
-        sh = ((2 * u64::from(sh)) % u64::from(p)) as u32;
-        want = t.square_digits(plan, &want, Some(plan.minus_two_at(sh)));
-    }
-    verdict("3 LL squarings (fp_fwd, fp_rows, fp_carry, fp_inv)", gd == want && gs == sh);
+    let (want, sh) = t.iterate_digits(plan, TestKind::Ll, fixed.clone(), Shift::new(p, s), 3);
+    verdict("3 LL squarings (fp_fwd, fp_rows, fp_carry, fp_inv)", gd == want && gs == sh.get());
     let e = test_digits(plan, rng, extreme);
     let acc_pending: Vec<i128> = (0..segs).map(|_| i128::from(rng.next_u64() as i64 >> 3)).collect();
     let mut acc_fixed = e.clone();

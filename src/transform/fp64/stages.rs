@@ -352,18 +352,32 @@ pub fn unweigh(plan: &Plan, t: &PrimeTables, x: &[f64]) -> Vec<f64> {
     x.iter().zip(w).map(|(&v, w)| t.f.mul(t.f.reduce(v), w)).collect()
 }
 
-/// Steps 1–5 in one prime: a's weighted convolution with b (None: with itself), unweighted.
-fn convolve(plan: &Plan, all: &Fp64Tables, t: &PrimeTables, a: &[i64], b: Option<&[i64]>) -> Vec<f64> {
-    let head = |d: &[i64]| {
-        let mut x = weigh(plan, t, d);
-        columns_forward(all, t, &mut x);
-        x
-    };
-    let mut x = head(a);
-    let y = b.map(head);
-    rows(all, t, &mut x, y.as_deref());
+/// Steps 1–2 in one prime (the GPU's fp_fwd): digits weighted, their columns transformed.
+pub fn columns_in(plan: &Plan, all: &Fp64Tables, t: &PrimeTables, digits: &[i64]) -> Vec<f64> {
+    let mut x = weigh(plan, t, digits);
+    columns_forward(all, t, &mut x);
+    x
+}
+
+/// Steps 4–5 in one prime (the GPU's fp_inv before the CRT): columns transformed back, unweighted.
+pub fn columns_out(plan: &Plan, all: &Fp64Tables, t: &PrimeTables, mut x: Vec<f64>) -> Vec<f64> {
     columns_inverse(all, t, &mut x);
     unweigh(plan, t, &x)
+}
+
+/// Steps 1–5 in one prime: a's weighted convolution with b (None: with itself), unweighted.
+fn convolve(plan: &Plan, all: &Fp64Tables, t: &PrimeTables, a: &[i64], b: Option<&[i64]>) -> Vec<f64> {
+    let mut x = columns_in(plan, all, t, a);
+    let y = b.map(|b| columns_in(plan, all, t, b));
+    rows(all, t, &mut x, y.as_deref());
+    columns_out(plan, all, t, x)
+}
+
+impl Fp64Tables {
+    /// Both primes' unweighted outputs recombined by the CRT into the convolution's integers.
+    pub fn recombine(&self, y1: &[f64], y2: &[f64]) -> Vec<i128> {
+        y1.iter().zip(y2).map(|(&u, &v)| self.crt.recombine(u, v)).collect()
+    }
 }
 
 impl Convolution for Fp64Tables {
@@ -372,7 +386,7 @@ impl Convolution for Fp64Tables {
     fn convolution(&self, plan: &Plan, a: &[i64], b: Option<&[i64]>) -> Vec<i128> {
         let [t1, t2] = &self.primes;
         let (y1, y2) = rayon::join(|| convolve(plan, self, t1, a, b), || convolve(plan, self, t2, a, b));
-        y1.iter().zip(&y2).map(|(&u, &v)| self.crt.recombine(u, v)).collect()
+        self.recombine(&y1, &y2)
     }
 }
 
