@@ -10,8 +10,12 @@ CUBIN for --arch to DIR/<unit>.cubin and, where nvdisasm is found (--nvdisasm, $
 PATH; `pip install nvidia-cuda-nvdisasm` has one), its SASS to DIR/<unit>.sass: what the GPU
 runs (which branches became predicated instructions, where registers spill), without a GPU.
 
+--define NAME=VALUE puts `#define NAME VALUE` in front of each unit's file, as module.rs's
+unit preambles do: the FP64 unit is compiled for one shape of plan (src/gpu/fp64/pipeline.rs
+preamble; e.g. --define FP_LOG_R=9 --define FP_LOG_C=13 --define FP_SEG=8 for 2^22).
+
     scripts/nvrtc-check.py [--arch sm_90] [--dir kernels] [--ptxas-v] [--ptx DIR] [--sass DIR]
-                           [--nvdisasm PATH] [--lib PATH] [UNIT...]
+                           [--define NAME=VALUE ...] [--nvdisasm PATH] [--lib PATH] [UNIT...]
 """
 import argparse
 import ctypes
@@ -57,9 +61,10 @@ def load(lib):
     sys.exit("nvrtc-check: libnvrtc not found (tried %s)" % ", ".join([lib] if lib else LIBS))
 
 
-def compile_unit(nv, kernels, file, arch, verbose=False):
+def compile_unit(nv, kernels, file, arch, verbose=False, defines=()):
     """(return code, log, PTX (compute_XX) or CUBIN (sm_XX) or None) of one unit."""
     text, headers = closure(kernels, file)
+    text = "".join("#define %s %s\n" % tuple(d.split("=", 1)) for d in defines) + text
     names = sorted(headers)
     arr = lambda items: (ctypes.c_char_p * len(items))(*items)
     prog = ctypes.c_void_p()
@@ -99,6 +104,7 @@ def main():
     ap.add_argument("--ptxas-v", action="store_true", help="print ptxas's register and spill report")
     ap.add_argument("--ptx", metavar="DIR", help="also write each unit's PTX to DIR/<unit>.ptx")
     ap.add_argument("--sass", metavar="DIR", help="also write each unit's CUBIN (and SASS) to DIR")
+    ap.add_argument("--define", action="append", default=[], metavar="NAME=VALUE")
     ap.add_argument("--nvdisasm", default=os.environ.get("NVDISASM") or shutil.which("nvdisasm"))
     args = ap.parse_args()
     nv = load(args.lib)
@@ -110,14 +116,14 @@ def main():
     for name, file in units:
         if args.units and name not in args.units:
             continue
-        rc, log, cubin = compile_unit(nv, args.dir, file, args.arch, args.ptxas_v)
+        rc, log, cubin = compile_unit(nv, args.dir, file, args.arch, args.ptxas_v, args.define)
         print("%s (%s): %s" % (name, file, "OK" if rc == 0 else "FAILED (%d)" % rc))
         if log.strip():
             print(log)
         failed |= rc != 0
         if args.ptx and rc == 0:
             os.makedirs(args.ptx, exist_ok=True)
-            _, _, ptx = compile_unit(nv, args.dir, file, "compute_" + args.arch.split("_", 1)[1])
+            _, _, ptx = compile_unit(nv, args.dir, file, "compute_" + args.arch.split("_", 1)[1], defines=args.define)
             open(os.path.join(args.ptx, name + ".ptx"), "w").write(ptx)
         if args.sass and rc == 0:
             os.makedirs(args.sass, exist_ok=True)

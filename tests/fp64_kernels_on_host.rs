@@ -2,7 +2,9 @@
 //! (scripts/host-kernels/: one thread a block, blocks one after another) against the CPU twin's
 //! stages, bit for bit, at lengths 2^1 … 2^17 for each pair of primes: what `gpu-selftest fp64`
 //! checks on a GPU, here in CI without one (fp_fwd, fp_rows squaring and product, fp_inv with the
-//! LL term, and a batch of three LL squarings through fp_carry). It needs `g++` (or `$CXX`).
+//! LL term, and a batch of three LL squarings through fp_carry), each length with the kernels
+//! compiled for its shape as the engine compiles them (FP_LOG_R, FP_LOG_C, FP_SEG:
+//! stages::shape_defines). It needs `g++` (or `$CXX`).
 
 use mersenne_cert::exponent::TestKind;
 use mersenne_cert::residue::Shift;
@@ -10,9 +12,10 @@ use mersenne_cert::transform::fp64::bound::largest_exponent_per_pair;
 use mersenne_cert::transform::fp64::stages::{self as fs, Fp64Tables, Powers};
 use mersenne_cert::transform::plan::{Arith, Length, Plan};
 use mersenne_cert::transform::twin::{self, Convolution};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 struct Rng(u64);
 
@@ -25,18 +28,30 @@ impl Rng {
     }
 }
 
-/// The harness, built once (in cargo's folder for integration tests' files).
-fn harness() -> &'static Path {
-    static EXE: OnceLock<PathBuf> = OnceLock::new();
-    EXE.get_or_init(build)
+/// A plan's shape as the kernels are compiled for it.
+type Shape = [(&'static str, u32); 3];
+
+/// The harness for `plan`'s shape, built once a shape (in cargo's folder for integration
+/// tests' files).
+fn harness(plan: &Plan) -> PathBuf {
+    static EXES: OnceLock<Mutex<HashMap<Shape, PathBuf>>> = OnceLock::new();
+    let shape = fs::shape_defines(plan);
+    if let Some(exe) = EXES.get_or_init(Default::default).lock().unwrap().get(&shape) {
+        return exe.clone();
+    }
+    let exe = build(&shape);
+    EXES.get().unwrap().lock().unwrap().insert(shape, exe.clone());
+    exe
 }
 
-fn build() -> PathBuf {
+fn build(shape: &Shape) -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let exe = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fp64_io");
+    let name: String = shape.iter().map(|(_, v)| format!("-{v}")).collect();
+    let exe = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("fp64_io{name}"));
     let cxx = std::env::var("CXX").unwrap_or_else(|_| "g++".into());
     let out = Command::new(&cxx)
         .args(["-std=c++17", "-O2", "-ffp-contract=off", "-w"])
+        .args(shape.iter().map(|(d, v)| format!("-D{d}={v}")))
         .arg("-I")
         .arg(root.join("scripts/host-kernels"))
         .arg("-I")
@@ -151,7 +166,7 @@ fn check(plan: &Plan, rng: &mut Rng, extreme: bool, tamper: bool) -> Vec<&'stati
     let (fin, fout) = (dir.join(format!("fp64-in-{name}")), dir.join(format!("fp64-out-{name}")));
     let v = Values { digits, pending, s, r, y };
     std::fs::write(&fin, input(plan, &t, &v, tamper)).unwrap();
-    let run = Command::new(harness()).arg(&fin).arg(&fout).output().unwrap();
+    let run = Command::new(harness(plan)).arg(&fin).arg(&fout).output().unwrap();
     assert!(run.status.success(), "fp64_io: {}", String::from_utf8_lossy(&run.stderr));
     let got = std::fs::read(&fout).unwrap();
     let mut out = Out(&got);
@@ -195,6 +210,21 @@ fn check(plan: &Plan, rng: &mut Rng, extreme: bool, tamper: bool) -> Vec<&'stati
 fn the_kernels_on_the_host_equal_the_twin_at_every_length_and_pair() {
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let mut runs = 0;
+    // The harnesses of the 17 shapes first (~3 s each), a build a core at a time.
+    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    let lengths: Vec<u32> = (1..=17).collect();
+    std::thread::scope(|scope| {
+        for part in lengths.chunks(lengths.len().div_ceil(cores)) {
+            scope.spawn(move || {
+                for &log2 in part {
+                    let len = Length { odd: 1, log2 };
+                    if let Some(&p) = largest_exponent_per_pair(len).first() {
+                        harness(&Plan::with_length(p, Arith::Fp64, len).unwrap());
+                    }
+                }
+            });
+        }
+    });
     for log2 in 1..=17 {
         let len = Length { odd: 1, log2 };
         for p in largest_exponent_per_pair(len) {

@@ -22,6 +22,11 @@
 // distinct banks across a half-warp, and so do the 8 columns of 2 rows a half-warp moves in a
 // tile (lines of R ≥ 128 values would otherwise start in the same bank).
 #define FS_PAD(a) ((a) + ((a) >> 3))
+// FS_PAD_SPLIT: the values of a group, base + (k << m) for k < 2^S with base = o + a multiple of
+// 2^(m + S) and o < 2^m, lie at FS_PAD(base) + FS_PAD(k << m): for m ≥ 3, k << m is a multiple
+// of 8; for m < 3, o + ((k << m) mod 8) ≤ 2^m − 1 + 8 − 2^m < 8 (and for m + S < 3 the group
+// lies in one aligned run of 8). So a group's addresses are one base and compile-time offsets
+// once m is a compile-time constant.
 #define FS_LINE_SKEW 2
 // Values of shared memory between the starts of lines of `words` values (host: lines_bytes in
 // src/gpu/fp64/pipeline.rs).
@@ -63,6 +68,9 @@ __device__ __forceinline__ void fs_stages_of(typename F::V (&v)[1 << S], u32 o, 
     for (int jj = 0; jj < S; jj++) {
         const int j = INV ? jj : S - 1 - jj;  // DIF: largest half-size first
         const u32 m = (1u << m_lo_log) << j;
+        // The stage's twiddles from t = tw + m + o at offsets known once m_lo_log is (a
+        // compile-time shape: immediate offsets of one address).
+        const typename F::V* t = tw + (m + o);
         if (RED & (1 << jj)) {
 #pragma unroll
             for (int k = 0; k < (1 << S); k++) v[k] = f.reduce(v[k]);
@@ -70,7 +78,7 @@ __device__ __forceinline__ void fs_stages_of(typename F::V (&v)[1 << S], u32 o, 
 #pragma unroll
         for (int k = 0; k < (1 << S); k++) {
             if (k & (1 << j)) continue;
-            const typename F::V w = tw[m + o + ((u32)(k & ((1 << j) - 1)) << m_lo_log)];
+            const typename F::V w = t[(size_t)((u32)(k & ((1 << j) - 1)) << m_lo_log)];
             if (INV) {
                 f.dit(v[k], v[k + (1 << j)], w);
             } else {
@@ -115,14 +123,15 @@ __device__ __forceinline__ void fs_pass_of(typename F::V* s, u32 lines, u32 stri
     for (u32 g = threadIdx.x; g < (lines << groups_log); g += blockDim.x) {
         const u32 line = g >> groups_log, gi = g & ((1u << groups_log) - 1);
         const u32 o = gi & (m_lo - 1), blk = gi >> m_lo_log;
-        typename F::V* sl = s + line * stride;
-        const u32 base = (blk << (m_lo_log + S)) + o;
+        // FS_PAD(base + (k << m_lo_log)) = FS_PAD(base) + FS_PAD(k << m_lo_log) for base = o +
+        // a multiple of 2^(m_lo_log + S), o < 2^m_lo_log (FS_PAD_SPLIT).
+        typename F::V* sg = s + line * stride + FS_PAD((blk << (m_lo_log + S)) + o);
         typename F::V v[1 << S];
 #pragma unroll
-        for (int k = 0; k < (1 << S); k++) v[k] = sl[FS_PAD(base + (k << m_lo_log))];
+        for (int k = 0; k < (1 << S); k++) v[k] = sg[FS_PAD((u32)k << m_lo_log)];
         fs_stages_of<F, S, INV, RED>(v, o, m_lo_log, tw, f);
 #pragma unroll
-        for (int k = 0; k < (1 << S); k++) sl[FS_PAD(base + (k << m_lo_log))] = v[k];
+        for (int k = 0; k < (1 << S); k++) sg[FS_PAD((u32)k << m_lo_log)] = v[k];
     }
     __syncthreads();
 }
@@ -213,6 +222,7 @@ __device__ __forceinline__ void fs_transform(typename F::V* s, u32 lines, u32 st
     const u32 head = log_l % FS_S;
     if (head == 1) fs_pass<F, 1, INV>(s, lines, stride, log_l, 0, tw, f, reduce, first);
     if (head == 2) fs_pass<F, 2, INV>(s, lines, stride, log_l, 0, tw, f, reduce, first);
+#pragma unroll
     for (u32 k = head; k < log_l; k += FS_S) fs_pass<F, FS_S, INV>(s, lines, stride, log_l, k, tw, f, reduce, first);
 }
 
@@ -292,24 +302,24 @@ __device__ __forceinline__ void fs_middle_of(typename F::V* s, u32 stride, u32 l
                                              const typename F::V* twf, const typename F::V* twi, F f) {
     constexpr bool RED = M & 1, PRODUCT = M & 2;
     for (u32 g = threadIdx.x; g < (1u << (log_l - S)); g += blockDim.x) {
-        const u32 base = g << S;
+        typename F::V* sg = s + FS_PAD(g << S);  // FS_PAD_SPLIT, m = 0
         typename F::V v[1 << S];
 #pragma unroll
-        for (int k = 0; k < (1 << S); k++) v[k] = s[FS_PAD(base + k)];
+        for (int k = 0; k < (1 << S); k++) v[k] = sg[FS_PAD(k)];
         fs_stages<F, S, false>(v, rd, 0, 0, twf, f);
 #pragma unroll
         for (int k = 0; k < (1 << S); k++) {
             const typename F::V a = RED ? f.reduce(v[k]) : v[k];
             typename F::V b = a;
             if (PRODUCT) {
-                b = s[stride + FS_PAD(base + k)];
+                b = sg[stride + FS_PAD(k)];
                 if (RED) b = f.reduce(b);
             }
             v[k] = f.mul(a, b);
         }
         fs_stages<F, S, true>(v, ri, 0, 0, twi, f);
 #pragma unroll
-        for (int k = 0; k < (1 << S); k++) s[FS_PAD(base + k)] = v[k];
+        for (int k = 0; k < (1 << S); k++) sg[FS_PAD(k)] = v[k];
     }
 }
 
@@ -366,10 +376,12 @@ __device__ __forceinline__ void fs_row_square(typename W::F::V* s, typename W::F
         fs_copy<V, true, false>(s, 0, z, 0, lc, C);
         __syncthreads();
     }
+#pragma unroll
     for (u32 k = h; k < lc - FS_S; k += FS_S) {
         fs_pass<F, FS_S, false>(s, 1, 0, lc, k, w.twf(), w.f(), w.reduce(), w.fwd());
     }
     fs_middle<W, FS_S>(s, stride, product, lc, w);
+#pragma unroll
     for (u32 k = FS_S; k < lc - h; k += FS_S) {
         fs_pass<F, FS_S, true>(s, 1, 0, lc, k, w.twi(), w.f(), w.reduce(), w.inv());
     }

@@ -50,11 +50,27 @@ struct FpPrime {
 };
 
 // The plan as these kernels see it (FpLayout in src/gpu/fp64/setup.rs).
+// The shape of the plan (log2 R, log2 C, SEG) is read through lr(), lc(), seg() and len(): the
+// host compiles the unit for each shape with FP_LOG_R, FP_LOG_C and FP_SEG defined (module.rs
+// unit preambles), so that every length, stage index and address offset derived from them is
+// a compile-time constant; without them (tests/fp64_kernels_on_host.rs's runtime build) the
+// fields are read.
 struct FpLayout {
     FpPrime q[2];
     double crt_inv;  // P1^-1 mod P2, centered
     u32 p, n, log_r, log_c;
     u32 lo_bits, seg_len, fixup_depth, pad;
+#if defined(FP_LOG_R) && defined(FP_LOG_C) && defined(FP_SEG)
+    __device__ __forceinline__ u32 lr() const { return FP_LOG_R; }
+    __device__ __forceinline__ u32 lc() const { return FP_LOG_C; }
+    __device__ __forceinline__ u32 seg() const { return FP_SEG; }
+    __device__ __forceinline__ u32 len() const { return 1u << (FP_LOG_R + FP_LOG_C); }
+#else
+    __device__ __forceinline__ u32 lr() const { return log_r; }
+    __device__ __forceinline__ u32 lc() const { return log_c; }
+    __device__ __forceinline__ u32 seg() const { return seg_len; }
+    __device__ __forceinline__ u32 len() const { return n; }
+#endif
 };
 
 __device__ __forceinline__ void fp_wait() {
@@ -68,7 +84,7 @@ __device__ __forceinline__ Fp fp_of(const FpPrime& q) { return Fp{q.p, q.pinv}; 
 // The step indices of src/transform/fp64/stages.rs StepIndex.
 struct FpSteps {
     u32 log_r, log_c, tw;
-    __device__ __forceinline__ FpSteps(const FpLayout& L) : log_r(L.log_r), log_c(L.log_c), tw(L.log_r > 0) {}
+    __device__ __forceinline__ FpSteps(const FpLayout& L) : log_r(L.lr()), log_c(L.lc()), tw(L.lr() > 0) {}
     __device__ __forceinline__ u32 col_fwd(u32 s) const { return s; }
     __device__ __forceinline__ u32 tw_fwd() const { return log_r; }
     __device__ __forceinline__ u32 row_fwd(u32 s) const { return log_r + tw + s; }
@@ -94,10 +110,10 @@ __device__ __forceinline__ u32 fp_bitrev(u32 x, u32 bits) { return bits == 0 ? 0
 struct FpWidths {
     u32 e, q, f, n;
     __device__ __forceinline__ FpWidths(const FpLayout& L, u64 j) {
-        n = L.n;
-        q = L.p / L.n;
-        f = L.p & (L.n - 1);
-        const u32 r = (u32)(((u64)L.p * j) & (L.n - 1));
+        n = L.len();
+        q = L.p / L.len();
+        f = L.p & (L.len() - 1);
+        const u32 r = (u32)(((u64)L.p * j) & (L.len() - 1));
         e = r == 0 ? 0 : n - r;
     }
     __device__ __forceinline__ u32 next() {
@@ -129,7 +145,8 @@ __device__ __forceinline__ i64 fp_balance(i128 t, u32 w, i128* up) {
 
 // The kernels' launch bounds (threads, and blocks an SM to fit in registers: fp_fwd 4 of 37 KB
 // of shared memory at 2^22, fp_rows and fp_inv 3 of 74 KB, so 64, 80 and 80 registers a
-// thread); the host launches at most 256.
+// thread); the host launches at most 256, and defines FP_ROW_BOUNDS as 256, 4 where a row
+// leaves shared memory for four blocks (src/gpu/fp64/pipeline.rs preamble).
 #ifndef FP_FWD_BOUNDS
 #define FP_FWD_BOUNDS 256, 4
 #endif
@@ -143,12 +160,12 @@ __device__ __forceinline__ i64 fp_balance(i128 t, u32 w, i128* up) {
 // The column stages of a tile (column t of R values from s + t·fs_stride(R)).
 __device__ __forceinline__ void fp_column_stages(double* s, const FpLayout& L, const FpPrime& q, bool inverse) {
     const FpSteps st(L);
-    const u32 stride = fs_stride(1u << L.log_r);
+    const u32 stride = fs_stride(1u << L.lr());
     if (inverse) {
-        fs_transform<Fp, true>(s, L.seg_len, stride, L.log_r, (const double*)q.col_itw, fp_of(q), q.reduce,
+        fs_transform<Fp, true>(s, L.seg(), stride, L.lr(), (const double*)q.col_itw, fp_of(q), q.reduce,
                                st.col_inv(0));
     } else {
-        fs_transform<Fp, false>(s, L.seg_len, stride, L.log_r, (const double*)q.col_tw, fp_of(q), q.reduce,
+        fs_transform<Fp, false>(s, L.seg(), stride, L.lr(), (const double*)q.col_tw, fp_of(q), q.reduce,
                                 st.col_fwd(0));
     }
 }
@@ -159,12 +176,12 @@ __device__ __forceinline__ void fp_column_stages(double* s, const FpLayout& L, c
 // from s + t·fs_stride(R)), or back: consecutive threads along a row's segment, so that a warp
 // moves whole 64-byte runs of 4 rows.
 __device__ __forceinline__ void fp_tile_load(double* s, const double* v, const FpLayout& L, u32 c0) {
-    const u32 R = 1u << L.log_r, T = L.seg_len;
-    fs_copy<double, true, true>(s, fs_stride(R), (double*)v + c0, 1u << L.log_c, __ffs(T) - 1, R * T);
+    const u32 R = 1u << L.lr(), T = L.seg();
+    fs_copy<double, true, true>(s, fs_stride(R), (double*)v + c0, 1u << L.lc(), __ffs(T) - 1, R * T);
 }
 __device__ __forceinline__ void fp_tile_store(double* s, double* v, const FpLayout& L, u32 c0) {
-    const u32 R = 1u << L.log_r, T = L.seg_len;
-    fs_copy<double, false, true>(s, fs_stride(R), v + c0, 1u << L.log_c, __ffs(T) - 1, R * T);
+    const u32 R = 1u << L.lr(), T = L.seg();
+    fs_copy<double, false, true>(s, fs_stride(R), v + c0, 1u << L.lc(), __ffs(T) - 1, R * T);
 }
 
 // Each row r of the tile times the twiddles ω^(k·c) of its columns c = c0 .. c0 + T - 1, k =
@@ -172,9 +189,9 @@ __device__ __forceinline__ void fp_tile_store(double* s, double* v, const FpLayo
 // tables, then a product by ω^k a column (stages.rs twiddle).
 template <bool RED>
 __device__ __forceinline__ void fp_twiddle_of(double* s, const FpLayout& L, u32 c0, u64 hi, u64 lo, Fp f) {
-    const u32 R = 1u << L.log_r, T = L.seg_len, stride = fs_stride(R);
+    const u32 R = 1u << L.lr(), T = L.seg(), stride = fs_stride(R);
     for (u32 r = threadIdx.x; r < R; r += blockDim.x) {
-        const u32 k = fp_bitrev(r, L.log_r);
+        const u32 k = fp_bitrev(r, L.lr());
         const double step = fp_pow(hi, lo, k, L.lo_bits, f);
         double w = fp_pow(hi, lo, k * c0, L.lo_bits, f);
 #pragma unroll
@@ -212,7 +229,7 @@ __device__ __forceinline__ i128 fp_load_carry(const i128* c) {
 template <int NP>
 __device__ __forceinline__ void fp_weigh(double* s, u32 tile, const i128* carries, const FpLayout& L, u32 c0,
                                          u32 h0) {
-    const u32 R = 1u << L.log_r, C = 1u << L.log_c, T = L.seg_len, segs = L.n / T, stride = fs_stride(R);
+    const u32 R = 1u << L.lr(), C = 1u << L.lc(), T = L.seg(), segs = L.len() / T, stride = fs_stride(R);
     for (u32 r = threadIdx.x; r < R; r += blockDim.x) {
         const u32 j0 = r * C + c0, seg = j0 / T;
         i64 d[FP_MAX_SEG];
@@ -255,7 +272,7 @@ __device__ __forceinline__ void fp_weigh(double* s, u32 tile, const i128* carrie
 // prime's vector).
 __device__ __forceinline__ void fp_forward_tile(double* s, double* z, const FpLayout& L, const FpPrime& q, u32 c0) {
     fp_column_stages(s, L, q, false);
-    if (L.log_r > 0) fp_twiddle(s, L, c0, q.t_hi, q.t_lo, fp_of(q), fp_reduces(q, FpSteps(L).tw_fwd()));
+    if (L.lr() > 0) fp_twiddle(s, L, c0, q.t_hi, q.t_lo, fp_of(q), fp_reduces(q, FpSteps(L).tw_fwd()));
     fp_tile_store(s, z, L, c0);
 }
 
@@ -267,11 +284,11 @@ extern "C" __global__ void __launch_bounds__(FP_FWD_BOUNDS) fp_fwd(const u64* x,
                                                                     FpLayout L) {
     extern __shared__ double fp_s[];
     fp_wait();
-    const u32 c0 = blockIdx.x * L.seg_len;
+    const u32 c0 = blockIdx.x * L.seg();
     fp_tile_load(fp_s, (const double*)x, L, c0);
     __syncthreads();
     fp_weigh<1>(fp_s, 0, carries, L, c0, blockIdx.y);
-    fp_forward_tile(fp_s, z + (size_t)blockIdx.y * L.n, L, L.q[blockIdx.y], c0);
+    fp_forward_tile(fp_s, z + (size_t)blockIdx.y * L.len(), L, L.q[blockIdx.y], c0);
 }
 
 // ---- 2. rows: DIF, pointwise square or product, DIT ----
@@ -302,8 +319,8 @@ extern "C" __global__ void __launch_bounds__(FP_ROW_BOUNDS)
         shift[0] = (u32)((2ull * shift[0]) % L.p);
     }
     const FpRow w{L.q[blockIdx.y], FpSteps(L)};
-    const size_t base = (size_t)blockIdx.y * L.n + (size_t)blockIdx.x * (1u << L.log_c);
-    fs_row_square(fp_s, z + base, y + base, flags & FP_PRODUCT, L.log_c, w);
+    const size_t base = (size_t)blockIdx.y * L.len() + (size_t)blockIdx.x * (1u << L.lc());
+    fs_row_square(fp_s, z + base, y + base, flags & FP_PRODUCT, L.lc(), w);
 }
 
 // ---- 3. inverse twiddles, column DIT, unweight, CRT, carry ----
@@ -315,9 +332,9 @@ __device__ __forceinline__ void fp_inverse_tiles(double* s, u32 tile, const doub
     for (u32 h = 0; h < 2; h++) {
         const FpPrime& q = L.q[h];
         double* sh = s + h * tile;
-        fp_tile_load(sh, z + (size_t)h * L.n, L, c0);
+        fp_tile_load(sh, z + (size_t)h * L.len(), L, c0);
         __syncthreads();
-        if (L.log_r > 0) fp_twiddle(sh, L, c0, q.it_hi, q.it_lo, fp_of(q), fp_reduces(q, st.tw_inv()));
+        if (L.lr() > 0) fp_twiddle(sh, L, c0, q.it_hi, q.it_lo, fp_of(q), fp_reduces(q, st.tw_inv()));
         fp_column_stages(sh, L, q, true);
     }
 }
@@ -327,13 +344,13 @@ __device__ __forceinline__ void fp_inverse_tiles(double* s, u32 tile, const doub
 // carry out to carries.
 __device__ __forceinline__ void fp_carry_out(double* s, u32 tile, i128* carries, const u32* shift, const FpLayout& L,
                                              u32 flags, u32 c0) {
-    const u32 R = 1u << L.log_r, C = 1u << L.log_c, T = L.seg_len, stride = fs_stride(R);
+    const u32 R = 1u << L.lr(), C = 1u << L.lc(), T = L.seg(), stride = fs_stride(R);
     const Fp f1 = fp_of(L.q[0]), f2 = fp_of(L.q[1]);
     const u64 bit = (flags & FP_LL) ? ((u64)shift[0] + 1) % L.p : ~0ull;
     for (u32 r = threadIdx.x; r < R; r += blockDim.x) {
         const u32 j0 = r * C + c0;
         FpWidths ws(L, j0);
-        u64 start = (u64)(((unsigned __int128)L.p * j0 + L.n - 1) >> (L.log_r + L.log_c));
+        u64 start = (u64)(((unsigned __int128)L.p * j0 + L.len() - 1) >> (L.lr() + L.lc()));
         i128 carry = 0;
         double u1 = fp_pow(L.q[0].iw_hi, L.q[0].iw_lo, ws.e, L.lo_bits, f1);
         double u2 = fp_pow(L.q[1].iw_hi, L.q[1].iw_lo, ws.e, L.lo_bits, f2);
@@ -374,7 +391,7 @@ extern "C" __global__ void __launch_bounds__(FP_INV_BOUNDS)
     fp_inv(const double* z, u64* x, i128* carries, const u32* shift, FpLayout L, u32 flags) {
     extern __shared__ double fp_s[];
     fp_wait();
-    const u32 c0 = blockIdx.x * L.seg_len, tile = L.seg_len * fs_stride(1u << L.log_r);
+    const u32 c0 = blockIdx.x * L.seg(), tile = L.seg() * fs_stride(1u << L.lr());
     fp_inverse_tiles(fp_s, tile, z, L, c0);
     fp_carry_out(fp_s, tile, carries, shift, L, flags, c0);
     fp_tile_store(fp_s, (double*)x, L, c0);
@@ -417,7 +434,7 @@ extern "C" __global__ void __launch_bounds__(FP_INV_BOUNDS)
     extern __shared__ double fp_s[];
     __shared__ u32 ticket;
     fp_wait();
-    const u32 T = L.seg_len, B = (1u << L.log_c) / T, tile = T * fs_stride(1u << L.log_r);
+    const u32 T = L.seg(), B = (1u << L.lc()) / T, tile = T * fs_stride(1u << L.lr());
     if (threadIdx.x == 0) {
         const u32 b = atomicAdd(sync, 1);
         if (b == B) atomicExch(sync, 0);
@@ -439,5 +456,5 @@ extern "C" __global__ void __launch_bounds__(FP_INV_BOUNDS)
     }
     __syncthreads();
     fp_weigh<2>(fp_s, tile, carries, L, c0, 0);
-    for (u32 h = 0; h < 2; h++) fp_forward_tile(fp_s + h * tile, z + (size_t)h * L.n, L, L.q[h], c0);
+    for (u32 h = 0; h < 2; h++) fp_forward_tile(fp_s + h * tile, z + (size_t)h * L.len(), L, L.q[h], c0);
 }

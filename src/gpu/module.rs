@@ -128,9 +128,11 @@ pub(crate) struct Device {
     modules: Mutex<Vec<Loaded>>,
 }
 
-/// A unit's module, loaded, and whether its cubin came from the disk cache.
+/// A unit's module (built with `preamble`), loaded, and whether its cubin came from the disk
+/// cache.
 struct Loaded {
     unit: &'static str,
+    preamble: String,
     module: Arc<CudaModule>,
     cached: bool,
 }
@@ -290,15 +292,23 @@ impl Device {
     /// The module of `unit` (kernels/manifest.txt): built from the disk cache or by NVRTC on the
     /// first call, the same module after.
     pub fn module(&self, unit: &'static str) -> Result<Arc<CudaModule>, EngineError> {
+        self.module_with(unit, "")
+    }
+
+    /// `unit` compiled with `preamble` (`#define` lines) in front of its file: a build of its
+    /// kernels for one shape of plan (kernels/fp64/pipeline.cuh), cached under its own key; each
+    /// (unit, preamble) is built once.
+    pub fn module_with(&self, unit: &'static str, preamble: &str) -> Result<Arc<CudaModule>, EngineError> {
         let mut loaded = self.modules.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(l) = loaded.iter().find(|l| l.unit == unit) {
+        if let Some(l) = loaded.iter().find(|l| l.unit == unit && l.preamble == preamble) {
             return Ok(l.module.clone());
         }
-        let source = Unit::load(unit)?;
+        let mut source = Unit::load(unit)?;
+        source.text.insert_str(0, preamble);
         let key = kernel_key(&source, &self.arch, &self.name);
         trace::mark("gpu: sources hashed, cache key (nvrtc loaded)");
         let (module, cached) = build_module(&self.ctx, &source, &self.arch, &key)?;
-        loaded.push(Loaded { unit, module: module.clone(), cached });
+        loaded.push(Loaded { unit, preamble: preamble.to_string(), module: module.clone(), cached });
         Ok(module)
     }
 

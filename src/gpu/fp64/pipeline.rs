@@ -18,6 +18,7 @@ use crate::gpu::arith::Pipeline;
 use crate::gpu::graphs::Graphs;
 use crate::gpu::launch::{launch_grid, time_steps, Arg, Res, Shape, Step, ADVANCE, LL};
 use crate::gpu::module::{cuda_err, function, Device};
+use crate::transform::fp64::stages;
 use crate::transform::plan::Plan;
 use cudarc::driver::{sys, CudaFunction, CudaModule, CudaSlice};
 use std::sync::Arc;
@@ -45,6 +46,22 @@ fn fused(plan: &Plan) -> bool {
         Ok("1") => true,
         _ => FUSED_LOG2.contains(&plan.log2()),
     }
+}
+
+/// The `#define` lines the unit is compiled with for `plan`: its shape
+/// ([`stages::shape_defines`]) and, where a row of C values leaves shared memory for four
+/// blocks an SM (C ≤ 2^12), fp_rows's launch bounds at four blocks of 256 threads (64
+/// registers, no spill): on an H100 at 2^21 fp_rows ran 58.5 µs against 59.5 at 80 registers
+/// (three blocks), the loop 188.1 against 192.7 µs; at 2^19 no change (bench/RESULTS.md,
+/// 2026-11-28).
+fn preamble(plan: &Plan) -> String {
+    let shape = stages::shape_defines(plan);
+    let mut lines: String = shape.iter().map(|(name, v)| format!("#define {name} {v}\n")).collect();
+    let [_, (_, log_c), _] = shape;
+    if log_c <= 12 {
+        lines.push_str("#define FP_ROW_BOUNDS 256, 4\n");
+    }
+    lines
 }
 
 /// THREADS, or its override.
@@ -79,7 +96,7 @@ type Launched = Result<(), EngineError>;
 
 impl FpPipeline {
     pub fn new(dev: &Device, plan: Plan) -> Result<FpPipeline, EngineError> {
-        let module = dev.module(UNIT)?;
+        let module = dev.module_with(UNIT, &preamble(&plan))?;
         let s = Setup::new(dev, &plan)?;
         let f = |name| function(&module, name);
         let (fwd, rows, inv, carry) = (f("fp_fwd")?, f("fp_rows")?, f("fp_inv")?, f("fp_carry")?);
