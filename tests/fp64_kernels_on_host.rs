@@ -4,7 +4,7 @@
 //! checks on a GPU, here in CI without one (fp_fwd, fp_rows squaring and product, fp_inv with the
 //! LL term, and a batch of three LL squarings through fp_carry), each length with the kernels
 //! compiled for its shape as the engine compiles them (FP_LOG_R, FP_LOG_C, FP_SEG:
-//! stages::shape_defines). It needs `g++` (or `$CXX`).
+//! stages::shape_defines; the threads of a block are the host's one). It needs `g++` (or `$CXX`).
 
 use mersenne_cert::exponent::TestKind;
 use mersenne_cert::residue::Shift;
@@ -31,6 +31,9 @@ impl Rng {
 /// A plan's shape as the kernels are compiled for it.
 type Shape = [(&'static str, u32); 3];
 
+/// The threads of every block on the host (scripts/host-kernels/shim.h: a block is one thread).
+const HOST_THREADS: [(&str, u32); 2] = [("FP_TILE_THREADS", 1), ("FP_ROW_THREADS", 1)];
+
 /// The harness for `plan`'s shape, built once a shape (in cargo's folder for integration
 /// tests' files).
 fn harness(plan: &Plan) -> PathBuf {
@@ -51,7 +54,7 @@ fn build(shape: &Shape) -> PathBuf {
     let cxx = std::env::var("CXX").unwrap_or_else(|_| "g++".into());
     let out = Command::new(&cxx)
         .args(["-std=c++17", "-O2", "-ffp-contract=off", "-w"])
-        .args(shape.iter().map(|(d, v)| format!("-D{d}={v}")))
+        .args(shape.iter().chain(&HOST_THREADS).map(|(d, v)| format!("-D{d}={v}")))
         .arg("-I")
         .arg(root.join("scripts/host-kernels"))
         .arg("-I")

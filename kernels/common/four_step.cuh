@@ -117,10 +117,10 @@ __device__ __forceinline__ u32 fs_red(u64 reduce, u32 first, u32 k0) {
 // place), with the reductions RED.
 template <class F, int S, bool INV, int RED>
 __device__ __forceinline__ void fs_pass_of(typename F::V* s, u32 lines, u32 stride, u32 log_l, u32 k0,
-                                           const typename F::V* tw, F f) {
+                                           const typename F::V* tw, F f, u32 nt) {
     const u32 m_lo_log = INV ? k0 : log_l - k0 - S;
     const u32 m_lo = 1u << m_lo_log, groups_log = log_l - S;
-    for (u32 g = threadIdx.x; g < (lines << groups_log); g += blockDim.x) {
+    for (u32 g = threadIdx.x; g < (lines << groups_log); g += nt) {
         const u32 line = g >> groups_log, gi = g & ((1u << groups_log) - 1);
         const u32 o = gi & (m_lo - 1), blk = gi >> m_lo_log;
         // FS_PAD(base + (k << m_lo_log)) = FS_PAD(base) + FS_PAD(k << m_lo_log) for base = o +
@@ -143,13 +143,13 @@ __device__ __forceinline__ void fs_pass_of(typename F::V* s, u32 lines, u32 stri
 // flight).
 template <class F, int S, bool INV, int G, int RED>
 __device__ __forceinline__ void fs_pass_global_of(typename F::V* s, const typename F::V* in, typename F::V* out,
-                                                  u32 log_l, const typename F::V* tw, F f) {
+                                                  u32 log_l, const typename F::V* tw, F f, u32 nt) {
     const u32 m_lo_log = log_l - S, groups = 1u << m_lo_log;
-    for (u32 g0 = threadIdx.x; g0 < groups; g0 += G * blockDim.x) {
+    for (u32 g0 = threadIdx.x; g0 < groups; g0 += G * nt) {
         typename F::V v[G][1 << S];
 #pragma unroll
         for (int i = 0; i < G; i++) {
-            const u32 o = g0 + i * blockDim.x;
+            const u32 o = g0 + i * nt;
 #pragma unroll
             for (int k = 0; k < (1 << S); k++) {
                 const u32 at = o + (k << m_lo_log);
@@ -157,10 +157,10 @@ __device__ __forceinline__ void fs_pass_global_of(typename F::V* s, const typena
             }
         }
 #pragma unroll
-        for (int i = 0; i < G; i++) fs_stages_of<F, S, INV, RED>(v[i], g0 + i * blockDim.x, m_lo_log, tw, f);
+        for (int i = 0; i < G; i++) fs_stages_of<F, S, INV, RED>(v[i], g0 + i * nt, m_lo_log, tw, f);
 #pragma unroll
         for (int i = 0; i < G; i++) {
-            const u32 o = g0 + i * blockDim.x;
+            const u32 o = g0 + i * nt;
 #pragma unroll
             for (int k = 0; k < (1 << S); k++) {
                 const u32 at = o + (k << m_lo_log);
@@ -180,8 +180,8 @@ template <class F, int S, bool INV, int G>
 struct FsPassGlobalOp {
     template <int RED>
     __device__ __forceinline__ static void run(typename F::V* s, const typename F::V* in, typename F::V* out,
-                                               u32 log_l, const typename F::V* tw, F f) {
-        fs_pass_global_of<F, S, INV, G, RED>(s, in, out, log_l, tw, f);
+                                               u32 log_l, const typename F::V* tw, F f, u32 nt) {
+        fs_pass_global_of<F, S, INV, G, RED>(s, in, out, log_l, tw, f, nt);
     }
 };
 
@@ -189,9 +189,10 @@ struct FsPassGlobalOp {
 // transform's stage 0).
 template <class F, int S, bool INV, int G>
 __device__ __forceinline__ void fs_pass_global(typename F::V* s, const typename F::V* in, typename F::V* out,
-                                               u32 log_l, const typename F::V* tw, F f, u64 reduce, u32 first) {
+                                               u32 log_l, const typename F::V* tw, F f, u64 reduce, u32 first,
+                                               u32 nt) {
     const u32 red = fs_red<S>(reduce, first, INV ? log_l - S : 0);
-    fs_dispatch<FsPassGlobalOp<F, S, INV, G>, S>(red, s, in, out, log_l, tw, f);
+    fs_dispatch<FsPassGlobalOp<F, S, INV, G>, S>(red, s, in, out, log_l, tw, f, nt);
     if (!INV) __syncthreads();
 }
 
@@ -199,8 +200,8 @@ template <class F, int S, bool INV>
 struct FsPassOp {
     template <int RED>
     __device__ __forceinline__ static void run(typename F::V* s, u32 lines, u32 stride, u32 log_l, u32 k0,
-                                               const typename F::V* tw, F f) {
-        fs_pass_of<F, S, INV, RED>(s, lines, stride, log_l, k0, tw, f);
+                                               const typename F::V* tw, F f, u32 nt) {
+        fs_pass_of<F, S, INV, RED>(s, lines, stride, log_l, k0, tw, f, nt);
     }
 };
 
@@ -208,8 +209,8 @@ struct FsPassOp {
 // `first` is the step of the transform's stage 0.
 template <class F, int S, bool INV>
 __device__ __forceinline__ void fs_pass(typename F::V* s, u32 lines, u32 stride, u32 log_l, u32 k0,
-                                        const typename F::V* tw, F f, u64 reduce, u32 first) {
-    fs_dispatch<FsPassOp<F, S, INV>, S>(fs_red<S>(reduce, first, k0), s, lines, stride, log_l, k0, tw, f);
+                                        const typename F::V* tw, F f, u64 reduce, u32 first, u32 nt) {
+    fs_dispatch<FsPassOp<F, S, INV>, S>(fs_red<S>(reduce, first, k0), s, lines, stride, log_l, k0, tw, f, nt);
 }
 
 // Every stage of an L-point transform (forward DIF or inverse DIT) on `lines` lines in shared
@@ -217,13 +218,15 @@ __device__ __forceinline__ void fs_pass(typename F::V* s, u32 lines, u32 stride,
 // step of stage 0.
 template <class F, bool INV>
 __device__ __forceinline__ void fs_transform(typename F::V* s, u32 lines, u32 stride, u32 log_l,
-                                             const typename F::V* tw, F f, u64 reduce, u32 first) {
+                                             const typename F::V* tw, F f, u64 reduce, u32 first, u32 nt) {
     static_assert(FS_S == 3, "the head pass takes 1 or 2 stages");
     const u32 head = log_l % FS_S;
-    if (head == 1) fs_pass<F, 1, INV>(s, lines, stride, log_l, 0, tw, f, reduce, first);
-    if (head == 2) fs_pass<F, 2, INV>(s, lines, stride, log_l, 0, tw, f, reduce, first);
+    if (head == 1) fs_pass<F, 1, INV>(s, lines, stride, log_l, 0, tw, f, reduce, first, nt);
+    if (head == 2) fs_pass<F, 2, INV>(s, lines, stride, log_l, 0, tw, f, reduce, first, nt);
 #pragma unroll
-    for (u32 k = head; k < log_l; k += FS_S) fs_pass<F, FS_S, INV>(s, lines, stride, log_l, k, tw, f, reduce, first);
+    for (u32 k = head; k < log_l; k += FS_S) {
+        fs_pass<F, FS_S, INV>(s, lines, stride, log_l, k, tw, f, reduce, first, nt);
+    }
 }
 
 // ---- moving values between global and shared memory ----
@@ -233,20 +236,20 @@ __device__ __forceinline__ void fs_transform(typename F::V* s, u32 lines, u32 st
 // 1)) · sstride + FS_PAD(i >> wl)] when `transpose`, else s[(i >> wl) · sstride + FS_PAD(i &
 // (width - 1))]), FS_COPY_DEPTH loads in flight a thread.
 template <class V, bool LOAD, bool TRANSPOSE>
-__device__ __forceinline__ void fs_copy(V* s, u32 sstride, V* g, size_t gstride, u32 wl, u32 count) {
+__device__ __forceinline__ void fs_copy(V* s, u32 sstride, V* g, size_t gstride, u32 wl, u32 count, u32 nt) {
     const u32 mask = (1u << wl) - 1;
-    for (u32 i0 = threadIdx.x; i0 < count; i0 += FS_COPY_DEPTH * blockDim.x) {
+    for (u32 i0 = threadIdx.x; i0 < count; i0 += FS_COPY_DEPTH * nt) {
         V v[FS_COPY_DEPTH];
 #pragma unroll
         for (int u = 0; u < FS_COPY_DEPTH; u++) {
-            const u32 i = i0 + u * blockDim.x;
+            const u32 i = i0 + u * nt;
             const u32 a = i >> wl, b = i & mask;
             const u32 si = TRANSPOSE ? b * sstride + FS_PAD(a) : a * sstride + FS_PAD(b);
             if (i < count) v[u] = LOAD ? g[a * gstride + b] : s[si];
         }
 #pragma unroll
         for (int u = 0; u < FS_COPY_DEPTH; u++) {
-            const u32 i = i0 + u * blockDim.x;
+            const u32 i = i0 + u * nt;
             const u32 a = i >> wl, b = i & mask;
             const u32 si = TRANSPOSE ? b * sstride + FS_PAD(a) : a * sstride + FS_PAD(b);
             if (i < count) {
@@ -263,16 +266,17 @@ __device__ __forceinline__ void fs_copy(V* s, u32 sstride, V* g, size_t gstride,
 // ---- a row: forward transform, pointwise square or product, inverse transform ----
 
 // A row's transform (W below) is the arithmetic's: W::F its field, and members f(), twf() and
-// twi() (the twiddle tables of its forward and inverse stages), reduce() (the reduce mask) and
+// twi() (the twiddle tables of its forward and inverse stages), reduce() (the reduce mask),
 // fwd(), square(), inv() (the steps of the first forward stage, the pointwise step and the first
-// inverse stage). Each is read where it is used, as the arithmetic keeps it (the FP64 kernels:
+// inverse stage) and nt() (the block's threads: a compile-time constant where the arithmetic
+// knows it, so that each thread's loops over groups have known counts and offsets). Each is read where it is used, as the arithmetic keeps it (the FP64 kernels:
 // from their parameters), so that none holds a register through the row.
 
 // The pointwise square of a row (or product with the row `stride` values after it), the
 // values reduced first when RED.
 template <class F, bool RED>
-__device__ __forceinline__ void fs_pointwise(typename F::V* s, u32 C, u32 stride, bool product, F f) {
-    for (u32 i = threadIdx.x; i < C; i += blockDim.x) {
+__device__ __forceinline__ void fs_pointwise(typename F::V* s, u32 C, u32 stride, bool product, F f, u32 nt) {
+    for (u32 i = threadIdx.x; i < C; i += nt) {
         typename F::V a = s[FS_PAD(i)];
         if (RED) a = f.reduce(a);
         typename F::V b = a;
@@ -288,8 +292,8 @@ __device__ __forceinline__ void fs_pointwise(typename F::V* s, u32 C, u32 stride
 template <class F>
 struct FsPointwiseOp {
     template <int RED>
-    __device__ __forceinline__ static void run(typename F::V* s, u32 C, u32 stride, bool product, F f) {
-        fs_pointwise<F, RED>(s, C, stride, product, f);
+    __device__ __forceinline__ static void run(typename F::V* s, u32 C, u32 stride, bool product, F f, u32 nt) {
+        fs_pointwise<F, RED>(s, C, stride, product, f, nt);
     }
 };
 
@@ -299,9 +303,9 @@ struct FsPointwiseOp {
 // of M: the square's reductions; bit 1: the product.
 template <class F, int S, int M>
 __device__ __forceinline__ void fs_middle_of(typename F::V* s, u32 stride, u32 log_l, u32 rd, u32 ri,
-                                             const typename F::V* twf, const typename F::V* twi, F f) {
+                                             const typename F::V* twf, const typename F::V* twi, F f, u32 nt) {
     constexpr bool RED = M & 1, PRODUCT = M & 2;
-    for (u32 g = threadIdx.x; g < (1u << (log_l - S)); g += blockDim.x) {
+    for (u32 g = threadIdx.x; g < (1u << (log_l - S)); g += nt) {
         typename F::V* sg = s + FS_PAD(g << S);  // FS_PAD_SPLIT, m = 0
         typename F::V v[1 << S];
 #pragma unroll
@@ -327,8 +331,8 @@ template <class F, int S>
 struct FsMiddleOp {
     template <int M>
     __device__ __forceinline__ static void run(typename F::V* s, u32 stride, u32 log_l, u32 rd, u32 ri,
-                                               const typename F::V* twf, const typename F::V* twi, F f) {
-        fs_middle_of<F, S, M>(s, stride, log_l, rd, ri, twf, twi, f);
+                                               const typename F::V* twf, const typename F::V* twi, F f, u32 nt) {
+        fs_middle_of<F, S, M>(s, stride, log_l, rd, ri, twf, twi, f, nt);
     }
 };
 
@@ -336,7 +340,7 @@ template <class W, int S>
 __device__ __forceinline__ void fs_middle(typename W::F::V* s, u32 stride, bool product, u32 log_l, const W& w) {
     const u32 rd = fs_red<S>(w.reduce(), w.fwd(), log_l - S), ri = fs_red<S>(w.reduce(), w.inv(), 0);
     const u32 m = (((w.reduce() >> w.square()) & 1) ? 1u : 0u) | (product ? 2u : 0u);
-    fs_dispatch<FsMiddleOp<typename W::F, S>, 2>(m, s, stride, log_l, rd, ri, w.twf(), w.twi(), w.f());
+    fs_dispatch<FsMiddleOp<typename W::F, S>, 2>(m, s, stride, log_l, rd, ri, w.twf(), w.twi(), w.f(), w.nt());
     __syncthreads();
 }
 
@@ -352,44 +356,44 @@ __device__ __forceinline__ void fs_row_square(typename W::F::V* s, typename W::F
                                               bool product, u32 lc, const W& w) {
     typedef typename W::F F;
     typedef typename F::V V;
-    const u32 C = 1u << lc, stride = fs_stride(C);
+    const u32 C = 1u << lc, stride = fs_stride(C), nt = w.nt();
     if (product) {
-        fs_copy<V, true, false>(s + stride, 0, (V*)y, 0, lc, C);
+        fs_copy<V, true, false>(s + stride, 0, (V*)y, 0, lc, C, nt);
         __syncthreads();
-        fs_transform<F, false>(s + stride, 1, 0, lc, w.twf(), w.f(), w.reduce(), w.fwd());
+        fs_transform<F, false>(s + stride, 1, 0, lc, w.twf(), w.f(), w.reduce(), w.fwd(), nt);
     }
     if (lc < FS_S) {
-        fs_copy<V, true, false>(s, 0, z, 0, lc, C);
+        fs_copy<V, true, false>(s, 0, z, 0, lc, C, nt);
         __syncthreads();
-        fs_transform<F, false>(s, 1, 0, lc, w.twf(), w.f(), w.reduce(), w.fwd());
-        fs_dispatch<FsPointwiseOp<F>, 1>((u32)((w.reduce() >> w.square()) & 1), s, C, stride, product, w.f());
-        fs_transform<F, true>(s, 1, 0, lc, w.twi(), w.f(), w.reduce(), w.inv());
-        fs_copy<V, false, false>(s, 0, z, 0, lc, C);
+        fs_transform<F, false>(s, 1, 0, lc, w.twf(), w.f(), w.reduce(), w.fwd(), nt);
+        fs_dispatch<FsPointwiseOp<F>, 1>((u32)((w.reduce() >> w.square()) & 1), s, C, stride, product, w.f(), nt);
+        fs_transform<F, true>(s, 1, 0, lc, w.twi(), w.f(), w.reduce(), w.inv(), nt);
+        fs_copy<V, false, false>(s, 0, z, 0, lc, C, nt);
         return;
     }
     const u32 h = (lc - FS_S) % FS_S;
     if (h == 1) {
-        fs_pass_global<F, 1, false, 4>(s, z, nullptr, lc, w.twf(), w.f(), w.reduce(), w.fwd());
+        fs_pass_global<F, 1, false, 4>(s, z, nullptr, lc, w.twf(), w.f(), w.reduce(), w.fwd(), nt);
     } else if (h == 2) {
-        fs_pass_global<F, 2, false, 2>(s, z, nullptr, lc, w.twf(), w.f(), w.reduce(), w.fwd());
+        fs_pass_global<F, 2, false, 2>(s, z, nullptr, lc, w.twf(), w.f(), w.reduce(), w.fwd(), nt);
     } else {
-        fs_copy<V, true, false>(s, 0, z, 0, lc, C);
+        fs_copy<V, true, false>(s, 0, z, 0, lc, C, nt);
         __syncthreads();
     }
 #pragma unroll
     for (u32 k = h; k < lc - FS_S; k += FS_S) {
-        fs_pass<F, FS_S, false>(s, 1, 0, lc, k, w.twf(), w.f(), w.reduce(), w.fwd());
+        fs_pass<F, FS_S, false>(s, 1, 0, lc, k, w.twf(), w.f(), w.reduce(), w.fwd(), nt);
     }
     fs_middle<W, FS_S>(s, stride, product, lc, w);
 #pragma unroll
     for (u32 k = FS_S; k < lc - h; k += FS_S) {
-        fs_pass<F, FS_S, true>(s, 1, 0, lc, k, w.twi(), w.f(), w.reduce(), w.inv());
+        fs_pass<F, FS_S, true>(s, 1, 0, lc, k, w.twi(), w.f(), w.reduce(), w.inv(), nt);
     }
     if (h == 1) {
-        fs_pass_global<F, 1, true, 4>(s, nullptr, z, lc, w.twi(), w.f(), w.reduce(), w.inv());
+        fs_pass_global<F, 1, true, 4>(s, nullptr, z, lc, w.twi(), w.f(), w.reduce(), w.inv(), nt);
     } else if (h == 2) {
-        fs_pass_global<F, 2, true, 2>(s, nullptr, z, lc, w.twi(), w.f(), w.reduce(), w.inv());
+        fs_pass_global<F, 2, true, 2>(s, nullptr, z, lc, w.twi(), w.f(), w.reduce(), w.inv(), nt);
     } else {
-        fs_copy<V, false, false>(s, 0, z, 0, lc, C);
+        fs_copy<V, false, false>(s, 0, z, 0, lc, C, nt);
     }
 }

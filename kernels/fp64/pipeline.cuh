@@ -50,26 +50,32 @@ struct FpPrime {
 };
 
 // The plan as these kernels see it (FpLayout in src/gpu/fp64/setup.rs).
-// The shape of the plan (log2 R, log2 C, SEG) is read through lr(), lc(), seg() and len(): the
-// host compiles the unit for each shape with FP_LOG_R, FP_LOG_C and FP_SEG defined (module.rs
-// unit preambles), so that every length, stage index and address offset derived from them is
-// a compile-time constant; without them (tests/fp64_kernels_on_host.rs's runtime build) the
-// fields are read.
+// The shape of the plan (log2 R, log2 C, SEG) is read through lr(), lc(), seg() and len(), the
+// threads of a column kernel's and of an fp_rows block through tile_nt() and row_nt(): the host
+// compiles the unit for each shape with FP_LOG_R, FP_LOG_C, FP_SEG, FP_TILE_THREADS and
+// FP_ROW_THREADS defined (module.rs unit preambles) and launches those threads, so that every
+// length, stage index, loop count and address offset derived from them is a compile-time
+// constant; without them (scripts/fp64-kernel-equiv.sh's runtime build) the fields and blockDim
+// are read.
 struct FpLayout {
     FpPrime q[2];
     double crt_inv;  // P1^-1 mod P2, centered
     u32 p, n, log_r, log_c;
     u32 lo_bits, seg_len, fixup_depth, pad;
-#if defined(FP_LOG_R) && defined(FP_LOG_C) && defined(FP_SEG)
+#if defined(FP_LOG_R) && defined(FP_LOG_C) && defined(FP_SEG) && defined(FP_TILE_THREADS) && defined(FP_ROW_THREADS)
     __device__ __forceinline__ u32 lr() const { return FP_LOG_R; }
     __device__ __forceinline__ u32 lc() const { return FP_LOG_C; }
     __device__ __forceinline__ u32 seg() const { return FP_SEG; }
     __device__ __forceinline__ u32 len() const { return 1u << (FP_LOG_R + FP_LOG_C); }
+    __device__ __forceinline__ u32 tile_nt() const { return FP_TILE_THREADS; }
+    __device__ __forceinline__ u32 row_nt() const { return FP_ROW_THREADS; }
 #else
     __device__ __forceinline__ u32 lr() const { return log_r; }
     __device__ __forceinline__ u32 lc() const { return log_c; }
     __device__ __forceinline__ u32 seg() const { return seg_len; }
     __device__ __forceinline__ u32 len() const { return n; }
+    __device__ __forceinline__ u32 tile_nt() const { return blockDim.x; }
+    __device__ __forceinline__ u32 row_nt() const { return blockDim.x; }
 #endif
 };
 
@@ -163,10 +169,10 @@ __device__ __forceinline__ void fp_column_stages(double* s, const FpLayout& L, c
     const u32 stride = fs_stride(1u << L.lr());
     if (inverse) {
         fs_transform<Fp, true>(s, L.seg(), stride, L.lr(), (const double*)q.col_itw, fp_of(q), q.reduce,
-                               st.col_inv(0));
+                               st.col_inv(0), L.tile_nt());
     } else {
         fs_transform<Fp, false>(s, L.seg(), stride, L.lr(), (const double*)q.col_tw, fp_of(q), q.reduce,
-                                st.col_fwd(0));
+                                st.col_fwd(0), L.tile_nt());
     }
 }
 
@@ -177,11 +183,11 @@ __device__ __forceinline__ void fp_column_stages(double* s, const FpLayout& L, c
 // moves whole 64-byte runs of 4 rows.
 __device__ __forceinline__ void fp_tile_load(double* s, const double* v, const FpLayout& L, u32 c0) {
     const u32 R = 1u << L.lr(), T = L.seg();
-    fs_copy<double, true, true>(s, fs_stride(R), (double*)v + c0, 1u << L.lc(), __ffs(T) - 1, R * T);
+    fs_copy<double, true, true>(s, fs_stride(R), (double*)v + c0, 1u << L.lc(), __ffs(T) - 1, R * T, L.tile_nt());
 }
 __device__ __forceinline__ void fp_tile_store(double* s, double* v, const FpLayout& L, u32 c0) {
     const u32 R = 1u << L.lr(), T = L.seg();
-    fs_copy<double, false, true>(s, fs_stride(R), v + c0, 1u << L.lc(), __ffs(T) - 1, R * T);
+    fs_copy<double, false, true>(s, fs_stride(R), v + c0, 1u << L.lc(), __ffs(T) - 1, R * T, L.tile_nt());
 }
 
 // Each row r of the tile times the twiddles ω^(k·c) of its columns c = c0 .. c0 + T - 1, k =
@@ -190,7 +196,7 @@ __device__ __forceinline__ void fp_tile_store(double* s, double* v, const FpLayo
 template <bool RED>
 __device__ __forceinline__ void fp_twiddle_of(double* s, const FpLayout& L, u32 c0, u64 hi, u64 lo, Fp f) {
     const u32 R = 1u << L.lr(), T = L.seg(), stride = fs_stride(R);
-    for (u32 r = threadIdx.x; r < R; r += blockDim.x) {
+    for (u32 r = threadIdx.x; r < R; r += L.tile_nt()) {
         const u32 k = fp_bitrev(r, L.lr());
         const double step = fp_pow(hi, lo, k, L.lo_bits, f);
         double w = fp_pow(hi, lo, k * c0, L.lo_bits, f);
@@ -230,7 +236,7 @@ template <int NP>
 __device__ __forceinline__ void fp_weigh(double* s, u32 tile, const i128* carries, const FpLayout& L, u32 c0,
                                          u32 h0) {
     const u32 R = 1u << L.lr(), C = 1u << L.lc(), T = L.seg(), segs = L.len() / T, stride = fs_stride(R);
-    for (u32 r = threadIdx.x; r < R; r += blockDim.x) {
+    for (u32 r = threadIdx.x; r < R; r += L.tile_nt()) {
         const u32 j0 = r * C + c0, seg = j0 / T;
         i64 d[FP_MAX_SEG];
 #pragma unroll
@@ -296,8 +302,10 @@ extern "C" __global__ void __launch_bounds__(FP_FWD_BOUNDS) fp_fwd(const u64* x,
 // A row's transform in prime q as kernels/common/four_step.cuh's fs_row_square takes it (W).
 struct FpRow {
     typedef Fp F;
+    const FpLayout& L;
     const FpPrime& q;
     FpSteps st;
+    __device__ __forceinline__ u32 nt() const { return L.row_nt(); }
     __device__ __forceinline__ Fp f() const { return fp_of(q); }
     __device__ __forceinline__ const double* twf() const { return (const double*)q.row_tw; }
     __device__ __forceinline__ const double* twi() const { return (const double*)q.row_itw; }
@@ -318,7 +326,7 @@ extern "C" __global__ void __launch_bounds__(FP_ROW_BOUNDS)
     if ((flags & FP_ADVANCE) && blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0) {
         shift[0] = (u32)((2ull * shift[0]) % L.p);
     }
-    const FpRow w{L.q[blockIdx.y], FpSteps(L)};
+    const FpRow w{L, L.q[blockIdx.y], FpSteps(L)};
     const size_t base = (size_t)blockIdx.y * L.len() + (size_t)blockIdx.x * (1u << L.lc());
     fs_row_square(fp_s, z + base, y + base, flags & FP_PRODUCT, L.lc(), w);
 }
@@ -347,7 +355,7 @@ __device__ __forceinline__ void fp_carry_out(double* s, u32 tile, i128* carries,
     const u32 R = 1u << L.lr(), C = 1u << L.lc(), T = L.seg(), stride = fs_stride(R);
     const Fp f1 = fp_of(L.q[0]), f2 = fp_of(L.q[1]);
     const u64 bit = (flags & FP_LL) ? ((u64)shift[0] + 1) % L.p : ~0ull;
-    for (u32 r = threadIdx.x; r < R; r += blockDim.x) {
+    for (u32 r = threadIdx.x; r < R; r += L.tile_nt()) {
         const u32 j0 = r * C + c0;
         FpWidths ws(L, j0);
         u64 start = (u64)(((unsigned __int128)L.p * j0 + L.len() - 1) >> (L.lr() + L.lc()));

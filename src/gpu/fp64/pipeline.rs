@@ -49,14 +49,16 @@ fn fused(plan: &Plan) -> bool {
 }
 
 /// The `#define` lines the unit is compiled with for `plan`: its shape
-/// ([`stages::shape_defines`]) and, where a row of C values leaves shared memory for four
+/// ([`stages::shape_defines`]), the threads its blocks are launched with ([`tile_threads`],
+/// [`row_threads`]) and, where a row of C values leaves shared memory for four
 /// blocks an SM (C ≤ 2^12), fp_rows's launch bounds at four blocks of 256 threads (64
 /// registers, no spill): on an H100 at 2^21 fp_rows ran 58.5 µs against 59.5 at 80 registers
 /// (three blocks), the loop 188.1 against 192.7 µs; at 2^19 no change (bench/RESULTS.md,
 /// 2026-11-28).
 fn preamble(plan: &Plan) -> String {
     let shape = stages::shape_defines(plan);
-    let mut lines: String = shape.iter().map(|(name, v)| format!("#define {name} {v}\n")).collect();
+    let threads = [("FP_TILE_THREADS", tile_threads(plan)), ("FP_ROW_THREADS", row_threads(plan))];
+    let mut lines: String = shape.iter().chain(&threads).map(|(name, v)| format!("#define {name} {v}\n")).collect();
     let [_, (_, log_c), _] = shape;
     if log_c <= 12 {
         lines.push_str("#define FP_ROW_BOUNDS 256, 4\n");
@@ -70,6 +72,17 @@ fn threads() -> u32 {
         .ok()
         .and_then(|v| v.parse::<u32>().ok())
         .map_or(THREADS, |t| t.clamp(32, THREADS))
+}
+
+/// Threads of a column kernel's block (fp_fwd, fp_inv, fp_carry: each a row of the tile at a
+/// time).
+fn tile_threads(plan: &Plan) -> u32 {
+    (1u32 << stages::split(plan.log2()).0).min(threads())
+}
+
+/// Threads of an fp_rows block (each a group of 8 values of a pass at a time).
+fn row_threads(plan: &Plan) -> u32 {
+    ((1u32 << stages::split(plan.log2()).1) / 8).clamp(1, threads())
 }
 
 /// The FP64 plan on the device and the launches of its squarings and products.
@@ -160,7 +173,7 @@ impl FpPipeline {
 
     /// The column kernels' grid: a block per tile, up to THREADS threads (each a row at a time).
     fn tiles(&self, shared_bytes: u32) -> Shape {
-        let threads = self.rows_count().min(threads());
+        let threads = tile_threads(&self.plan);
         Shape { blocks: (self.cols() as u32) / self.s.layout.seg_len, threads, shared_bytes }
     }
 
@@ -191,8 +204,7 @@ impl FpPipeline {
         let (flags, bytes) =
             if y.is_some() { (flags | PRODUCT, self.row_bytes(2)) } else { (flags, self.row_bytes(1)) };
         let args: [&dyn Arg; 5] = [z, y.unwrap_or(z), shift, &self.s.layout, &flags];
-        let threads = (self.cols() as u32 / 8).clamp(1, threads());
-        let shape = Shape { blocks: self.rows_count(), threads, shared_bytes: bytes };
+        let shape = Shape { blocks: self.rows_count(), threads: row_threads(&self.plan), shared_bytes: bytes };
         // SAFETY: fp_rows's parameters in order; the buffers are the caller's.
         unsafe { launch_grid(dev, &self.rows, shape, 2, &args) }
     }
