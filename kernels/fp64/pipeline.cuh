@@ -354,11 +354,13 @@ __device__ __forceinline__ void fp_carry_out(double* s, u32 tile, i128* carries,
                                              u32 flags, u32 c0) {
     const u32 R = 1u << L.lr(), C = 1u << L.lc(), T = L.seg(), stride = fs_stride(R);
     const Fp f1 = fp_of(L.q[0]), f2 = fp_of(L.q[1]);
-    const u64 bit = (flags & FP_LL) ? ((u64)shift[0] + 1) % L.p : ~0ull;
+    // The LL term's bit (none: ~0, past every digit: p < 2^31), and below, its place relative to
+    // the next digit's first bit (u32 arithmetic: a bit before it wraps to more than any width).
+    const u32 bit = (flags & FP_LL) ? (u32)(((u64)shift[0] + 1) % L.p) : ~0u;
     for (u32 r = threadIdx.x; r < R; r += L.tile_nt()) {
         const u32 j0 = r * C + c0;
         FpWidths ws(L, j0);
-        u64 start = (u64)(((unsigned __int128)L.p * j0 + L.len() - 1) >> (L.lr() + L.lc()));
+        u32 rel = bit - (u32)(((unsigned __int128)L.p * j0 + L.len() - 1) >> (L.lr() + L.lc()));
         i128 carry = 0;
         double u1 = fp_pow(L.q[0].iw_hi, L.q[0].iw_lo, ws.e, L.lo_bits, f1);
         double u2 = fp_pow(L.q[1].iw_hi, L.q[1].iw_lo, ws.e, L.lo_bits, f2);
@@ -377,14 +379,17 @@ __device__ __forceinline__ void fp_carry_out(double* s, u32 tile, i128* carries,
                 const double y2 = fp_mul(fp_reduce(s[tile + at], f2), u2, f2);
                 u64 lo, hi;
                 fp_crt(y1, y2, f1, f2, L.crt_inv, lo, hi);
-                i128 c = (i128)(((unsigned __int128)hi << 64) | lo);
-                if (bit >= start && bit < start + w) c -= (i128)1 << (u32)(bit - start);
-                start += w;
-                i128 up;
+                // v = c + carry in, less 2^rel here; digit and carry out as twin::balance's
+                // (v + 2^(w-1) split at bit w: the same digit and carry as balancing c's low w
+                // bits plus the carry and adding c >> w).
+                i128 v = (i128)(((unsigned __int128)hi << 64) | lo) + carry;
+                if (rel < w) v -= (i128)(1ull << rel);
+                rel -= w;
+                const u64 half = 1ull << (w - 1);
+                const i128 h = v + (i128)half;
                 // The digit over this row's slot of the first prime (read above, by this thread only).
-                const i64 d = fp_balance((i128)((u64)c & ((1ull << w) - 1)) + carry, w, &up);
-                s[at] = __longlong_as_double(d);
-                carry = fp_shr(c, w) + up;
+                s[at] = __longlong_as_double((i64)(((u64)h & ((half << 1) - 1)) - half));
+                carry = fp_shr(h, w);
             }
         }
         carries[j0 / T] = carry;
