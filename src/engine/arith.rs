@@ -33,33 +33,33 @@ pub struct SpeedTable {
 impl SpeedTable {
     /// The arithmetics side by side on one H100 (`gpu-selftest --arith A bench --iters 3000` at
     /// the largest exponent of each length 2^15 … 2^23 of each, bench/RESULTS.md): Goldilocks
-    /// and FP64 in one call (2026-11-28 00:33 UTC, FP64 with its measured row split and fp_carry
-    /// at 2^20 and 2^22), M61·M31 from the call of 2026-11-27 22:10 (its kernels unchanged since;
-    /// it is the slowest at every length by 1.3× or more). Every exponent from 946,177 to FP64's
-    /// bound has each arithmetic's shortest length measured (above it Goldilocks and M61·M31 hold
-    /// p, and M61·M31's 2^23 is not measured). FP64's row at a length is its slowest pair's (at
-    /// 2^22 the wider one's, 383.3 at 163,577,855, against the narrow pair's 349.9 at
+    /// and FP64 in one call (2026-11-28 04:00 UTC, FP64 with its kernels compiled per shape and
+    /// the cheaper carry walk), M61·M31 from the call of 2026-11-27 22:10 (its kernels unchanged
+    /// since; it is the slowest at every length by 1.3× or more). Every exponent from 946,177 to
+    /// FP64's bound has each arithmetic's shortest length measured (above it Goldilocks and
+    /// M61·M31 hold p, and M61·M31's 2^23 is not measured). FP64's row at a length is its slowest
+    /// pair's (at 2^22 the wider one's, 341.7 at 163,577,855, against the narrow pair's 308.2 at
     /// 146,800,639). So FP64 is picked where it is one length shorter than Goldilocks and that
-    /// is faster: 11,534,337 … 21,233,663 (53.6 against 59.9 µs/iter), 22,544,385 … 41,943,039
-    /// (96.9 against 108.3), 44,040,193 … 82,837,503 (203.8 against 229.0), 85,983,233 …
-    /// 163,577,855 (383.3 against 477.3).
+    /// is faster: 5,898,241 … 10,747,903 (31.6 against 32.4 µs/iter), 11,534,337 … 21,233,663
+    /// (46.7 against 60.4), 22,544,385 … 41,943,039 (83.0 against 109.2), 44,040,193 …
+    /// 82,837,503 (186.1 against 230.3), 85,983,233 … 163,577,855 (341.7 against 488.6).
     pub fn builtin() -> SpeedTable {
         let gl = |log2: u32, us: f64| (Arith::Goldilocks, Length { odd: 1, log2 }, us);
         let mm = |odd: u32, log2: u32, us: f64| (Arith::M61M31, Length { odd, log2 }, us);
         let fp = |log2: u32, us: f64| (Arith::Fp64, Length { odd: 1, log2 }, us);
         SpeedTable {
-            source: "H100, Goldilocks and FP64 in one call, bench/RESULTS.md 2026-11-28",
+            source: "H100, Goldilocks and FP64 in one call, bench/RESULTS.md 2026-11-28 04:00",
             card: "H100",
             rows: vec![
-                gl(15, 13.4),
-                gl(16, 14.7),
-                gl(17, 16.9),
+                gl(15, 13.6),
+                gl(16, 14.8),
+                gl(17, 17.0),
                 gl(18, 21.0),
-                gl(19, 32.1),
-                gl(20, 59.9),
-                gl(21, 108.3),
-                gl(22, 229.0),
-                gl(23, 477.3),
+                gl(19, 32.4),
+                gl(20, 60.4),
+                gl(21, 109.2),
+                gl(22, 230.3),
+                gl(23, 488.6),
                 mm(1, 15, 31.9),
                 mm(3, 14, 36.5),
                 mm(1, 16, 36.6),
@@ -76,14 +76,14 @@ impl SpeedTable {
                 mm(3, 20, 582.6),
                 mm(1, 22, 701.1),
                 mm(3, 21, 1313.0),
-                fp(15, 26.9),
-                fp(16, 28.2),
-                fp(17, 29.6),
-                fp(18, 35.3),
-                fp(19, 53.6),
-                fp(20, 96.9),
-                fp(21, 203.8),
-                fp(22, 383.3),
+                fp(15, 23.5),
+                fp(16, 24.7),
+                fp(17, 26.1),
+                fp(18, 31.6),
+                fp(19, 46.7),
+                fp(20, 83.0),
+                fp(21, 186.1),
+                fp(22, 341.7),
             ],
         }
     }
@@ -187,9 +187,12 @@ mod tests {
             assert!(t.rows[..i].iter().all(|&(b, l, _)| (b, l) != (a, len)), "{} {len} twice", a.name());
         }
         // Every exponent from 946,177 (M61·M31 at 2^15) to FP64's bound has each arithmetic
-        // measured at its shortest length, so the pick is the fastest: FP64 in four bands.
+        // measured at its shortest length, so the pick is the fastest: FP64 in five bands.
         let fp = [
-            11_534_337u32,
+            5_898_241u32,
+            8_000_009,
+            10_747_903,
+            11_534_337,
             20_996_011,
             21_233_663,
             22_544_385,
@@ -206,7 +209,8 @@ mod tests {
             946_177u32,
             1_257_787,
             3_021_377,
-            10_747_903,
+            5_898_239,
+            10_747_905,
             11_534_335,
             21_233_665,
             22_544_383,
@@ -225,7 +229,7 @@ mod tests {
         let pick = fastest(136_279_841, &t).unwrap();
         assert!(
             pick.why.contains(
-                "fp64 n=2^22 383.3 µs/iter, faster than goldilocks n=2^23 477.3 µs/iter, m61m31 n=2^22 701.1 µs/iter"
+                "fp64 n=2^22 341.7 µs/iter, faster than goldilocks n=2^23 488.6 µs/iter, m61m31 n=2^22 701.1 µs/iter"
             ),
             "{}",
             pick.why
