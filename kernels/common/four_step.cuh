@@ -269,8 +269,10 @@ __device__ __forceinline__ void fs_copy(V* s, u32 sstride, V* g, size_t gstride,
 // twi() (the twiddle tables of its forward and inverse stages), reduce() (the reduce mask),
 // fwd(), square(), inv() (the steps of the first forward stage, the pointwise step and the first
 // inverse stage) and nt() (the block's threads: a compile-time constant where the arithmetic
-// knows it, so that each thread's loops over groups have known counts and offsets). Each is read where it is used, as the arithmetic keeps it (the FP64 kernels:
-// from their parameters), so that none holds a register through the row.
+// knows it, so that each thread's loops over groups have known counts and offsets). Each is
+// read where it is used, as the arithmetic keeps it (the FP64 kernels: from their parameters),
+// so that none holds a register through the row. Every pass and copy takes the block's threads
+// as nt.
 
 // The pointwise square of a row (or product with the row `stride` values after it), the
 // values reduced first when RED.
