@@ -49,15 +49,14 @@ fn fused(plan: &Plan) -> bool {
 }
 
 /// The `#define` lines the unit is compiled with for `plan`: its shape
-/// ([`stages::shape_defines`]), the threads its blocks are launched with ([`tile_threads`],
-/// [`row_threads`]) and, where a row of C values leaves shared memory for four
+/// ([`stages::shape_defines`]), the threads its blocks are launched with (`threads`) and, where a row of C values leaves shared memory for four
 /// blocks an SM (C ≤ 2^12), fp_rows's launch bounds at four blocks of 256 threads (64
 /// registers, no spill): on an H100 at 2^21 fp_rows ran 58.5 µs against 59.5 at 80 registers
 /// (three blocks), the loop 188.1 against 192.7 µs; at 2^19 no change (bench/RESULTS.md,
 /// 2026-11-28).
-fn preamble(plan: &Plan) -> String {
+fn preamble(plan: &Plan, threads: BlockThreads) -> String {
     let shape = stages::shape_defines(plan);
-    let threads = [("FP_TILE_THREADS", tile_threads(plan)), ("FP_ROW_THREADS", row_threads(plan))];
+    let threads = [("FP_TILE_THREADS", threads.tile), ("FP_ROW_THREADS", threads.row)];
     let mut lines: String = shape.iter().chain(&threads).map(|(name, v)| format!("#define {name} {v}\n")).collect();
     let [_, (_, log_c), _] = shape;
     if log_c <= 12 {
@@ -74,15 +73,22 @@ fn threads() -> u32 {
         .map_or(THREADS, |t| t.clamp(32, THREADS))
 }
 
-/// Threads of a column kernel's block (fp_fwd, fp_inv, fp_carry: each a row of the tile at a
-/// time).
-fn tile_threads(plan: &Plan) -> u32 {
-    (1u32 << stages::split(plan.log2()).0).min(threads())
+/// The threads of a plan's blocks, fixed once: the unit is compiled with them as constants
+/// ([`preamble`]) and every launch takes them.
+#[derive(Clone, Copy)]
+struct BlockThreads {
+    /// A column kernel's block (fp_fwd, fp_inv, fp_carry: each a row of the tile at a time).
+    tile: u32,
+    /// An fp_rows block (each a group of 8 values of a pass at a time).
+    row: u32,
 }
 
-/// Threads of an fp_rows block (each a group of 8 values of a pass at a time).
-fn row_threads(plan: &Plan) -> u32 {
-    ((1u32 << stages::split(plan.log2()).1) / 8).clamp(1, threads())
+impl BlockThreads {
+    fn of(plan: &Plan) -> BlockThreads {
+        let (log_r, log_c) = stages::split(plan.log2());
+        let most = threads();
+        BlockThreads { tile: (1u32 << log_r).min(most), row: ((1u32 << log_c) / 8).clamp(1, most) }
+    }
 }
 
 /// The FP64 plan on the device and the launches of its squarings and products.
@@ -95,6 +101,8 @@ pub(crate) struct FpPipeline {
     carry: CudaFunction,
     /// Whether batches of squarings take fp_carry ([`fused`]).
     fused: bool,
+    /// The threads the unit was compiled for and its blocks are launched with.
+    threads: BlockThreads,
     s: Setup,
     /// fp_carry's ticket counter and the tiles' ready flags (kernels/fp64/pipeline.cuh), zero
     /// between launches.
@@ -109,7 +117,8 @@ type Launched = Result<(), EngineError>;
 
 impl FpPipeline {
     pub fn new(dev: &Device, plan: Plan) -> Result<FpPipeline, EngineError> {
-        let module = dev.module_with(UNIT, &preamble(&plan))?;
+        let threads = BlockThreads::of(&plan);
+        let module = dev.module_with(UNIT, &preamble(&plan, threads))?;
         let s = Setup::new(dev, &plan)?;
         let f = |name| function(&module, name);
         let (fwd, rows, inv, carry) = (f("fp_fwd")?, f("fp_rows")?, f("fp_inv")?, f("fp_carry")?);
@@ -118,7 +127,7 @@ impl FpPipeline {
         let tiles = (1usize << s.layout.log_c) / s.layout.seg_len as usize;
         let sync = dev.stream.alloc_zeros::<u32>(1 + tiles).map_err(cuda_err("alloc"))?;
         let fused = fused(&plan);
-        let me = FpPipeline { plan, module, fwd, rows, inv, carry, fused, s, sync, work };
+        let me = FpPipeline { plan, module, fwd, rows, inv, carry, fused, threads, s, sync, work };
         // Opt in to the shared memory each kernel takes beyond the default 48 KiB.
         let most = dev
             .ctx
@@ -173,7 +182,7 @@ impl FpPipeline {
 
     /// The column kernels' grid: a block per tile, up to THREADS threads (each a row at a time).
     fn tiles(&self, shared_bytes: u32) -> Shape {
-        let threads = tile_threads(&self.plan);
+        let threads = self.threads.tile;
         Shape { blocks: (self.cols() as u32) / self.s.layout.seg_len, threads, shared_bytes }
     }
 
@@ -204,7 +213,7 @@ impl FpPipeline {
         let (flags, bytes) =
             if y.is_some() { (flags | PRODUCT, self.row_bytes(2)) } else { (flags, self.row_bytes(1)) };
         let args: [&dyn Arg; 5] = [z, y.unwrap_or(z), shift, &self.s.layout, &flags];
-        let shape = Shape { blocks: self.rows_count(), threads: row_threads(&self.plan), shared_bytes: bytes };
+        let shape = Shape { blocks: self.rows_count(), threads: self.threads.row, shared_bytes: bytes };
         // SAFETY: fp_rows's parameters in order; the buffers are the caller's.
         unsafe { launch_grid(dev, &self.rows, shape, 2, &args) }
     }
