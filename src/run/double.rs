@@ -16,6 +16,12 @@ use std::thread::JoinHandle;
 /// little; above it the Jacobi checks run and only a "prime" result is recomputed.
 pub const AUTO_DOUBLE_BELOW: u32 = 1_000_000;
 
+/// How many segments the main engine may run ahead of the second one's verdicts. A background
+/// second engine (GMP) that falls behind (a loaded machine) would otherwise let the main one run
+/// on unchecked, far past a fault, and hold a residue for every segment in between; at this bound
+/// a fault is caught within a few segments of where it happened.
+pub const MAX_AHEAD: usize = 4;
+
 /// Does `--ll-check auto` check M_p's LL test twice?
 pub fn cheap(p: u32) -> bool {
     p < AUTO_DOUBLE_BELOW

@@ -6,7 +6,7 @@
 
 use crate::cert::{Check, CheckOutcome};
 use crate::residue::Residue;
-use crate::run::double::Segment;
+use crate::run::double::{Segment, MAX_AHEAD};
 use crate::run::jacobi::{ll_jacobi_ok, Background};
 use crate::run::options::SpotMode;
 use crate::run::timing::Share;
@@ -118,7 +118,8 @@ impl Driver<'_, '_> {
     /// LL with a second engine, at checkpoint k holding x: the segment from the previous
     /// checkpoint goes to the second engine; x is confirmed (and saved when a save was due) once
     /// it and every segment before it agree; a disagreement rolls the run back. With `wait`
-    /// (the end, a stop) every verdict is waited for. Returns whether it rolled back.
+    /// (the end, a stop) every verdict is waited for, otherwise those that leave at most
+    /// [`MAX_AHEAD`] segments unsettled. Returns whether it rolled back.
     fn double_check(&mut self, x: &Residue, wait: bool) -> Result<bool, RunError> {
         let k = self.k;
         let Some(shadow) = self.shadow.as_mut() else { return Ok(false) };
@@ -129,13 +130,15 @@ impl Driver<'_, '_> {
         let saving = self.doubles.iter().any(|(_, _, s)| s.is_some());
         let state = (self.save_due() && k < self.opts.total && !saving).then(|| self.state_now(x, None));
         self.doubles.push_back((k, x.clone(), state));
-        self.settle_doubles(wait)
+        self.settle_doubles(if wait { 0 } else { MAX_AHEAD })
     }
 
-    /// LL with a second engine: take its verdicts that are in, oldest first (all with `wait`).
-    /// Returns whether it rolled back.
-    pub(super) fn settle_doubles(&mut self, wait: bool) -> Result<bool, RunError> {
+    /// LL with a second engine: take its verdicts that are in, oldest first, waiting for them
+    /// while more than `ahead` segments are unsettled (0: every one). Returns whether it rolled
+    /// back.
+    pub(super) fn settle_doubles(&mut self, ahead: usize) -> Result<bool, RunError> {
         while !self.doubles.is_empty() {
+            let wait = self.doubles.len() > ahead;
             let t = Instant::now();
             let verdict = self.shadow.as_mut().map_or(Ok(None), |s| s.next_verdict(wait))?;
             self.times.add(Share::Verdicts, t);

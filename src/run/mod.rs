@@ -335,7 +335,7 @@ impl Driver<'_, '_> {
         let is_spot_target = self.spot_pending.contains_key(&k);
         let is_point = self.opts.proof.as_ref().is_some_and(|s| s.points().binary_search(&k).is_ok());
         let ll = self.kind == TestKind::Ll;
-        if ll && (self.settle_jacobi(false)? || self.settle_doubles(false)?) {
+        if ll && (self.settle_jacobi(false)? || self.settle_doubles(usize::MAX)?) {
             return Ok(None);
         }
         // Read once: a stop requested during this step is honoured at the next checkpoint.
