@@ -20,6 +20,17 @@ pub enum ArithChoice {
     Fixed(Arith),
 }
 
+/// A row of a built-in table: Goldilocks, M61·M31 or FP64 at odd·2^log2, µs per iteration.
+fn gl(log2: u32, us: f64) -> (Arith, Length, f64) {
+    (Arith::Goldilocks, Length { odd: 1, log2 }, us)
+}
+fn mm(odd: u32, log2: u32, us: f64) -> (Arith, Length, f64) {
+    (Arith::M61M31, Length { odd, log2 }, us)
+}
+fn fp(log2: u32, us: f64) -> (Arith, Length, f64) {
+    (Arith::Fp64, Length { odd: 1, log2 }, us)
+}
+
 /// Measured µs per LL iteration (bare loop) per (arithmetic, length), on one GPU.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SpeedTable {
@@ -43,10 +54,7 @@ impl SpeedTable {
     /// is faster: 5,898,241 … 10,747,903 (31.6 against 32.4 µs/iter), 11,534,337 … 21,233,663
     /// (46.7 against 60.4), 22,544,385 … 41,943,039 (83.0 against 109.2), 44,040,193 …
     /// 82,837,503 (186.1 against 230.3), 85,983,233 … 163,577,855 (341.7 against 488.6).
-    pub fn builtin() -> SpeedTable {
-        let gl = |log2: u32, us: f64| (Arith::Goldilocks, Length { odd: 1, log2 }, us);
-        let mm = |odd: u32, log2: u32, us: f64| (Arith::M61M31, Length { odd, log2 }, us);
-        let fp = |log2: u32, us: f64| (Arith::Fp64, Length { odd: 1, log2 }, us);
+    pub fn h100() -> SpeedTable {
         SpeedTable {
             source: "H100, Goldilocks and FP64 in one call, bench/RESULTS.md 2026-11-28 04:00",
             card: "H100",
@@ -88,17 +96,57 @@ impl SpeedTable {
         }
     }
 
-    /// The table for the GPU named `name` (None: no GPU, the CPU twin): the built-in one on the
-    /// card it was measured on, else none (every arithmetic unmeasured: the tuner keeps
-    /// Goldilocks wherever its bound holds p, as on a card whose FP64 units run at a fraction of
-    /// the H100's rate the integer arithmetic stays ahead).
-    pub fn for_card(name: Option<&str>) -> SpeedTable {
-        let built_in = SpeedTable::builtin();
-        match name {
-            Some(n) if n.contains(built_in.card) => built_in,
-            Some(_) => SpeedTable { source: "no speed table for this GPU", card: "", rows: vec![] },
-            None => SpeedTable { source: "no speed table for the CPU twin", card: "", rows: vec![] },
+    /// The arithmetics on one H200, as far as they were measured there (bench/notes/gpu.md): FP64
+    /// at the largest exponent of each length 2^15 … 2^22 and Goldilocks at 1,257,787 (2^16),
+    /// 3,021,377 (2^18), 20,996,011 (2^20), 82,589,933 (2^22) and 136,279,841 (2^23), in one call
+    /// (2026-11-28 03:25 UTC, a47577a: FP64 per shape, before the cheaper carry walk that took
+    /// 1–2% off on an H100; Goldilocks' kernels unchanged since); M61·M31 at the same five
+    /// exponents (3·2^14, 3·2^15, 3·2^18, 3·2^20, 2^22) from the call of 2026-11-26 18:26
+    /// (7a44c05; 1.8× or more slower than the others there). FP64's row at 2^22 is the wide
+    /// pair's, as on the H100. Where an arithmetic's shortest length is unmeasured the tuner keeps
+    /// Goldilocks, so FP64 is picked where all three are measured and it is faster: 18,874,369 …
+    /// 21,233,663 (2^19, 47.0 against 58.6 µs/iter), 73,400,321 … 82,837,503 (2^21, 176.1
+    /// against 208.4), 85,983,233 … 144,703,487 (2^22, 334.5 against 426.0).
+    pub fn h200() -> SpeedTable {
+        SpeedTable {
+            source: "H200, Goldilocks and FP64 in one call, bench/notes/gpu.md 2026-11-28 03:25",
+            card: "H200",
+            rows: vec![
+                gl(16, 14.6),
+                gl(18, 20.1),
+                gl(20, 58.6),
+                gl(22, 208.4),
+                gl(23, 426.0),
+                mm(3, 14, 36.4),
+                mm(3, 15, 39.4),
+                mm(3, 18, 140.7),
+                mm(3, 20, 517.6),
+                mm(1, 22, 625.9),
+                fp(15, 24.0),
+                fp(16, 25.1),
+                fp(17, 26.3),
+                fp(18, 31.9),
+                fp(19, 47.0),
+                fp(20, 83.7),
+                fp(21, 176.1),
+                fp(22, 334.5),
+            ],
         }
+    }
+
+    /// The table for the GPU named `name` (None: no GPU, the CPU twin): a built-in one on the
+    /// card it was measured on (the H100's, the H200's), else none (every arithmetic unmeasured:
+    /// the tuner keeps Goldilocks wherever its bound holds p, as on a card whose FP64 units run
+    /// at a fraction of the H100's rate the integer arithmetic stays ahead).
+    pub fn for_card(name: Option<&str>) -> SpeedTable {
+        let Some(name) = name else {
+            return SpeedTable { source: "no speed table for the CPU twin", card: "", rows: vec![] };
+        };
+        [SpeedTable::h100(), SpeedTable::h200()].into_iter().find(|t| name.contains(t.card)).unwrap_or(SpeedTable {
+            source: "no speed table for this GPU",
+            card: "",
+            rows: vec![],
+        })
     }
 
     /// The measured µs per iteration of `arith` at `len`, if any.
@@ -179,9 +227,9 @@ mod tests {
     }
 
     #[test]
-    fn the_built_in_table_picks_fp64_where_it_is_a_length_shorter_and_faster() {
+    fn the_h100_table_picks_fp64_where_it_is_a_length_shorter_and_faster() {
         // Each row at a length of its arithmetic, once.
-        let t = SpeedTable::builtin();
+        let t = SpeedTable::h100();
         for (i, &(a, len, _)) in t.rows.iter().enumerate() {
             assert!(a.lengths().contains(&len), "{} {len}", a.name());
             assert!(t.rows[..i].iter().all(|&(b, l, _)| (b, l) != (a, len)), "{} {len} twice", a.name());
@@ -243,9 +291,49 @@ mod tests {
     }
 
     #[test]
-    fn the_built_in_table_holds_only_on_its_card() {
-        let h100 = SpeedTable::for_card(Some("NVIDIA H100 80GB HBM3"));
-        assert_eq!(h100, SpeedTable::builtin());
+    fn the_h200_table_picks_fp64_only_where_every_arithmetic_is_measured_there() {
+        let t = SpeedTable::h200();
+        for (i, &(a, len, _)) in t.rows.iter().enumerate() {
+            assert!(a.lengths().contains(&len), "{} {len}", a.name());
+            assert!(t.rows[..i].iter().all(|&(b, l, _)| (b, l) != (a, len)), "{} {len} twice", a.name());
+        }
+        // The three bands where all three arithmetics' shortest lengths are measured and FP64 is
+        // the fastest, their ends and a point inside.
+        let fp = [
+            18_874_369u32,
+            20_996_011,
+            21_233_663,
+            73_400_321,
+            82_589_933,
+            82_837_503,
+            110_100_481,
+            136_279_841,
+            144_703_487,
+        ];
+        for p in fp {
+            let pick = fastest(p, &t).unwrap();
+            assert_eq!(pick.arith, Arith::Fp64, "p={p}: {}", pick.why);
+            assert!(pick.why.contains("(H200, "), "{}", pick.why);
+        }
+        // Measured and Goldilocks faster (1,257,787 and 3,021,377: FP64 2^15 and 2^17 against
+        // Goldilocks 2^16 and 2^18; 21,233,665 and 82,837,505 … 85,983,231: both at 2^20 and
+        // 2^22), or something unmeasured just outside each band: Goldilocks.
+        for p in [1_257_787u32, 3_021_377, 21_233_665, 82_837_505, 85_983_231] {
+            let pick = fastest(p, &t).unwrap();
+            assert_eq!(pick.arith, Arith::Goldilocks, "p={p}: {}", pick.why);
+            assert!(!pick.why.contains("not measured"), "p={p}: {}", pick.why);
+        }
+        for p in [18_874_367u32, 73_400_319, 144_703_489] {
+            let pick = fastest(p, &t).unwrap();
+            assert_eq!(pick.arith, Arith::Goldilocks, "p={p}: {}", pick.why);
+            assert!(pick.why.contains("not measured"), "p={p}: {}", pick.why);
+        }
+    }
+
+    #[test]
+    fn a_built_in_table_holds_only_on_its_card() {
+        assert_eq!(SpeedTable::for_card(Some("NVIDIA H100 80GB HBM3")), SpeedTable::h100());
+        assert_eq!(SpeedTable::for_card(Some("NVIDIA H200")), SpeedTable::h200());
         for other in [Some("NVIDIA GeForce RTX 4090"), None] {
             let t = SpeedTable::for_card(other);
             assert!(t.rows.is_empty(), "{other:?}");
@@ -295,10 +383,10 @@ mod tests {
     fn beyond_a_bound_the_other_arithmetic_or_a_clear_error() {
         let (gl_top, mm_top) = (Arith::Goldilocks.largest_exponent(), Arith::M61M31.largest_exponent());
         assert!(gl_top < mm_top);
-        let pick = fastest(gl_top + 2, &SpeedTable::builtin()).unwrap();
+        let pick = fastest(gl_top + 2, &SpeedTable::h100()).unwrap();
         assert_eq!(pick.arith, Arith::M61M31, "{}", pick.why);
         assert!(pick.why.contains("the only arithmetic"), "{}", pick.why);
-        let e = fastest(mm_top + 2, &SpeedTable::builtin()).unwrap_err().to_string();
+        let e = fastest(mm_top + 2, &SpeedTable::h100()).unwrap_err().to_string();
         assert!(e.contains(&format!("the largest supported exponent is {mm_top}")), "{e}");
     }
 }
