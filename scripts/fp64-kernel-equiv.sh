@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The FP64 kernels of the working tree against those of a revision (default HEAD), bit for bit,
-# without a GPU: both compiled for the host (scripts/host-kernels/fp64_io.cpp --random: one thread
-# a block, blocks in order) and run on the same random tables and values at 540 shapes (R = 2^0 … 2^9, C = 2^1 …
-# 2^13, n ≤ 2^18, segments of 2, 4 and 8 digits, two seeds; every head pass, fused row pass and
-# segment walk the kernels have): fp_fwd, fp_rows (square and product),
-# fp_inv and two launches of fp_carry. For refactors of kernels/fp64/ and kernels/common/: a
-# change that should not change what is computed must pass; it does not replace gpu-check on a
-# GPU for a change that should.
+# without a GPU: both compiled for the host (scripts/host-kernels/fp64_io.cpp --random: blocks in
+# order; the revision's a thread a block, the working tree's with the GPU's threads as fibers
+# for seed 1 and one thread for seed 2) and run on the same random tables and values at 540
+# shapes (R = 2^0 … 2^9, C = 2^1 … 2^13, n ≤ 2^18, segments of 2, 4 and 8 digits, two seeds;
+# every head pass, fused row pass and segment walk the kernels have): fp_fwd, fp_rows (square
+# and product), fp_inv and two launches of fp_carry. For refactors of kernels/fp64/ and
+# kernels/common/: a change that should not change what is computed must pass; it does not
+# replace gpu-check on a GPU for a change that should. ~5 minutes.
 #   scripts/fp64-kernel-equiv.sh [REV]     (needs g++; REV's kernels must have the working tree's
 #                                          entry points, as fp64_io.cpp calls them)
 set -euo pipefail
@@ -32,8 +33,13 @@ for lr in 0 1 2 3 4 5 7 9; do
     for seg in 2 4 8; do
       { [ "$seg" -gt $((1 << lc)) ] || [ $((lr + lc)) -gt 18 ]; } && continue
       for seed in 1 2; do
-        "$w/a/run" --random $lr $lc $seg $seed "$w/a/out"
-        "$w/b/run" --random $lr $lc $seg $seed "$w/b/out"
+        # The revision's kernels a block a thread (those before the fibers of shim.h need it);
+        # the working tree's with the threads the GPU's blocks have (seed 1: at most 256, fewer
+        # where a tile has fewer rows or a row fewer groups of 8), or one (seed 2).
+        threads="1 1"
+        [ "$seed" = 1 ] && threads="$(( (1 << lr) < 256 ? (1 << lr) : 256 )) $(( (1 << lc) / 8 < 1 ? 1 : ((1 << lc) / 8 > 256 ? 256 : (1 << lc) / 8) ))"
+        "$w/a/run" --threads 1 1 --random $lr $lc $seg $seed "$w/a/out"
+        "$w/b/run" --threads $threads --random $lr $lc $seg $seed "$w/b/out"
         runs=$((runs + 1))
         if ! cmp -s "$w/a/out" "$w/b/out"; then
           echo "differ: R=2^$lr C=2^$lc seg=$seg seed=$seed"

@@ -1,10 +1,11 @@
 //! The FP64 GPU kernels (kernels/fp64/pipeline.cuh) compiled for the host with a C++ compiler
-//! (scripts/host-kernels/: one thread a block, blocks one after another) against the CPU twin's
-//! stages, bit for bit, at lengths 2^1 … 2^17 for each pair of primes: what `gpu-selftest fp64`
+//! (scripts/host-kernels/: blocks one after another, a block's threads as fibers) against the
+//! CPU twin's stages, bit for bit, at lengths 2^1 … 2^17 for each pair of primes: what `gpu-selftest fp64`
 //! checks on a GPU, here in CI without one (fp_fwd, fp_rows squaring and product, fp_inv with the
 //! LL term, and a batch of three LL squarings through fp_carry), each length with the kernels
 //! compiled for its shape as the engine compiles them (FP_LOG_R, FP_LOG_C, FP_SEG:
-//! stages::shape_defines; the threads of a block are the host's one). It needs `g++` (or `$CXX`).
+//! stages::shape_defines, and its blocks' threads, stages::block_threads). It needs `g++` (or
+//! `$CXX`).
 
 use mersenne_cert::exponent::TestKind;
 use mersenne_cert::residue::Shift;
@@ -28,17 +29,16 @@ impl Rng {
     }
 }
 
-/// A plan's shape as the kernels are compiled for it.
-type Shape = [(&'static str, u32); 3];
-
-/// The threads of every block on the host (scripts/host-kernels/shim.h: a block is one thread).
-const HOST_THREADS: [(&str, u32); 2] = [("FP_TILE_THREADS", 1), ("FP_ROW_THREADS", 1)];
+/// A plan's shape and block threads as the kernels are compiled for them.
+type Shape = [(&'static str, u32); 5];
 
 /// The harness for `plan`'s shape, built once a shape (in cargo's folder for integration
 /// tests' files).
 fn harness(plan: &Plan) -> PathBuf {
     static EXES: OnceLock<Mutex<HashMap<Shape, PathBuf>>> = OnceLock::new();
-    let shape = fs::shape_defines(plan);
+    let [a, b, c] = fs::shape_defines(plan);
+    let [d, e] = fs::block_threads(plan, fs::MOST_THREADS);
+    let shape = [a, b, c, d, e];
     if let Some(exe) = EXES.get_or_init(Default::default).lock().unwrap().get(&shape) {
         return exe.clone();
     }
@@ -54,7 +54,7 @@ fn build(shape: &Shape) -> PathBuf {
     let cxx = std::env::var("CXX").unwrap_or_else(|_| "g++".into());
     let out = Command::new(&cxx)
         .args(["-std=c++17", "-O2", "-ffp-contract=off", "-w"])
-        .args(shape.iter().chain(&HOST_THREADS).map(|(d, v)| format!("-D{d}={v}")))
+        .args(shape.iter().map(|(d, v)| format!("-D{d}={v}")))
         .arg("-I")
         .arg(root.join("scripts/host-kernels"))
         .arg("-I")

@@ -445,7 +445,7 @@ __device__ __forceinline__ void fp_store_release(u32* a, u32 v) {
 extern "C" __global__ void __launch_bounds__(FP_INV_BOUNDS)
     fp_carry(double* z, i128* carries, const u32* shift, u32* sync, FpLayout L, u32 flags) {
     extern __shared__ double fp_s[];
-    __shared__ u32 ticket;
+    SHARED_VAR u32 ticket;
     fp_wait();
     const u32 T = L.seg(), B = (1u << L.lc()) / T, tile = T * fs_stride(1u << L.lr());
     if (threadIdx.x == 0) {

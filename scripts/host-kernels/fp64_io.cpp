@@ -7,6 +7,9 @@
 //                      random tables and values of that shape (not a real plan's), for two
 //                      versions of the kernels to be compared bit for bit
 //                      (scripts/fp64-kernel-equiv.sh).
+//   Either after --threads TILE ROW: the threads of a column kernel's (fp_fwd, fp_inv, fp_carry)
+//   and of an fp_rows block, where the unit is not compiled for them (FP_TILE_THREADS,
+//   FP_ROW_THREADS: then those); by default 1. What the kernels compute does not depend on them.
 //   IN: u32 log_r, log_c, seg_len, p, fixup_depth, lo_bits, n; f64 crt_inv; per prime f64 p,
 //       pinv, w_narrow, w_wide, iw_narrow, iw_wide, u64 reduce, then 12 tables (u64 length, f64
 //       values): row_tw, row_itw, col_tw, col_itw, w_hi, w_lo, iw_hi, iw_lo, t_hi, t_lo, it_hi,
@@ -88,9 +91,33 @@ static std::vector<char> random_input(u32 log_r, u32 log_c, u32 seg, u64 seed) {
     return b;
 }
 
+// One launch: the grid's blocks in order (each as `kernel` after blockIdx is set), nt threads a
+// block.
+template <class K> static void launch(u32 nt, u32 bx_count, u32 by_count, K kernel) {
+    blockDim = {nt, 1, 1};
+    for (u32 by = 0; by < by_count; by++) {
+        for (u32 bx = 0; bx < bx_count; bx++) {
+            blockIdx = {bx, by, 0};
+            host_block::run(nt, kernel);
+        }
+    }
+}
+
 int main(int argc, char** argv) {
     std::vector<char> random;
     FILE* o;
+    u32 tile_nt = 1, row_nt = 1;
+    if (argc > 3 && !strcmp(argv[1], "--threads")) {
+        tile_nt = atoi(argv[2]), row_nt = atoi(argv[3]);
+        argc -= 3, argv += 3;
+    }
+#if defined(FP_TILE_THREADS) && defined(FP_ROW_THREADS)
+    tile_nt = FP_TILE_THREADS, row_nt = FP_ROW_THREADS;
+#endif
+    if (tile_nt < 1 || tile_nt > 1024 || row_nt < 1 || row_nt > 1024) {
+        fprintf(stderr, "fp64_io: threads a block out of range\n");
+        return 2;
+    }
     if (argc == 7 && !strcmp(argv[1], "--random")) {
         random = random_input(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]));
         in = fmemopen(random.data(), random.size(), "rb");
@@ -99,7 +126,7 @@ int main(int argc, char** argv) {
         in = fopen(argv[1], "rb");
         o = fopen(argv[2], "wb");
     } else {
-        fprintf(stderr, "usage: fp64_io IN OUT | fp64_io --random LOG_R LOG_C SEG SEED OUT\n");
+        fprintf(stderr, "usage: fp64_io [--threads TILE ROW] (IN OUT | --random LOG_R LOG_C SEG SEED OUT)\n");
         return 2;
     }
     if (!in || !o) return 2;
@@ -126,33 +153,15 @@ int main(int argc, char** argv) {
     std::vector<u64> x = x0;
     std::vector<i128> carries = c0;
     std::vector<u32> shift{s0}, sync(1 + B, 0);
-    auto fwd = [&] {
-        for (u32 by = 0; by < 2; by++) {
-            for (u32 bx = 0; bx < B; bx++) {
-                blockIdx = {bx, by, 0};
-                fp_fwd(x.data(), carries.data(), z.data(), L);
-            }
-        }
-    };
+    auto fwd = [&] { launch(tile_nt, B, 2, [&] { fp_fwd(x.data(), carries.data(), z.data(), L); }); };
     auto rows = [&](u32 flags) {
-        for (u32 by = 0; by < 2; by++) {
-            for (u32 bx = 0; bx < R; bx++) {
-                blockIdx = {bx, by, 0};
-                fp_rows(z.data(), y.data(), shift.data(), L, flags);
-            }
-        }
+        launch(row_nt, R, 2, [&] { fp_rows(z.data(), y.data(), shift.data(), L, flags); });
     };
     auto inv = [&] {
-        for (u32 bx = 0; bx < B; bx++) {
-            blockIdx = {bx, 0, 0};
-            fp_inv(z.data(), x.data(), carries.data(), shift.data(), L, FP_LL);
-        }
+        launch(tile_nt, B, 1, [&] { fp_inv(z.data(), x.data(), carries.data(), shift.data(), L, FP_LL); });
     };
     auto carry = [&] {
-        for (u32 b = 0; b <= B; b++) {
-            blockIdx = {b, 0, 0};
-            fp_carry(z.data(), carries.data(), shift.data(), sync.data(), L, FP_LL);
-        }
+        launch(tile_nt, B + 1, 1, [&] { fp_carry(z.data(), carries.data(), shift.data(), sync.data(), L, FP_LL); });
     };
     fwd();
     put(o, z);

@@ -27,10 +27,6 @@ use std::sync::Arc;
 pub(crate) const UNIT: &str = "fp64";
 /// fp_rows's pointwise step multiplies by y's row (kernels/fp64/pipeline.cuh FP_PRODUCT).
 const PRODUCT: u32 = 1;
-/// Most threads of an fp_rows block (each loops over its share of a row's butterflies), and
-/// of fp_fwd and fp_inv blocks (each loops over rows); MERSENNE_CERT_FP64_THREADS (32 ..= 256,
-/// the kernels' __launch_bounds__) overrides it, for measuring.
-const THREADS: u32 = 256;
 
 /// Lengths (log2) whose batches of squarings pass through fp_carry, measured on an H100
 /// (bench/RESULTS.md, 2026-11-28): 2^20 96.1 µs an iteration against 100.1 for fp_inv and
@@ -56,8 +52,8 @@ fn fused(plan: &Plan) -> bool {
 /// 2026-11-28).
 fn preamble(plan: &Plan, threads: BlockThreads) -> String {
     let shape = stages::shape_defines(plan);
-    let threads = [("FP_TILE_THREADS", threads.tile), ("FP_ROW_THREADS", threads.row)];
-    let mut lines: String = shape.iter().chain(&threads).map(|(name, v)| format!("#define {name} {v}\n")).collect();
+    let mut lines: String =
+        shape.iter().chain(&threads.defines).map(|(name, v)| format!("#define {name} {v}\n")).collect();
     let [_, (_, log_c), _] = shape;
     if log_c <= 12 {
         lines.push_str("#define FP_ROW_BOUNDS 256, 4\n");
@@ -65,29 +61,32 @@ fn preamble(plan: &Plan, threads: BlockThreads) -> String {
     lines
 }
 
-/// THREADS, or its override.
-fn threads() -> u32 {
+/// The most threads a block takes: [`stages::MOST_THREADS`], or MERSENNE_CERT_FP64_THREADS
+/// (32 ..= that), for measuring.
+fn most_threads() -> u32 {
     std::env::var("MERSENNE_CERT_FP64_THREADS")
         .ok()
         .and_then(|v| v.parse::<u32>().ok())
-        .map_or(THREADS, |t| t.clamp(32, THREADS))
+        .map_or(stages::MOST_THREADS, |t| t.clamp(32, stages::MOST_THREADS))
 }
 
-/// The threads of a plan's blocks, fixed once: the unit is compiled with them as constants
-/// ([`preamble`]) and every launch takes them.
+/// The threads of a plan's blocks ([`stages::block_threads`]), fixed once: the unit is compiled
+/// with them as constants ([`preamble`]) and every launch takes them.
 #[derive(Clone, Copy)]
 struct BlockThreads {
-    /// A column kernel's block (fp_fwd, fp_inv, fp_carry: each a row of the tile at a time).
-    tile: u32,
-    /// An fp_rows block (each a group of 8 values of a pass at a time).
-    row: u32,
+    /// FP_TILE_THREADS (a column kernel's block) and FP_ROW_THREADS (an fp_rows block).
+    defines: [(&'static str, u32); 2],
 }
 
 impl BlockThreads {
     fn of(plan: &Plan) -> BlockThreads {
-        let (log_r, log_c) = stages::split(plan.log2());
-        let most = threads();
-        BlockThreads { tile: (1u32 << log_r).min(most), row: ((1u32 << log_c) / 8).clamp(1, most) }
+        BlockThreads { defines: stages::block_threads(plan, most_threads()) }
+    }
+    fn tile(self) -> u32 {
+        self.defines[0].1
+    }
+    fn row(self) -> u32 {
+        self.defines[1].1
     }
 }
 
@@ -180,9 +179,10 @@ impl FpPipeline {
         Self::lines_bytes(rows, self.cols() as u32)
     }
 
-    /// The column kernels' grid: a block per tile, up to THREADS threads (each a row at a time).
+    /// The column kernels' grid: a block per tile, [`BlockThreads::tile`] threads (each a row
+    /// at a time).
     fn tiles(&self, shared_bytes: u32) -> Shape {
-        let threads = self.threads.tile;
+        let threads = self.threads.tile();
         Shape { blocks: (self.cols() as u32) / self.s.layout.seg_len, threads, shared_bytes }
     }
 
@@ -213,7 +213,7 @@ impl FpPipeline {
         let (flags, bytes) =
             if y.is_some() { (flags | PRODUCT, self.row_bytes(2)) } else { (flags, self.row_bytes(1)) };
         let args: [&dyn Arg; 5] = [z, y.unwrap_or(z), shift, &self.s.layout, &flags];
-        let shape = Shape { blocks: self.rows_count(), threads: self.threads.row, shared_bytes: bytes };
+        let shape = Shape { blocks: self.rows_count(), threads: self.threads.row(), shared_bytes: bytes };
         // SAFETY: fp_rows's parameters in order; the buffers are the caller's.
         unsafe { launch_grid(dev, &self.rows, shape, 2, &args) }
     }

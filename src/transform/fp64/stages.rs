@@ -63,6 +63,18 @@ pub fn shape_defines(plan: &Plan) -> [(&'static str, u32); 3] {
     [("FP_LOG_R", log_r), ("FP_LOG_C", log_c), ("FP_SEG", plan.seg_len() as u32)]
 }
 
+/// The most threads a block of the FP64 kernels takes (their `__launch_bounds__`).
+pub const MOST_THREADS: u32 = 256;
+
+/// The threads of `plan`'s blocks, at most `most` (≤ [`MOST_THREADS`]), as the kernels are
+/// compiled for them and launched with (src/gpu/fp64/pipeline.rs): a column kernel's block
+/// (fp_fwd, fp_inv, fp_carry: a row of the tile at a time) and an fp_rows block (a group of 8
+/// values of a pass at a time).
+pub fn block_threads(plan: &Plan, most: u32) -> [(&'static str, u32); 2] {
+    let (log_r, log_c) = split(plan.log2());
+    [("FP_TILE_THREADS", (1u32 << log_r).min(most)), ("FP_ROW_THREADS", ((1u32 << log_c) / 8).clamp(1, most))]
+}
+
 /// The powers g^e of one element for 0 ≤ e < n as the product of two centered table entries,
 /// g^e = `hi[e >> lo_bits]·lo[e & (2^lo_bits − 1)]` (field product: |·| ≤ 3p/4), with tables of
 /// √n entries instead of n.
