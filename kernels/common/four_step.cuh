@@ -32,6 +32,9 @@
 // src/gpu/fp64/pipeline.rs).
 __device__ __forceinline__ u32 fs_stride(u32 words) { return FS_PAD(words) + FS_LINE_SKEW; }
 
+// log2 of a power of two, folded where x is a compile-time constant.
+__device__ __forceinline__ constexpr u32 fs_log2(u32 x) { return x <= 1 ? 0 : 1 + fs_log2(x >> 1); }
+
 // Stages a register pass takes (2^FS_S values a thread; 4 spill at the FP64 kernels' bounds).
 #define FS_S 3
 // Loads a thread keeps in flight when it moves values between global and shared memory.
@@ -234,10 +237,42 @@ __device__ __forceinline__ void fs_transform(typename F::V* s, u32 lines, u32 st
 // count values of `lines` (count / width of them, width a power of two) between global memory
 // (value i at g[(i >> wl) · gstride + (i & (width - 1))]) and shared memory (at s[(i & (width -
 // 1)) · sstride + FS_PAD(i >> wl)] when `transpose`, else s[(i >> wl) · sstride + FS_PAD(i &
-// (width - 1))]), FS_COPY_DEPTH loads in flight a thread.
+// (width - 1))]), FS_COPY_DEPTH loads in flight a thread. Where each round of a thread's values
+// lies at fixed steps from its first (with no bounds to check), one base address each side and
+// compile-time offsets (once the shape is): the block's threads a multiple of the width (a
+// thread's values share a column and step nt / width lines, transposed a multiple of 8 lines:
+// FS_PAD_SPLIT), or the width a multiple of a round (they share a line and step nt values, a
+// multiple of 8 where not transposed).
 template <class V, bool LOAD, bool TRANSPOSE>
 __device__ __forceinline__ void fs_copy(V* s, u32 sstride, V* g, size_t gstride, u32 wl, u32 count, u32 nt) {
-    const u32 mask = (1u << wl) - 1;
+    const u32 mask = (1u << wl) - 1, da = nt >> wl;
+    const bool lines = (nt & mask) == 0 && (!TRANSPOSE || da % 8 == 0);
+    const bool along = (1u << wl) % (FS_COPY_DEPTH * nt) == 0 && (TRANSPOSE || nt % 8 == 0);
+    if ((lines || along) && count % (FS_COPY_DEPTH * nt) == 0) {
+        for (u32 i0 = threadIdx.x; i0 < count; i0 += FS_COPY_DEPTH * nt) {
+            const u32 a0 = i0 >> wl, b = i0 & mask;
+            V* gp = g + a0 * gstride + b;
+            V* sp = s + (TRANSPOSE ? b * sstride + FS_PAD(a0) : a0 * sstride + FS_PAD(b));
+            // Value u's offsets from gp and sp.
+            auto go = [&](u32 u) { return lines ? u * da * gstride : (size_t)u * nt; };
+            auto so = [&](u32 u) {
+                return lines ? (TRANSPOSE ? FS_PAD(u * da) : u * da * sstride)
+                             : (TRANSPOSE ? u * nt * sstride : FS_PAD(u * nt));
+            };
+            V v[FS_COPY_DEPTH];
+#pragma unroll
+            for (u32 u = 0; u < FS_COPY_DEPTH; u++) v[u] = LOAD ? gp[go(u)] : sp[so(u)];
+#pragma unroll
+            for (u32 u = 0; u < FS_COPY_DEPTH; u++) {
+                if (LOAD) {
+                    sp[so(u)] = v[u];
+                } else {
+                    gp[go(u)] = v[u];
+                }
+            }
+        }
+        return;
+    }
     for (u32 i0 = threadIdx.x; i0 < count; i0 += FS_COPY_DEPTH * nt) {
         V v[FS_COPY_DEPTH];
 #pragma unroll

@@ -183,11 +183,11 @@ __device__ __forceinline__ void fp_column_stages(double* s, const FpLayout& L, c
 // moves whole 64-byte runs of 4 rows.
 __device__ __forceinline__ void fp_tile_load(double* s, const double* v, const FpLayout& L, u32 c0) {
     const u32 R = 1u << L.lr(), T = L.seg();
-    fs_copy<double, true, true>(s, fs_stride(R), (double*)v + c0, 1u << L.lc(), __ffs(T) - 1, R * T, L.tile_nt());
+    fs_copy<double, true, true>(s, fs_stride(R), (double*)v + c0, 1u << L.lc(), fs_log2(T), R * T, L.tile_nt());
 }
 __device__ __forceinline__ void fp_tile_store(double* s, double* v, const FpLayout& L, u32 c0) {
     const u32 R = 1u << L.lr(), T = L.seg();
-    fs_copy<double, false, true>(s, fs_stride(R), v + c0, 1u << L.lc(), __ffs(T) - 1, R * T, L.tile_nt());
+    fs_copy<double, false, true>(s, fs_stride(R), v + c0, 1u << L.lc(), fs_log2(T), R * T, L.tile_nt());
 }
 
 // Each row r of the tile times the twiddles ω^(k·c) of its columns c = c0 .. c0 + T - 1, k =
