@@ -226,14 +226,18 @@ mod tests {
         Length { odd, log2 }
     }
 
-    #[test]
-    fn the_h100_table_picks_fp64_where_it_is_a_length_shorter_and_faster() {
-        // Each row at a length of its arithmetic, once.
-        let t = SpeedTable::h100();
+    /// Each row of `t` at a length of its arithmetic, once.
+    fn rows_are_lengths_once_each(t: &SpeedTable) {
         for (i, &(a, len, _)) in t.rows.iter().enumerate() {
             assert!(a.lengths().contains(&len), "{} {len}", a.name());
             assert!(t.rows[..i].iter().all(|&(b, l, _)| (b, l) != (a, len)), "{} {len} twice", a.name());
         }
+    }
+
+    #[test]
+    fn the_h100_table_picks_fp64_where_it_is_a_length_shorter_and_faster() {
+        let t = SpeedTable::h100();
+        rows_are_lengths_once_each(&t);
         // Every exponent from 946,177 (M61·M31 at 2^15) to FP64's bound has each arithmetic
         // measured at its shortest length, so the pick is the fastest: FP64 in five bands.
         let fp = [
@@ -293,10 +297,7 @@ mod tests {
     #[test]
     fn the_h200_table_picks_fp64_only_where_every_arithmetic_is_measured_there() {
         let t = SpeedTable::h200();
-        for (i, &(a, len, _)) in t.rows.iter().enumerate() {
-            assert!(a.lengths().contains(&len), "{} {len}", a.name());
-            assert!(t.rows[..i].iter().all(|&(b, l, _)| (b, l) != (a, len)), "{} {len} twice", a.name());
-        }
+        rows_are_lengths_once_each(&t);
         // The three bands where all three arithmetics' shortest lengths are measured and FP64 is
         // the fastest, their ends and a point inside.
         let fp = [
