@@ -1,11 +1,11 @@
 //! The FP64 GPU kernels (kernels/fp64/pipeline.cuh) compiled for the host with a C++ compiler
 //! (scripts/host-kernels/: blocks one after another, a block's threads as fibers) against the
-//! CPU twin's stages, bit for bit, at lengths 2^1 … 2^17 for each pair of primes: what `gpu-selftest fp64`
-//! checks on a GPU, here in CI without one (fp_fwd, fp_rows squaring and product, fp_inv with the
-//! LL term, and a batch of three LL squarings through fp_carry), each length with the kernels
-//! compiled for its shape as the engine compiles them (FP_LOG_R, FP_LOG_C, FP_SEG:
-//! stages::shape_defines, and its blocks' threads, stages::block_threads). It needs `g++` (or
-//! `$CXX`).
+//! CPU twin's stages, bit for bit, at lengths 2^1 … 2^17 for each pair of primes: what
+//! `gpu-selftest fp64` checks on a GPU, here in CI without one (fp_fwd, fp_rows squaring and
+//! product, fp_inv with the LL term, and a batch of three LL squarings through fp_carry), each
+//! length with the kernels compiled for its shape as the engine compiles them (FP_LOG_R,
+//! FP_LOG_C, FP_SEG: stages::shape_defines, and its blocks' threads, stages::block_threads). It
+//! needs `g++` (or `$CXX`).
 
 use mersenne_cert::exponent::TestKind;
 use mersenne_cert::residue::Shift;

@@ -379,17 +379,13 @@ __device__ __forceinline__ void fp_carry_out(double* s, u32 tile, i128* carries,
                 const double y2 = fp_mul(fp_reduce(s[tile + at], f2), u2, f2);
                 u64 lo, hi;
                 fp_crt(y1, y2, f1, f2, L.crt_inv, lo, hi);
-                // v = c + carry in, less 2^rel here; digit and carry out as twin::balance's
-                // (v + 2^(w-1) split at bit w: the same digit and carry as balancing c's low w
-                // bits plus the carry and adding c >> w).
+                // v = c + carry in, less 2^rel here, balanced whole (the same digit and carry as
+                // balancing c's low w bits plus the carry and adding c >> w, as twin::balance).
                 i128 v = (i128)(((unsigned __int128)hi << 64) | lo) + carry;
                 if (rel < w) v -= (i128)(1ull << rel);
                 rel -= w;
-                const u64 half = 1ull << (w - 1);
-                const i128 h = v + (i128)half;
                 // The digit over this row's slot of the first prime (read above, by this thread only).
-                s[at] = __longlong_as_double((i64)(((u64)h & ((half << 1) - 1)) - half));
-                carry = fp_shr(h, w);
+                s[at] = __longlong_as_double(fp_balance(v, w, &carry));
             }
         }
         carries[j0 / T] = carry;
