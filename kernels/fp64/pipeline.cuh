@@ -151,8 +151,9 @@ __device__ __forceinline__ i64 fp_balance(i128 t, u32 w, i128* up) {
 
 // The kernels' launch bounds (threads, and blocks an SM to fit in registers: fp_fwd 4 of 37 KB
 // of shared memory at 2^22, fp_rows and fp_inv 3 of 74 KB, so 64, 80 and 80 registers a
-// thread); the host launches at most 256, and defines FP_ROW_BOUNDS as 256, 4 where a row
-// leaves shared memory for four blocks (src/gpu/fp64/pipeline.rs preamble).
+// thread); the host launches at most 256, but fp_rows 512 where the rows are few, and defines
+// FP_ROW_BOUNDS as 512, 2 there, else as 256, 4 where a row leaves shared memory for four blocks
+// (src/gpu/fp64/pipeline.rs preamble).
 #ifndef FP_FWD_BOUNDS
 #define FP_FWD_BOUNDS 256, 4
 #endif
@@ -315,7 +316,7 @@ struct FpRow {
     __device__ __forceinline__ u32 inv() const { return st.row_inv(0); }
 };
 
-// Grid (R rows, 2 primes), up to 256 threads, fs_stride(C) doubles of shared memory (twice that
+// Grid (R rows, 2 primes), up to 512 threads, fs_stride(C) doubles of shared memory (twice that
 // with FP_PRODUCT: y's row beside): a row's C-point DIF stages, square (or product) and DIT
 // stages (fs_row_square). With FP_ADVANCE, one thread doubles the shift count mod p (fp_inv and
 // fp_carry read it after this kernel; nothing here does).

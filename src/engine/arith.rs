@@ -103,13 +103,17 @@ impl SpeedTable {
     /// 1–2% off on an H100; Goldilocks' kernels unchanged since); M61·M31 at the same five
     /// exponents (3·2^14, 3·2^15, 3·2^18, 3·2^20, 2^22) from the call of 2026-11-26 18:26
     /// (7a44c05; 1.8× or more slower than the others there). FP64's row at 2^22 is the wide
-    /// pair's, as on the H100. Where an arithmetic's shortest length is unmeasured the tuner keeps
-    /// Goldilocks, so FP64 is picked where all three are measured and it is faster: 18,874,369 …
-    /// 21,233,663 (2^19, 47.0 against 58.6 µs/iter), 73,400,321 … 82,837,503 (2^21, 176.1
-    /// against 208.4), 85,983,233 … 144,703,487 (2^22, 334.5 against 426.0).
+    /// pair's, as on the H100; its rows at 2^15 … 2^21 are from the call of 2026-11-28 07:53
+    /// (the largest exponent of each length, 2000 iterations; fp_rows at 512 threads at 2^19).
+    /// Where an arithmetic's shortest length is unmeasured the tuner keeps Goldilocks, so FP64 is
+    /// picked where all three are measured and it is faster: 18,874,369 … 21,233,663 (2^19, 43.6
+    /// against 58.6 µs/iter), 73,400,321 … 82,837,503 (2^21, 168.0 against 208.4), 85,983,233 …
+    /// 144,703,487 (2^22, 334.5 against 426.0).
     pub fn h200() -> SpeedTable {
         SpeedTable {
-            source: "H200, Goldilocks and FP64 in one call, bench/notes/gpu.md 2026-11-28 03:25",
+            source:
+                "H200, Goldilocks and FP64 2^22 in one call (bench/notes/gpu.md 2026-11-28 03:25), FP64 2^15 … 2^21 \
+                     of 2026-11-28 07:53",
             card: "H200",
             rows: vec![
                 gl(16, 14.6),
@@ -122,13 +126,13 @@ impl SpeedTable {
                 mm(3, 18, 140.7),
                 mm(3, 20, 517.6),
                 mm(1, 22, 625.9),
-                fp(15, 24.0),
-                fp(16, 25.1),
-                fp(17, 26.3),
-                fp(18, 31.9),
-                fp(19, 47.0),
-                fp(20, 83.7),
-                fp(21, 176.1),
+                fp(15, 20.1),
+                fp(16, 22.0),
+                fp(17, 23.3),
+                fp(18, 28.6),
+                fp(19, 43.6),
+                fp(20, 79.7),
+                fp(21, 168.0),
                 fp(22, 334.5),
             ],
         }

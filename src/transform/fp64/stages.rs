@@ -63,16 +63,26 @@ pub fn shape_defines(plan: &Plan) -> [(&'static str, u32); 3] {
     [("FP_LOG_R", log_r), ("FP_LOG_C", log_c), ("FP_SEG", plan.seg_len() as u32)]
 }
 
-/// The most threads a block of the FP64 kernels takes (their `__launch_bounds__`).
+/// The most threads a block of the FP64 kernels takes (their `__launch_bounds__`), but for fp_rows
+/// where the rows are few ([`FEW_ROWS_LOG2`]).
 pub const MOST_THREADS: u32 = 256;
 
-/// The threads of `plan`'s blocks, at most `most` (≤ [`MOST_THREADS`]), as the kernels are
-/// compiled for them and launched with (src/gpu/fp64/pipeline.rs): a column kernel's block
-/// (fp_fwd, fp_inv, fp_carry: a row of the tile at a time) and an fp_rows block (a group of 8
-/// values of a pass at a time).
+/// log2 R up to which fp_rows takes twice the threads (a group of 8 values a thread, at most 512;
+/// its bounds then 512, 2: 64 registers): there the row pass has few blocks (2R, both primes), and
+/// more threads a block fill the SMs. On an H200 at 2^19 (R = 2^7, C = 2^12: 256 blocks) 512
+/// threads ran 43.4 µs an iteration against 44.5 for 256; with R = 2^9 they lose (2^21 177.9
+/// against 170.7, 2^22 305.3 against 299.6: bench/RESULTS.md, 2026-11-28). Lengths up to 2^18
+/// have C/8 ≤ 256, so only 2^19 takes more today.
+pub const FEW_ROWS_LOG2: u32 = 7;
+
+/// The threads of `plan`'s blocks, at most `most` (≤ [`MOST_THREADS`]; fp_rows twice that where
+/// R ≤ 2^[`FEW_ROWS_LOG2`]), as the kernels are compiled for them and launched with
+/// (src/gpu/fp64/pipeline.rs): a column kernel's block (fp_fwd, fp_inv, fp_carry: a row of the
+/// tile at a time) and an fp_rows block (a group of 8 values of a pass at a time).
 pub fn block_threads(plan: &Plan, most: u32) -> [(&'static str, u32); 2] {
     let (log_r, log_c) = split(plan.log2());
-    [("FP_TILE_THREADS", (1u32 << log_r).min(most)), ("FP_ROW_THREADS", ((1u32 << log_c) / 8).clamp(1, most))]
+    let row_most = if log_r <= FEW_ROWS_LOG2 { 2 * most } else { most };
+    [("FP_TILE_THREADS", (1u32 << log_r).min(most)), ("FP_ROW_THREADS", ((1u32 << log_c) / 8).clamp(1, row_most))]
 }
 
 /// The powers g^e of one element for 0 ≤ e < n as the product of two centered table entries,
@@ -459,6 +469,21 @@ mod tests {
             }
             assert!(ix.count() <= 64, "the kernels take the flags as one 64-bit mask");
         }
+    }
+
+    #[test]
+    fn block_threads_by_length() {
+        // fp_rows takes twice the threads only where the rows are few and a row has the groups.
+        let threads = |p: u32, most: u32| {
+            let plan = Plan::for_arith(p, Arith::Fp64).unwrap();
+            (plan.log2(), block_threads(&plan, most).map(|(_, t)| t))
+        };
+        assert_eq!(threads(20_996_011, MOST_THREADS), (19, [128, 512]));
+        assert_eq!(threads(20_996_011, 128), (19, [128, 256]));
+        assert_eq!(threads(82_589_933, MOST_THREADS), (21, [256, 256]));
+        assert_eq!(threads(136_279_841, MOST_THREADS), (22, [256, 256]));
+        assert_eq!(threads(3_021_377, MOST_THREADS), (17, [64, 256]));
+        assert_eq!(threads(86_243, MOST_THREADS), (11, [1, 256]));
     }
 
     #[test]
