@@ -36,7 +36,7 @@ mod warm;
 pub use engine::GpuEngine;
 pub use goldilocks::schedule::PassSchedule;
 pub use selftest::check::KernelChecker;
-pub use selftest::floor_fp64::Fp64Floor;
+pub use selftest::floor_fp64::{launches as fp64_launches, Fp64Floor, LaunchWork};
 pub use selftest::floor_m61m31::{predicted, FqRates, MLength, MersenneFloor, MersenneRates};
 pub use selftest::fp64::Fp64Rates;
 pub use selftest::rate::{field_rate, FieldRate, Floor};

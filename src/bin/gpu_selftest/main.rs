@@ -128,7 +128,9 @@ enum Cmd {
     M61m31(ArithChecks),
     /// The FP64 arithmetic: the same checks as `m61m31` (its lengths are 2^k).
     Fp64(ArithChecks),
-    /// µs per launch of each kernel of a squaring at exponent p (tuning).
+    /// µs per launch of each kernel of a squaring at exponent p (tuning); FP64 launches beside
+    /// their floors (their FP64 instructions at the measured product rate, their bytes at the
+    /// copy bandwidth: src/gpu/selftest/floor_fp64.rs).
     Profile {
         p: u32,
         #[arg(long)]

@@ -248,10 +248,28 @@ pub(crate) fn profile(p: u32, line_stages: Option<u32>, arith: Arith) -> Result<
         Some(k) => Plan::new(p)?.with_line_stages(k)?,
         None => plan_of(p, arith)?,
     };
+    // FP64: each launch beside its floor, its work (gpu::fp64_launches) at this GPU's measured
+    // register-only product rate and copy bandwidth.
+    let floors = match plan.arith() {
+        Arith::Fp64 => Some((gpu::field_rate()?, gpu::fp64_launches(&plan)?)),
+        _ => None,
+    };
     let mut e = GpuEngine::with_plan(plan, TestKind::Ll, 0)?;
     e.iterate(10)?;
     for (name, us) in e.profile(1000)? {
-        println!("{us:>9.2} us  {name}");
+        let launch = floors.as_ref().and_then(|(r, w)| Some((r, w.iter().find(|l| name.starts_with(l.kernel))?)));
+        match launch {
+            Some((r, l)) => {
+                let floor = l.floor_us(&r.fp64, r.bandwidth);
+                println!(
+                    "{us:>9.2} us  {name}; floor {floor:.1} us ({:.0}M FP64 instructions, {:.0} MB): {:.0}%",
+                    l.fp64 * 1e-6,
+                    l.bytes * 1e-6,
+                    100.0 * floor / us
+                );
+            }
+            None => println!("{us:>9.2} us  {name}"),
+        }
     }
     Ok(true)
 }

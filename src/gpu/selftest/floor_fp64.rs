@@ -12,8 +12,17 @@
 //!   the carry fused in), three above.
 //!
 //! The arithmetic and the memory traffic can overlap, so the floor is the larger of the two.
+//!
+//! Per launch ([`launches`], `gpu-selftest profile`): the FP64 instructions of the field
+//! operations each kernel of a plan performs, counted from the plan's stages and its reduction
+//! schedule, and the bytes it moves through global memory; its floor is the larger of those
+//! instructions at the register-only rate of products (6 instructions each) and those bytes at
+//! the copy bandwidth.
 
 use super::fp64::Fp64Rates;
+use crate::transform::fp64::stages::{Fp64Tables, PrimeTables};
+use crate::transform::plan::Plan;
+use crate::transform::PlanError;
 
 /// Bytes per word of a residue held in both primes (two doubles).
 const WORD_BYTES: f64 = 16.0;
@@ -66,9 +75,103 @@ pub fn floor(rates: &Fp64Rates, bandwidth: f64, log2: u32) -> Fp64Floor {
     }
 }
 
+/// FP64 instructions of the field operations as kernels/fp64/field.cuh issues them: a sum, a
+/// product (fp_mul), a reduction (fp_reduce), a centering (fp_center: a reduction and two
+/// compares; its corrections are rare branches).
+const ADD: f64 = 1.0;
+const MUL: f64 = 6.0;
+const REDUCE: f64 = 3.0;
+const CENTER: f64 = REDUCE + 2.0;
+
+/// One kernel's work in one squaring of a plan.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LaunchWork {
+    pub kernel: &'static str,
+    /// FP64 instructions (thread instructions, all threads).
+    pub fp64: f64,
+    /// Bytes read and written in global memory (the residue, digits and carries; twiddle and
+    /// weight tables are left out: they are read from the caches).
+    pub bytes: f64,
+}
+
+impl LaunchWork {
+    /// Its floor in µs: the FP64 instructions at the rate of register-only products (`rates.mul`
+    /// products of 6 instructions a second), or the bytes at `bandwidth`, whichever is longer.
+    pub fn floor_us(&self, rates: &Fp64Rates, bandwidth: f64) -> f64 {
+        (self.fp64 / (MUL * rates.mul)).max(self.bytes / bandwidth) * 1e6
+    }
+}
+
+/// The work of each kernel of `plan`'s squaring (kernels/fp64/pipeline.cuh): fp_rows, fp_fwd,
+/// fp_inv and fp_carry (fp_inv's work then fp_fwd's). Per value of a prime: a radix-2 stage is
+/// a sum or difference and half a product, a pass boundary's twiddles two products (the
+/// value's, and the next column's twiddle along the chain), the weights and unweights two
+/// products each (the unweights after a reduction), every step the schedule reduces before a
+/// reduction; per word, once, the CRT (two centerings, a reduction, a difference, a product).
+/// The few products a row segment (its first weight or twiddle from two table entries) are not
+/// counted, so the kernels execute a few percent more (ncu, bench/RESULTS.md 2026-11-28).
+pub fn launches(plan: &Plan) -> Result<[LaunchWork; 4], PlanError> {
+    let t = Fp64Tables::new(plan)?;
+    let ix = t.index();
+    let (lr, lc) = (t.log_r as usize, t.log_c as usize);
+    let (n, segs) = (plan.n() as f64, (plan.n() / plan.seg_len()) as f64);
+    let reduced = |q: &PrimeTables, steps: &mut dyn Iterator<Item = usize>| {
+        REDUCE * steps.filter(|&s| q.schedule.before[s]).count() as f64
+    };
+    let stages = |k: usize| k as f64 * (ADD + MUL / 2.0);
+    let twiddles = if lr > 0 { 2.0 * MUL } else { 0.0 };
+    let per_prime = |f: &dyn Fn(&PrimeTables) -> f64| n * t.primes.iter().map(f).sum::<f64>();
+    let rows = per_prime(&|q| {
+        2.0 * stages(lc)
+            + MUL
+            + reduced(q, &mut (0..lc).map(|s| ix.row_fwd(s)).chain([ix.square()]))
+            + reduced(q, &mut (0..lc).map(|s| ix.row_inv(s)))
+    });
+    let fwd = per_prime(&|q| {
+        let tw = if lr > 0 { reduced(q, &mut [ix.tw_fwd()].into_iter()) } else { 0.0 };
+        2.0 * MUL + stages(lr) + reduced(q, &mut (0..lr).map(|s| ix.col_fwd(s))) + twiddles + tw
+    });
+    let inv = per_prime(&|q| {
+        let tw = if lr > 0 { reduced(q, &mut [ix.tw_inv()].into_iter()) } else { 0.0 };
+        twiddles + tw + stages(lr) + reduced(q, &mut (0..lr).map(|s| ix.col_inv(s))) + REDUCE + 2.0 * MUL
+    }) + n * (2.0 * CENTER + REDUCE + ADD + MUL);
+    // Global memory: both primes' values (16 bytes a word), the digits (8), a carry a segment (16).
+    let (z, x, c) = (16.0 * n, 8.0 * n, 16.0 * segs);
+    Ok([
+        LaunchWork { kernel: "fp_rows", fp64: rows, bytes: 2.0 * z },
+        LaunchWork { kernel: "fp_fwd", fp64: fwd, bytes: x + c + z },
+        LaunchWork { kernel: "fp_inv", fp64: inv, bytes: z + x + c },
+        LaunchWork { kernel: "fp_carry", fp64: inv + fwd, bytes: 2.0 * z + 2.0 * c },
+    ])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transform::plan::Arith;
+
+    /// Against the FP64 instructions ncu counted in one launch of each kernel (H200, e4666ee's
+    /// kernels, bench/RESULTS.md 2026-11-28): within a few percent below them (the products a
+    /// row segment and a thread's constants are left out), never above (a floor). Warp
+    /// instructions × 32 = thread instructions.
+    #[test]
+    fn launches_count_what_the_kernels_execute() {
+        let work = |p: u32| launches(&Plan::for_arith(p, Arith::Fp64).unwrap()).unwrap();
+        let close = |model: f64, warp_instructions: f64, what: &str| {
+            let ratio = model / (32.0 * warp_instructions);
+            assert!((0.95..=1.0).contains(&ratio), "{what}: {ratio}");
+        };
+        let [rows, fwd, inv, carry] = work(136_279_841);
+        close(rows.fp64, 31_588_352.0, "fp_rows at 2^22");
+        close(carry.fp64, 36_489_696.0, "fp_carry at 2^22");
+        close(work(20_996_011)[3].fp64, 4_879_232.0, "fp_carry at 2^19 (the wide pair)");
+        assert_eq!(carry.fp64, fwd.fp64 + inv.fp64);
+        let n = 4_194_304.0;
+        assert_eq!((rows.bytes, carry.bytes), (32.0 * n, 32.0 * n + 2.0 * 16.0 * n / 8.0));
+        // At the H200's rates (products 2.78e12/s, 4.0 TB/s) fp_rows is bound by its FP64 work.
+        let rates = Fp64Rates { mul: 2.78e12, bfly: 1.5e12, crt: 1e12 };
+        assert!(rows.floor_us(&rates, 4.0e12) > rows.bytes / 4.0e12 * 1e6);
+    }
 
     /// Counted by hand at the issue's H100 figures (2596 G products/s, 1425 G butterflies/s,
     /// ~3.0 TB/s): 2^22 words, two round trips.
