@@ -7,8 +7,10 @@
 // first (F = Fp, kernels/fp64/field.cuh).
 //
 // F provides: a value type V (8 bytes: the padding below is laid out for 8-byte values), and
-// the members V mul(V, V), V reduce(V), dif(V& x, V& y, V w): (x, y) -> (x + y, (x - y)·w) and
-// dit(V& x, V& y, V w): (x, y) -> (x + y·w, x - y·w). Values may be held lazily reduced: a
+// the members V mul(V, V), V reduce(V), dif(V& x, V& y, V w): (x, y) -> (x + y, (x - y)·w),
+// dit(V& x, V& y, V w): (x, y) -> (x + y·w, x - y·w) and sum_diff(V& x, V& y): (x, y) -> (x + y,
+// x - y), the butterfly of either direction by ω^0 = 1 (stages of half-size m ≤ 4 take it for
+// each block's first butterfly: src/transform/fp64/ntt.rs UNIT_HALF). Values may be held lazily reduced: a
 // stage's `reduce` mask bit asks for every value to be reduced before it (for a field whose
 // values are always reduced, pass 0). Every mask picks a compiled instance (fs_dispatch), so
 // that no predicated-off instruction takes an issue slot.
@@ -63,7 +65,9 @@ __device__ __forceinline__ void fs_dispatch(u32 mask, A&&... args) {
 // (src/transform/fp64/ntt.rs Ntt::forward_stage / inverse_stage, butterfly for butterfly: the
 // same values in any grouping). The 2^S values of a group, spaced m_lo = 2^m_lo_log apart (o:
 // the first one's offset in its block of m_lo·2^S), in registers. Bit jj of RED: reduce every
-// value before the pass's stage jj.
+// value before the pass's stage jj. Where m_lo = 1 (so o = 0 and the stages' half-sizes are 1,
+// 2, 4: every stage of half-size ≤ 4 runs in such a group, fs_transform) the butterflies with
+// off = 0 take sum_diff, known at compile time once m_lo_log is.
 template <class F, int S, bool INV, int RED>
 __device__ __forceinline__ void fs_stages_of(typename F::V (&v)[1 << S], u32 o, u32 m_lo_log,
                                              const typename F::V* tw, F f) {
@@ -81,6 +85,10 @@ __device__ __forceinline__ void fs_stages_of(typename F::V (&v)[1 << S], u32 o, 
 #pragma unroll
         for (int k = 0; k < (1 << S); k++) {
             if (k & (1 << j)) continue;
+            if (m_lo_log == 0 && (k & ((1 << j) - 1)) == 0) {
+                f.sum_diff(v[k], v[k + (1 << j)]);
+                continue;
+            }
             const typename F::V w = t[(size_t)((u32)(k & ((1 << j) - 1)) << m_lo_log)];
             if (INV) {
                 f.dit(v[k], v[k + (1 << j)], w);
@@ -217,19 +225,22 @@ __device__ __forceinline__ void fs_pass(typename F::V* s, u32 lines, u32 stride,
 }
 
 // Every stage of an L-point transform (forward DIF or inverse DIT) on `lines` lines in shared
-// memory, in passes of up to FS_S stages (the first pass takes the remainder); `first`: the
-// step of stage 0.
+// memory, in passes of up to FS_S stages: the remainder (the head) in the pass of the largest
+// half-sizes, the first of DIF and the last of DIT, so that the stages of half-size ≤ 4 are one
+// pass with m_lo = 1 (fs_stages_of); `first`: the step of stage 0.
 template <class F, bool INV>
 __device__ __forceinline__ void fs_transform(typename F::V* s, u32 lines, u32 stride, u32 log_l,
                                              const typename F::V* tw, F f, u64 reduce, u32 first, u32 nt) {
     static_assert(FS_S == 3, "the head pass takes 1 or 2 stages");
-    const u32 head = log_l % FS_S;
-    if (head == 1) fs_pass<F, 1, INV>(s, lines, stride, log_l, 0, tw, f, reduce, first, nt);
-    if (head == 2) fs_pass<F, 2, INV>(s, lines, stride, log_l, 0, tw, f, reduce, first, nt);
+    const u32 head = log_l % FS_S, k_head = INV ? log_l - head : 0;
+    if (!INV && head == 1) fs_pass<F, 1, INV>(s, lines, stride, log_l, k_head, tw, f, reduce, first, nt);
+    if (!INV && head == 2) fs_pass<F, 2, INV>(s, lines, stride, log_l, k_head, tw, f, reduce, first, nt);
 #pragma unroll
-    for (u32 k = head; k < log_l; k += FS_S) {
+    for (u32 k = INV ? 0 : head; k < (INV ? log_l - head : log_l); k += FS_S) {
         fs_pass<F, FS_S, INV>(s, lines, stride, log_l, k, tw, f, reduce, first, nt);
     }
+    if (INV && head == 1) fs_pass<F, 1, INV>(s, lines, stride, log_l, k_head, tw, f, reduce, first, nt);
+    if (INV && head == 2) fs_pass<F, 2, INV>(s, lines, stride, log_l, k_head, tw, f, reduce, first, nt);
 }
 
 // ---- moving values between global and shared memory ----

@@ -16,6 +16,7 @@ struct Fp {
     __device__ __forceinline__ double reduce(double x) const;
     __device__ __forceinline__ void dif(double& x, double& y, double w) const;
     __device__ __forceinline__ void dit(double& x, double& y, double w) const;
+    __device__ __forceinline__ void sum_diff(double& x, double& y) const;
 };
 
 __device__ __forceinline__ double fp_mul(double a, double b, Fp f) {
@@ -50,10 +51,18 @@ __device__ __forceinline__ void fp_dit(double& x, double& y, double w, Fp f) {
     x = __dadd_rn(x, t);
 }
 
+// (x, y) -> (x + y, x - y): a butterfly by ω^0 = 1 (src/transform/fp64/field.rs sum_diff)
+__device__ __forceinline__ void fp_sum_diff(double& x, double& y) {
+    const double s = __dadd_rn(x, y);
+    y = __dsub_rn(x, y);
+    x = s;
+}
+
 __device__ __forceinline__ double Fp::mul(double a, double b) const { return fp_mul(a, b, *this); }
 __device__ __forceinline__ double Fp::reduce(double x) const { return fp_reduce(x, *this); }
 __device__ __forceinline__ void Fp::dif(double& x, double& y, double w) const { fp_dif(x, y, w, *this); }
 __device__ __forceinline__ void Fp::dit(double& x, double& y, double w) const { fp_dit(x, y, w, *this); }
+__device__ __forceinline__ void Fp::sum_diff(double& x, double& y) const { fp_sum_diff(x, y); }
 
 // The balanced digits (a, t) of c = a + P1·t (src/transform/fp64/crt.rs), then c as a signed
 // 128-bit integer (lo, hi): t·P1 by a 64x64 -> 128 product on the integer pipe.

@@ -137,6 +137,13 @@ impl Fp64 {
         (self.add(x, y), self.mul(self.sub(x, y), w))
     }
 
+    /// The butterfly of either direction by the twiddle ω^0 = 1, without the product: (x + y,
+    /// x − y), neither reduced.
+    #[inline]
+    pub fn sum_diff(&self, x: f64, y: f64) -> (f64, f64) {
+        (self.add(x, y), self.sub(x, y))
+    }
+
     /// Radix-2 decimation in time: (x, y) → (x + y·w, x − y·w), t = y·w reduced (|t| ≤ 3p/4),
     /// the sum and difference not.
     #[inline]

@@ -17,21 +17,38 @@ pub struct Schedule {
     pub bound: Vec<u128>,
 }
 
+/// Stages of half-size m ≤ UNIT_HALF skip the product by the twiddle ω^0 = 1 of each block's
+/// first butterfly: a DIF one gives (x + y, x − y) with the difference unreduced, a DIT one (x +
+/// y, x − y) with y unreduced. On the GPU those stages are the register passes whose values are
+/// adjacent (kernels/common/four_step.cuh fs_stages_of, m_lo = 1), where which butterflies
+/// have ω^0 is known at compile time: 7 of the 12 products of those three stages.
+pub const UNIT_HALF: usize = 4;
+
 /// One step of a squaring as the lazy schedule sees it: a forward (DIF) or inverse (DIT)
-/// radix-2 stage by twiddles of at most `w`, a product of every value by factors of at most
-/// `w`, or the pointwise square (or product of two values under the same bound).
+/// radix-2 stage by twiddles of at most `w` (`unit`: some of its butterflies skip the product,
+/// [`UNIT_HALF`]), a product of every value by factors of at most `w`, or the pointwise square
+/// (or product of two values under the same bound).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Step {
     Dif { w: u128 },
-    Dit { w: u128 },
+    Dit { w: u128, unit: bool },
     Mul { w: u128 },
     Square,
+}
+
+impl Step {
+    /// DIT stage s of a transform (half-size 2^s).
+    pub fn dit(w: u128, s: usize) -> Step {
+        Step::Dit { w, unit: 1 << s <= UNIT_HALF }
+    }
 }
 
 /// Where a run of `steps` over values first bounded by `input` reduces, mod the prime `p`: every
 /// value is reduced before a step only when that step's products would leave the precondition
 /// |a|·|b| ≤ 2^50·p or its sums the exact range (field.rs); a product returns at most 3p/4 and a
-/// reduction (p + 1)/2.
+/// reduction (p + 1)/2. A DIF butterfly that skips its product by ω^0 gives a difference
+/// bounded as its sum (2b); a DIT one adds and subtracts y itself (b) where the others add a
+/// product (3p/4).
 pub fn reductions(p: u64, input: u128, steps: &[Step]) -> Schedule {
     let p = u128::from(p);
     let (span, exact) = (MUL_SPAN as u128 * p, EXACT as u128);
@@ -41,15 +58,15 @@ pub fn reductions(p: u64, input: u128, steps: &[Step]) -> Schedule {
         let reduce = match step {
             // Sum 2b unreduced, difference 2b times a twiddle.
             Step::Dif { w } => 2 * b >= exact || 2 * b * w > span,
-            // t = y·w (≤ 3p/4), then x ± t.
-            Step::Dit { w } => b * w > span || b + product >= exact,
+            // t = y·w (≤ 3p/4), or y where the product is skipped, then x ± t.
+            Step::Dit { w, unit } => b * w > span || b + if unit { b.max(product) } else { product } >= exact,
             Step::Mul { w } => b * w > span,
             Step::Square => b * b > span,
         };
         b = if reduce { reduced } else { b };
         b = match step {
             Step::Dif { .. } => (2 * b).max(product),
-            Step::Dit { .. } => b + product,
+            Step::Dit { unit, .. } => b + if unit { b.max(product) } else { product },
             Step::Mul { .. } | Step::Square => product,
         };
         before.push(reduce);
@@ -100,7 +117,7 @@ impl Ntt {
         let w = u128::from(self.f.modulus() - 1) / 2;
         let mut steps = vec![Step::Dif { w }; stages];
         steps.push(Step::Square);
-        steps.extend(vec![Step::Dit { w }; stages]);
+        steps.extend((0..stages).map(|s| Step::dit(w, s)));
         reductions(self.f.modulus(), input, &steps)
     }
 
@@ -128,8 +145,8 @@ impl Ntt {
         let m = self.n >> (stage + 1);
         for block in a.chunks_exact_mut(2 * m) {
             let (lo, hi) = block.split_at_mut(m);
-            for ((x, y), &w) in lo.iter_mut().zip(hi).zip(&self.twiddle[m..2 * m]) {
-                (*x, *y) = self.f.dif(*x, *y, w);
+            for (j, ((x, y), &w)) in lo.iter_mut().zip(hi).zip(&self.twiddle[m..2 * m]).enumerate() {
+                (*x, *y) = if j == 0 && m <= UNIT_HALF { self.f.sum_diff(*x, *y) } else { self.f.dif(*x, *y, w) };
             }
         }
     }
@@ -142,8 +159,8 @@ impl Ntt {
         let m = 1 << stage;
         for block in a.chunks_exact_mut(2 * m) {
             let (lo, hi) = block.split_at_mut(m);
-            for ((x, y), &w) in lo.iter_mut().zip(hi).zip(&self.inv_twiddle[m..2 * m]) {
-                (*x, *y) = self.f.dit(*x, *y, w);
+            for (j, ((x, y), &w)) in lo.iter_mut().zip(hi).zip(&self.inv_twiddle[m..2 * m]).enumerate() {
+                (*x, *y) = if j == 0 && m <= UNIT_HALF { self.f.sum_diff(*x, *y) } else { self.f.dit(*x, *y, w) };
             }
         }
     }
@@ -235,6 +252,39 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A stage of half-size ≤ UNIT_HALF skips the product by ω^0: its blocks' first butterflies
+    /// give x ± y unreduced (a product would have reduced the difference), a larger stage's do
+    /// not; the schedule bounds a DIT stage that skips by 2b where b > 3p/4, else by b + 3p/4.
+    #[test]
+    fn unit_twiddle_butterflies_skip_the_product() {
+        let prime = PRIMES[0];
+        let p = prime.p;
+        let ntt = Ntt::new(&prime, 16).unwrap();
+        let big = (3 * p) as f64;
+        let pair = |stage: usize, at: (usize, usize), inverse: bool| {
+            let mut a = vec![0.0; 16];
+            (a[at.0], a[at.1]) = (big, -big);
+            if inverse {
+                ntt.inverse_stage(&mut a, stage, false);
+            } else {
+                ntt.forward_stage(&mut a, stage, false);
+            }
+            (a[at.0], a[at.1])
+        };
+        // Forward stage 3 has m = 1, 2 has m = 2 (pairs 0 and 2), 0 has m = 8.
+        assert_eq!(pair(3, (0, 1), false), (0.0, 2.0 * big));
+        assert_eq!(pair(2, (0, 2), false), (0.0, 2.0 * big));
+        assert!(pair(0, (0, 8), false).1.abs() <= (3 * p / 4) as f64);
+        // Inverse stage 0 has m = 1, stage 3 m = 8.
+        assert_eq!(pair(0, (0, 1), true), (0.0, 2.0 * big));
+        let (x, y) = pair(3, (0, 8), true);
+        assert!(x.abs() < 2.0 * big && y.abs() < 2.0 * big, "{x} {y}");
+        let (w, q, b) = (u128::from(p - 1) / 2, 3 * u128::from(p) / 4, 2 * u128::from(p));
+        assert_eq!(reductions(p, b, &[Step::dit(w, 2)]).bound, vec![2 * b]);
+        assert_eq!(reductions(p, b, &[Step::dit(w, 3)]).bound, vec![b + q]);
+        assert_eq!(Step::dit(w, 2), Step::Dit { w, unit: true });
     }
 
     /// Every value stays within the schedule's bound after every step (forward stages, square,

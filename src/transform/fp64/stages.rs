@@ -256,9 +256,9 @@ impl Fp64Tables {
         v.extend(twiddles.iter().copied());
         v.extend(stages(log_c, Step::Dif { w }));
         v.push(Step::Square);
-        v.extend(stages(log_c, Step::Dit { w }));
+        v.extend((0..log_c as usize).map(|s| Step::dit(w, s)));
         v.extend(twiddles);
-        v.extend(stages(log_r, Step::Dit { w }));
+        v.extend((0..log_r as usize).map(|s| Step::dit(w, s)));
         v
     }
 
