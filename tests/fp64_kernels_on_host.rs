@@ -13,59 +13,18 @@ use mersenne_cert::transform::fp64::bound::largest_exponent_per_pair;
 use mersenne_cert::transform::fp64::stages::{self as fs, Fp64Tables, Powers};
 use mersenne_cert::transform::plan::{Arith, Length, Plan};
 use mersenne_cert::transform::twin::{self, Convolution};
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::{Mutex, OnceLock};
 
-struct Rng(u64);
+mod common;
+use common::host_kernels::{self, Rng};
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
-
-/// A plan's shape and block threads as the kernels are compiled for them.
-type Shape = [(&'static str, u32); 5];
-
-/// The harness for `plan`'s shape, built once a shape (in cargo's folder for integration
-/// tests' files).
+/// The harness for `plan`'s shape: compiled with its shape and block threads as the engine
+/// compiles the kernels.
 fn harness(plan: &Plan) -> PathBuf {
-    static EXES: OnceLock<Mutex<HashMap<Shape, PathBuf>>> = OnceLock::new();
     let [a, b, c] = fs::shape_defines(plan);
     let [d, e] = fs::block_threads(plan, fs::MOST_THREADS);
-    let shape = [a, b, c, d, e];
-    if let Some(exe) = EXES.get_or_init(Default::default).lock().unwrap().get(&shape) {
-        return exe.clone();
-    }
-    let exe = build(&shape);
-    EXES.get().unwrap().lock().unwrap().insert(shape, exe.clone());
-    exe
-}
-
-fn build(shape: &Shape) -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let name: String = shape.iter().map(|(_, v)| format!("-{v}")).collect();
-    let exe = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("fp64_io{name}"));
-    let cxx = std::env::var("CXX").unwrap_or_else(|_| "g++".into());
-    let out = Command::new(&cxx)
-        .args(["-std=c++17", "-O2", "-ffp-contract=off", "-w"])
-        .args(shape.iter().map(|(d, v)| format!("-D{d}={v}")))
-        .arg("-I")
-        .arg(root.join("scripts/host-kernels"))
-        .arg("-I")
-        .arg(root.join("kernels"))
-        .arg(root.join("scripts/host-kernels/fp64_io.cpp"))
-        .arg("-o")
-        .arg(&exe)
-        .output()
-        .unwrap_or_else(|e| panic!("{cxx} (a C++17 compiler, for the kernels on the host): {e}"));
-    assert!(out.status.success(), "{cxx}: {}", String::from_utf8_lossy(&out.stderr));
-    exe
+    host_kernels::harness("fp64_io.cpp", &[a, b, c, d, e])
 }
 
 fn words(out: &mut Vec<u8>, v: impl IntoIterator<Item = u64>) {

@@ -21,26 +21,40 @@ struct Layout {
 // The field operations take and return canonical values (< P), except that gl_mul accepts any
 // 64-bit inputs. Carries and borrows come from PTX carry chains (add.cc/addc, sub.cc/subc) rather
 // than 64-bit comparisons: the kernels are bound by the integer ALU pipe (bench/RESULTS.md).
+// Compiled for the host (scripts/host-kernels/, where __CUDA_ARCH__ is not defined) the same
+// values come from 128-bit integer arithmetic.
 
 // a + (b + EPS) carries out of 64 bits iff a + b >= P, and is then a + b - P; otherwise the sum
 // is that minus EPS. (b + EPS cannot overflow: b < P.)
 __device__ __forceinline__ u64 gl_add(u64 a, u64 b) {
+#ifndef __CUDA_ARCH__
+    const unsigned __int128 t = (unsigned __int128)a + b;
+    return t >= GL_P ? (u64)(t - GL_P) : (u64)t;
+#else
     u64 x;
     u32 c;
     asm("add.cc.u64 %0, %2, %3;\n\taddc.u32 %1, 0, 0;" : "=l"(x), "=r"(c) : "l"(a), "l"(b + GL_EPS));
     return x - (u64)(c - 1u);  // c = 0: subtract EPS (the u32 0xFFFFFFFF, zero-extended)
+#endif
 }
 
 // a - b, and on a borrow + P - 2^64 = - EPS (cannot underflow again: a - b + 2^64 > EPS).
 __device__ __forceinline__ u64 gl_sub(u64 a, u64 b) {
+#ifndef __CUDA_ARCH__
+    return a >= b ? a - b : a - b + GL_P;
+#else
     u64 d;
     u32 borrow;
     asm("sub.cc.u64 %0, %2, %3;\n\tsubc.u32 %1, 0, 0;" : "=l"(d), "=r"(borrow) : "l"(a), "l"(b));
     return d - (u64)borrow;  // borrow: 0xFFFFFFFF = EPS, zero-extended
+#endif
 }
 
 // t0 + t1 mod P (canonical) for any 64-bit t0 and t1 <= 2^64 - 2^33 + 1 (the largest h*EPS, h < 2^32).
 __device__ __forceinline__ u64 gl_add_folded(u64 t0, u64 t1) {
+#ifndef __CUDA_ARCH__
+    return (u64)(((unsigned __int128)t0 + t1) % GL_P);
+#else
     u64 s, u;
     u32 c, c2;
     asm("add.cc.u64 %0, %2, %3;\n\taddc.u32 %1, 0, 0;" : "=l"(s), "=r"(c) : "l"(t0), "l"(t1));
@@ -48,26 +62,61 @@ __device__ __forceinline__ u64 gl_add_folded(u64 t0, u64 t1) {
     // s >= P iff s + EPS carries out, and then s - P = s + EPS mod 2^64.
     asm("add.cc.u64 %0, %2, %3;\n\taddc.u32 %1, 0, 0;" : "=l"(u), "=r"(c2) : "l"(s), "l"(GL_EPS));
     return c2 ? u : s;
+#endif
 }
 
 // h*EPS = h*2^32 - h, for h < 2^32.
 __device__ __forceinline__ u64 gl_times_eps(u32 h) {
+#ifndef __CUDA_ARCH__
+    return (u64)h * GL_EPS;
+#else
     u64 t;
     asm("mul.wide.u32 %0, %1, %2;" : "=l"(t) : "r"(h), "r"(0xFFFFFFFFu));
     return t;
+#endif
 }
 
 // The 128-bit value lo + 2^64 hi, hi = 2^32 hh + hl, folded with 2^96 = -1 and 2^64 = EPS:
 // lo - hh + hl*EPS.
 __device__ __forceinline__ u64 gl_reduce128(u64 lo, u64 hi) {
+#ifndef __CUDA_ARCH__
+    return (u64)((((unsigned __int128)hi << 64) | lo) % GL_P);
+#else
     u64 t0;
     u32 borrow;
     asm("sub.cc.u64 %0, %2, %3;\n\tsubc.u32 %1, 0, 0;" : "=l"(t0), "=r"(borrow) : "l"(lo), "l"(hi >> 32));
     t0 -= (u64)borrow;  // lo - hh + 2^64 > EPS: no second borrow
     return gl_add_folded(t0, gl_times_eps((u32)hi));
+#endif
 }
 
 __device__ __forceinline__ u64 gl_mul(u64 a, u64 b) { return gl_reduce128(a * b, __umul64hi(a, b)); }
+
+// The field as kernels/common/four_step.cuh takes it (F): canonical values, so nothing is ever
+// reduced lazily (reduce is the identity and a transform's reduce mask is 0).
+struct GlField {
+    typedef u64 V;
+    __device__ __forceinline__ u64 mul(u64 a, u64 b) const { return gl_mul(a, b); }
+    __device__ __forceinline__ u64 reduce(u64 x) const { return x; }
+    // (x, y) -> (x + y, (x - y)·w)
+    __device__ __forceinline__ void dif(u64& x, u64& y, u64 w) const {
+        const u64 s = gl_add(x, y);
+        y = gl_mul(gl_sub(x, y), w);
+        x = s;
+    }
+    // (x, y) -> (x + y·w, x - y·w)
+    __device__ __forceinline__ void dit(u64& x, u64& y, u64 w) const {
+        const u64 t = gl_mul(y, w);
+        y = gl_sub(x, t);
+        x = gl_add(x, t);
+    }
+    // (x, y) -> (x + y, x - y)
+    __device__ __forceinline__ void sum_diff(u64& x, u64& y) const {
+        const u64 s = gl_add(x, y);
+        y = gl_sub(x, y);
+        x = s;
+    }
+};
 
 // x*2^E for a compile-time 0 <= E < 96, without a general product (2 has order 192: the 64th
 // roots of unity are powers of 2, w_64 = 2^GL_W64_LOG2, which src/transform/line.rs checks). x may be any

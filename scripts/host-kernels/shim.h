@@ -1,4 +1,4 @@
-// The CUDA intrinsics the FP64 kernels use, for the host (fp64_io.cpp, for
+// The CUDA intrinsics the kernels use, for the host (fp64_io.cpp, for
 // tests/fp64_kernels_on_host.rs and scripts/fp64-kernel-equiv.sh): the kernels compiled as plain
 // C++ run the blocks of a grid one after another (so fp_carry's ready flags are set before they
 // are waited for), and a block's threads as fibers on one OS thread (host_block below): each runs
@@ -31,6 +31,9 @@ inline double __dsub_rn(double a, double b) { return a - b; }
 inline double __fma_rn(double a, double b, double c) { return std::fma(a, b, c); }
 inline long long __double2ll_rn(double x) { return llrint(x); }
 inline long long __mul64hi(long long a, long long b) { return (long long)(((__int128)a * b) >> 64); }
+inline unsigned long long __umul64hi(unsigned long long a, unsigned long long b) {
+    return (unsigned long long)(((unsigned __int128)a * b) >> 64);
+}
 inline unsigned __brev(unsigned x) {
     unsigned r = 0;
     for (int i = 0; i < 32; i++) r |= ((x >> i) & 1u) << (31 - i);

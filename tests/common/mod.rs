@@ -2,6 +2,8 @@
 //! running the `prove` and `verify` binaries.
 #![allow(dead_code)]
 
+pub mod host_kernels;
+
 use mersenne_cert::proof::arith::{CpuArith, ProofArith};
 use mersenne_cert::proof::pietrzak;
 use mersenne_cert::residue::Residue;
