@@ -17,6 +17,8 @@ struct Fp {
     __device__ __forceinline__ void dif(double& x, double& y, double w) const;
     __device__ __forceinline__ void dit(double& x, double& y, double w) const;
     __device__ __forceinline__ void sum_diff(double& x, double& y) const;
+    // A digit as a value: exact (|d| < 2^53), unreduced (src/transform/fp64/stages.rs weigh).
+    __device__ __forceinline__ double from_i64(i64 d) const { return (double)d; }
 };
 
 __device__ __forceinline__ double fp_mul(double a, double b, Fp f) {

@@ -92,32 +92,6 @@ __device__ __forceinline__ u64 gl_reduce128(u64 lo, u64 hi) {
 
 __device__ __forceinline__ u64 gl_mul(u64 a, u64 b) { return gl_reduce128(a * b, __umul64hi(a, b)); }
 
-// The field as kernels/common/four_step.cuh takes it (F): canonical values, so nothing is ever
-// reduced lazily (reduce is the identity and a transform's reduce mask is 0).
-struct GlField {
-    typedef u64 V;
-    __device__ __forceinline__ u64 mul(u64 a, u64 b) const { return gl_mul(a, b); }
-    __device__ __forceinline__ u64 reduce(u64 x) const { return x; }
-    // (x, y) -> (x + y, (x - y)·w)
-    __device__ __forceinline__ void dif(u64& x, u64& y, u64 w) const {
-        const u64 s = gl_add(x, y);
-        y = gl_mul(gl_sub(x, y), w);
-        x = s;
-    }
-    // (x, y) -> (x + y·w, x - y·w)
-    __device__ __forceinline__ void dit(u64& x, u64& y, u64 w) const {
-        const u64 t = gl_mul(y, w);
-        y = gl_sub(x, t);
-        x = gl_add(x, t);
-    }
-    // (x, y) -> (x + y, x - y)
-    __device__ __forceinline__ void sum_diff(u64& x, u64& y) const {
-        const u64 s = gl_add(x, y);
-        y = gl_sub(x, y);
-        x = s;
-    }
-};
-
 // x*2^E for a compile-time 0 <= E < 96, without a general product (2 has order 192: the 64th
 // roots of unity are powers of 2, w_64 = 2^GL_W64_LOG2, which src/transform/line.rs checks). x may be any
 // 64-bit word.
@@ -147,6 +121,33 @@ __device__ __forceinline__ u64 gl_shl(u64 x) {
 __device__ __forceinline__ u64 gl_from_i64(i64 d) { return d < 0 ? (u64)d + GL_P : (u64)d; }
 
 __device__ __forceinline__ i64 gl_centered(u64 v) { return v > GL_P / 2 ? (i64)(v - GL_P) : (i64)v; }
+
+// The field as kernels/common/four_step.cuh takes it (F): canonical values, so nothing is ever
+// reduced lazily (reduce is the identity and a transform's reduce mask is 0).
+struct GlField {
+    typedef u64 V;
+    __device__ __forceinline__ u64 mul(u64 a, u64 b) const { return gl_mul(a, b); }
+    __device__ __forceinline__ u64 reduce(u64 x) const { return x; }
+    __device__ __forceinline__ u64 from_i64(i64 d) const { return gl_from_i64(d); }
+    // (x, y) -> (x + y, (x - y)·w)
+    __device__ __forceinline__ void dif(u64& x, u64& y, u64 w) const {
+        const u64 s = gl_add(x, y);
+        y = gl_mul(gl_sub(x, y), w);
+        x = s;
+    }
+    // (x, y) -> (x + y·w, x - y·w)
+    __device__ __forceinline__ void dit(u64& x, u64& y, u64 w) const {
+        const u64 t = gl_mul(y, w);
+        y = gl_sub(x, t);
+        x = gl_add(x, t);
+    }
+    // (x, y) -> (x + y, x - y)
+    __device__ __forceinline__ void sum_diff(u64& x, u64& y) const {
+        const u64 s = gl_add(x, y);
+        y = gl_sub(x, y);
+        x = s;
+    }
+};
 
 // Lowest bit of digit j: ceil(p j / n).
 __device__ __forceinline__ u64 digit_start(const Layout& L, u64 j) {

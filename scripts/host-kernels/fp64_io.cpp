@@ -24,7 +24,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
-double fp_s[1 << 17];
+double fs_s[1 << 17];
 
 static FILE* in;
 static void get(void* p, size_t bytes) {
@@ -130,14 +130,14 @@ int main(int argc, char** argv) {
         return 2;
     }
     if (!in || !o) return 2;
-    FpLayout L;
+    FsLayout L;
     memset(&L, 0, sizeof L);
     L.log_r = one<u32>(), L.log_c = one<u32>(), L.seg_len = one<u32>(), L.p = one<u32>();
     L.fixup_depth = one<u32>(), L.lo_bits = one<u32>(), L.n = one<u32>();
-    L.crt_inv = one<double>();
+    L.x.crt_inv = one<double>();
     for (int h = 0; h < 2; h++) {
-        FpPrime& q = L.q[h];
-        q.p = one<double>(), q.pinv = one<double>();
+        FsPrime& q = L.q[h];
+        q.f.p = one<double>(), q.f.pinv = one<double>();
         q.w_narrow = one<double>(), q.w_wide = one<double>(), q.iw_narrow = one<double>(), q.iw_wide = one<double>();
         q.reduce = one<u64>();
         q.row_tw = table(), q.row_itw = table(), q.col_tw = table(), q.col_itw = table();
@@ -158,14 +158,14 @@ int main(int argc, char** argv) {
         launch(row_nt, R, 2, [&] { fp_rows(z.data(), y.data(), shift.data(), L, flags); });
     };
     auto inv = [&] {
-        launch(tile_nt, B, 1, [&] { fp_inv(z.data(), x.data(), carries.data(), shift.data(), L, FP_LL); });
+        launch(tile_nt, B, 1, [&] { fp_inv(z.data(), x.data(), carries.data(), shift.data(), L, FS_LL); });
     };
     auto carry = [&] {
-        launch(tile_nt, B + 1, 1, [&] { fp_carry(z.data(), carries.data(), shift.data(), sync.data(), L, FP_LL); });
+        launch(tile_nt, B + 1, 1, [&] { fp_carry(z.data(), carries.data(), shift.data(), sync.data(), L, FS_LL); });
     };
     fwd();
     put(o, z);
-    for (u32 flags : {0u, (u32)FP_PRODUCT}) {
+    for (u32 flags : {0u, (u32)FS_PRODUCT}) {
         z = r;
         rows(flags);
         put(o, z);
@@ -177,10 +177,10 @@ int main(int argc, char** argv) {
     x = x0, carries = c0, shift[0] = s0;
     fwd();
     for (int k = 0; k < 2; k++) {
-        rows(FP_ADVANCE);
+        rows(FS_ADVANCE);
         carry();
     }
-    rows(FP_ADVANCE);
+    rows(FS_ADVANCE);
     inv();
     put(o, x);
     put(o, carries);

@@ -108,4 +108,3 @@ template <class K> void run(unsigned nt, K& kernel) {
 }  // namespace host_block
 inline void __syncthreads() { host_block::barrier(); }
 inline void __nanosleep(unsigned) {}
-extern double fp_s[];

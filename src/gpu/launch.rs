@@ -22,8 +22,8 @@ use std::ffi::c_void;
 use std::sync::Arc;
 
 /// Flags of a squaring launch that every arithmetic's kernels take (FLAG_ADVANCE and FLAG_LL
-/// of kernels/goldilocks/ops.cuh, MM_ADVANCE and MM_LL of kernels/m61m31/pipeline.cuh, FP_ADVANCE
-/// and FP_LL of kernels/fp64/pipeline.cuh): double
+/// of kernels/goldilocks/ops.cuh, MM_ADVANCE and MM_LL of kernels/m61m31/pipeline.cuh, FS_ADVANCE
+/// and FS_LL of kernels/common/pipeline.cuh): double
 /// the shift count first; subtract 2·2^s in the carry walk.
 pub(crate) const ADVANCE: u32 = 4;
 pub(crate) const LL: u32 = 8;

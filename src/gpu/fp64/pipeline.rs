@@ -25,7 +25,7 @@ use std::sync::Arc;
 
 /// The unit's name in kernels/manifest.txt.
 pub(crate) const UNIT: &str = "fp64";
-/// fp_rows's pointwise step multiplies by y's row (kernels/fp64/pipeline.cuh FP_PRODUCT).
+/// fp_rows's pointwise step multiplies by y's row (kernels/common/pipeline.cuh FS_PRODUCT).
 const PRODUCT: u32 = 1;
 
 /// Lengths (log2) whose batches of squarings pass through fp_carry, measured on an H100

@@ -10,7 +10,8 @@ use crate::transform::fp64::stages::{Fp64Tables, Powers, PrimeTables};
 use crate::transform::plan::Plan;
 use cudarc::driver::CudaSlice;
 
-/// One prime's constants and tables (FpPrime in kernels/fp64/pipeline.cuh, field for field).
+/// One prime's constants and tables (FsPrime of kernels/common/pipeline.cuh over
+/// kernels/fp64/pipeline.cuh's arithmetic, field for field: its `f` is p and pinv).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct FpPrime {
@@ -35,7 +36,8 @@ pub(crate) struct FpPrime {
     it_lo: u64,
 }
 
-/// The plan as the kernels see it (FpLayout in kernels/fp64/pipeline.cuh, field for field).
+/// The plan as the kernels see it (FsLayout of kernels/common/pipeline.cuh, field for
+/// field: its `x` is crt_inv).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct FpLayout {

@@ -54,8 +54,8 @@ pub fn split(log2: u32) -> (u32, u32) {
     (log_r, log2 - log_r)
 }
 
-/// The shape of `plan` as the FP64 kernels are compiled for it (kernels/fp64/pipeline.cuh,
-/// FpLayout): log2 R, log2 C and the segment length as compile-time constants, so that every
+/// The shape of `plan` as the FP64 kernels are compiled for it (kernels/common/pipeline.cuh,
+/// FsLayout): log2 R, log2 C and the segment length as compile-time constants, so that every
 /// stage index, loop bound and shared-memory offset derived from them folds (on an H100 this took
 /// 358.7 → 314.6 µs an iteration at 2^22, 53.0 → 46.9 at 2^19: bench/RESULTS.md, 2026-11-28).
 pub fn shape_defines(plan: &Plan) -> [(&'static str, u32); 3] {
