@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The FP64 kernels of the working tree against those of a revision (default HEAD), bit for bit,
-# without a GPU: both compiled for the host (scripts/host-kernels/fp64_io.cpp --random: blocks in
+# without a GPU: both compiled for the host (scripts/host-kernels/pipeline_io.cpp --random: blocks in
 # order; the revision's a thread a block, the working tree's with the GPU's threads as fibers
 # for seed 1 and one thread for seed 2) and run on the same random tables and values at 540
 # shapes (R = 2^0 … 2^9, C = 2^1 … 2^13, n ≤ 2^18, segments of 2, 4 and 8 digits, two seeds;
@@ -8,24 +8,30 @@
 # and product), fp_inv and two launches of fp_carry. For refactors of kernels/fp64/ and
 # kernels/common/: a change that should not change what is computed must pass; it does not
 # replace gpu-check on a GPU for a change that should. ~5 minutes.
-#   scripts/fp64-kernel-equiv.sh [REV]     (needs g++; REV's kernels must have the working tree's
-#                                          entry points, as fp64_io.cpp calls them)
+#   scripts/fp64-kernel-equiv.sh [REV]     (needs g++; each side is built with its own harness,
+#                                          pipeline_io.cpp or, before it, fp64_io.cpp)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rev=${1:-HEAD}
 w=$(mktemp -d)
 trap 'rm -rf "$w"' EXIT
 mkdir -p "$w/a" "$w/b"
-git archive "$rev" kernels | tar x -C "$w/a"
+git archive "$rev" kernels scripts/host-kernels | tar x -C "$w/a"
 cp -r kernels "$w/b/"
+mkdir -p "$w/b/scripts"
+cp -r scripts/host-kernels "$w/b/scripts/"
 # fp_carry's acquire load and release store were PTX asm alone before they had host fallbacks
 # (#ifdef __CUDA_ARCH__): plain accesses in such a revision (no change in later ones).
 acquire='s|asm volatile("ld.acquire.gpu.global.u32 %0, \[%1\];" : "=r"(v) : "l"(a) : "memory");|v = *(volatile const u32*)a;|'
 release='s|asm volatile("st.release.gpu.global.u32 \[%0\], %1;" ::"l"(a), "r"(v) : "memory");|*(volatile u32*)a = v;|'
 for d in a b; do
-  sed -i "$acquire; $release" "$w/$d/kernels/fp64/pipeline.cuh"
-  g++ -std=c++17 -O2 -ffp-contract=off -w -Iscripts/host-kernels -I"$w/$d/kernels" \
-    scripts/host-kernels/fp64_io.cpp -o "$w/$d/run"
+  for f in "$w/$d/kernels/fp64/pipeline.cuh" "$w/$d/kernels/common/pipeline.cuh"; do
+    if [ -f "$f" ]; then sed -i "$acquire; $release" "$f"; fi
+  done
+  harness="$w/$d/scripts/host-kernels/pipeline_io.cpp"
+  [ -f "$harness" ] || harness="$w/$d/scripts/host-kernels/fp64_io.cpp"
+  g++ -std=c++17 -O2 -ffp-contract=off -w -I"$w/$d/scripts/host-kernels" -I"$w/$d/kernels" \
+    "$harness" -o "$w/$d/run"
 done
 runs=0 differ=0
 for lr in 0 1 2 3 4 5 7 9; do

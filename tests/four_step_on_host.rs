@@ -2,10 +2,18 @@
 //! stages, pointwise square or product, DIT stages in shared memory) compiled for the host with
 //! the Goldilocks field (GlField, kernels/goldilocks/field.cuh; scripts/host-kernels/gl_row_io.cpp)
 //! against the cyclic convolution computed directly in 128-bit integers, at every row length
-//! 2^0 … 2^13 with one thread a block and with a block's threads: the skeleton is not tied to the
-//! FP64 arithmetic (issue 37). It needs `g++` (or `$CXX`).
+//! 2^0 … 2^13 with one thread a block and with a block's threads; and kernels/common/pipeline.cuh's
+//! kernels over Goldilocks (kernels/goldilocks/four_step.cuh; scripts/host-kernels/pipeline_io.cpp
+//! with FS_GOLDILOCKS), three LL iterations through fwd, rows, carry and inv against GMP at every
+//! length 2^1 … 2^17, compiled for each shape with the threads the FP64 engine's blocks have: the
+//! skeleton and the pipeline are not tied to the FP64 arithmetic (issue 37). It needs `g++` (or
+//! `$CXX`).
 
+use mersenne_cert::transform::fp64::stages::{block_threads, split, MOST_THREADS};
 use mersenne_cert::transform::goldilocks::{Gl, P};
+use mersenne_cert::transform::plan::{Arith, Length, Plan};
+use rug::ops::RemRounding;
+use rug::Integer;
 use std::path::Path;
 use std::process::Command;
 
@@ -80,4 +88,118 @@ fn a_wrong_twiddle_shows() {
     // The comparison has teeth: the last twiddle of the largest stage changed.
     let mut rng = Rng(3);
     assert_eq!(check(10, 128, &mut rng, true), [false, false]);
+}
+
+/// g^e for e < 2^log2 as hi[e >> lo_bits]·lo[e & (2^lo_bits − 1)], every hi entry times `scale`
+/// (the layout of src/transform/fp64/stages.rs Powers, which the pipeline reads).
+fn powers(g: Gl, scale: Gl, log2: u32) -> [Vec<u64>; 2] {
+    let lo_bits = log2.div_ceil(2);
+    let lo = (0..1u64 << lo_bits).map(|i| g.pow(i).value()).collect();
+    let step = g.pow(1 << lo_bits);
+    let hi = (0..1u64 << (log2 - lo_bits)).map(|i| scale.mul(step.pow(i)).value()).collect();
+    [hi, lo]
+}
+
+/// The pipeline's IN for Goldilocks (scripts/host-kernels/pipeline_io.cpp) at `plan`, R = 2^log_r
+/// rows, segments of `seg` digits: the plan's tables, `digits`, `pending` carries, shift `s`.
+fn pipeline_input(plan: &Plan, log_r: u32, seg: usize, digits: &[i64], pending: &[i128], s: u32) -> Vec<u8> {
+    let (p, n, log2) = (plan.exponent(), plan.n(), plan.log2());
+    let log_c = log2 - log_r;
+    let mut b = Vec::new();
+    let lo_bits = log2.div_ceil(2);
+    for v in [log_r, log_c, seg as u32, p, plan.fixup_depth() as u32, lo_bits, n as u32] {
+        b.extend_from_slice(&v.to_le_bytes());
+    }
+    let words = |b: &mut Vec<u8>, v: &[u64]| v.iter().for_each(|w| b.extend_from_slice(&w.to_le_bytes()));
+    let inv = |x: Gl| x.inverse().unwrap();
+    let (rho, w_n) = (Gl::root_of_two(log2).unwrap(), Gl::root_of_unity(log2).unwrap());
+    // From digit j to j + 1 a weight is multiplied by ρ^(−f) where digit j is narrow, by 2ρ^(−f)
+    // where it is wide (f = p mod n); an unweight by the inverses.
+    let down = inv(rho).pow(u64::from(p) % n as u64);
+    let two = Gl::new(2);
+    words(&mut b, &[down, two.mul(down), inv(down), inv(two.mul(down))].map(Gl::value));
+    words(&mut b, &[0]);
+    let mut tables = vec![twiddles(log_c, false), twiddles(log_c, true), twiddles(log_r, false), twiddles(log_r, true)];
+    tables.extend(powers(rho, Gl::ONE, log2));
+    tables.extend(powers(inv(rho), inv(Gl::new(n as u64)), log2));
+    tables.extend(powers(w_n, Gl::ONE, log2));
+    tables.extend(powers(inv(w_n), Gl::ONE, log2));
+    for t in tables {
+        words(&mut b, &[t.len() as u64]);
+        words(&mut b, &t);
+    }
+    words(&mut b, &digits.iter().map(|&d| d as u64).collect::<Vec<_>>());
+    words(&mut b, &pending.iter().flat_map(|&c| [c as u64, (c >> 64) as u64]).collect::<Vec<_>>());
+    b.extend_from_slice(&s.to_le_bytes());
+    words(&mut b, &vec![0; 2 * n]);
+    b
+}
+
+/// Σ_j d_j·2^⌈pj/n⌉ + Σ_k c_k·2^⌈p·((k + 1)·seg mod n)/n⌉ mod 2^p − 1: digits with the pending
+/// carry of each segment due at the next one's first digit.
+fn value(p: u32, seg: usize, digits: &[i64], pending: &[i128]) -> Integer {
+    let n = digits.len() as u64;
+    let start = |j: usize| (u64::from(p) * j as u64).div_ceil(n) as u32;
+    let mut v = Integer::new();
+    digits.iter().enumerate().for_each(|(j, &d)| v += Integer::from(d) << start(j));
+    pending.iter().enumerate().for_each(|(k, &c)| v += Integer::from(c) << start((k + 1) * seg % digits.len()));
+    v.rem_euc((Integer::from(1) << p) - 1u32)
+}
+
+/// Three LL iterations at `plan` through the Goldilocks pipeline on the host (fwd, rows, carry,
+/// rows, carry, rows, inv) against GMP: whether the residue and the shift count match.
+fn pipeline_matches_gmp(plan: &Plan, rng: &mut Rng, extreme: bool) -> bool {
+    let (p, n, log2) = (plan.exponent(), plan.n(), plan.log2());
+    let (log_r, log_c) = split(log2);
+    let seg = 8.min(n);
+    let [tile, row] = block_threads(plan, MOST_THREADS);
+    let defines = [("FS_GOLDILOCKS", 1), ("FP_LOG_R", log_r), ("FP_LOG_C", log_c), ("FP_SEG", seg as u32), tile, row];
+    let exe = host_kernels::harness("pipeline_io.cpp", &defines);
+    let digits = host_kernels::digits(plan, rng, extreme);
+    let pending: Vec<i128> = (0..n / seg).map(|_| i128::from(rng.next() as i64 >> 44)).collect();
+    let s0 = (rng.next() % u64::from(p)) as u32;
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let name = format!("{p}-{n}-{extreme}");
+    let (fin, fout) = (dir.join(format!("gs-in-{name}")), dir.join(format!("gs-out-{name}")));
+    std::fs::write(&fin, pipeline_input(plan, log_r, seg, &digits, &pending, s0)).unwrap();
+    let run = Command::new(exe).arg(&fin).arg(&fout).output().unwrap();
+    assert!(run.status.success(), "pipeline_io: {}", String::from_utf8_lossy(&run.stderr));
+    let got = std::fs::read(&fout).unwrap();
+    let _ = std::fs::remove_file(fin);
+    let _ = std::fs::remove_file(fout);
+    // fwd, rows twice, inv: then the three iterations' digits, carries and shift.
+    let words: Vec<u64> = got.chunks_exact(8).map(|b| u64::from_le_bytes(b.try_into().unwrap())).collect();
+    let at = 4 * n + 2 * (n / seg);
+    let gd: Vec<i64> = words[at..at + n].iter().map(|&d| d as i64).collect();
+    let gc: Vec<i128> = words[at + n..at + n + 2 * (n / seg)]
+        .chunks_exact(2)
+        .map(|w| (i128::from(w[1] as i64) << 64) | i128::from(w[0]))
+        .collect();
+    let gs = got[8 * (at + n + 2 * (n / seg))..].first_chunk::<4>().map(|b| u32::from_le_bytes(*b));
+    let m = (Integer::from(1) << p) - 1u32;
+    let (mut want, mut s) = (value(p, seg, &digits, &pending), s0);
+    for _ in 0..3 {
+        s = ((2 * u64::from(s)) % u64::from(p)) as u32;
+        want = (Integer::from(&want * &want) - (Integer::from(1) << (s + 1))).rem_euc(&m);
+    }
+    value(p, seg, &gd, &gc) == want && gs == Some(s)
+}
+
+#[test]
+fn goldilocks_on_the_pipeline_iterates_like_gmp() {
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut runs = 0;
+    for log2 in 1..=17 {
+        let len = Length { odd: 1, log2 };
+        let Some(p) = Arith::Goldilocks.largest_exponent_at(len) else { continue };
+        let plan = Plan::with_length(p, Arith::Goldilocks, len).unwrap();
+        if plan.fixup_depth() >= 8.min(plan.n()) {
+            continue;
+        }
+        for extreme in [false, true] {
+            assert!(pipeline_matches_gmp(&plan, &mut rng, extreme), "p={p} {len} extreme={extreme}");
+            runs += 1;
+        }
+    }
+    assert!(runs >= 28, "{runs} runs");
 }

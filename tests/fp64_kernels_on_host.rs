@@ -24,7 +24,7 @@ use common::host_kernels::{self, Rng};
 fn harness(plan: &Plan) -> PathBuf {
     let [a, b, c] = fs::shape_defines(plan);
     let [d, e] = fs::block_threads(plan, fs::MOST_THREADS);
-    host_kernels::harness("fp64_io.cpp", &[a, b, c, d, e])
+    host_kernels::harness("pipeline_io.cpp", &[a, b, c, d, e])
 }
 
 fn words(out: &mut Vec<u8>, v: impl IntoIterator<Item = u64>) {
@@ -45,7 +45,7 @@ struct Values {
     y: Vec<Vec<f64>>,
 }
 
-/// The harness's input (scripts/host-kernels/fp64_io.cpp, IN); with `tamper`, one twiddle of
+/// The harness's input (scripts/host-kernels/pipeline_io.cpp, IN); with `tamper`, one twiddle of
 /// the first prime's rows is not the twin's.
 fn input(plan: &Plan, t: &Fp64Tables, v: &Values, tamper: bool) -> Vec<u8> {
     let mut b = Vec::new();
@@ -106,17 +106,7 @@ fn bits(v: &[Vec<f64>]) -> Vec<u64> {
 fn check(plan: &Plan, rng: &mut Rng, extreme: bool, tamper: bool) -> Vec<&'static str> {
     let t = Fp64Tables::new(plan).unwrap();
     let (p, n) = (plan.exponent(), plan.n());
-    let digits: Vec<i64> = (0..n)
-        .map(|j| {
-            let w = plan.width(j);
-            let top = (1i64 << (w - 1)) + plan.slack() as i64;
-            match (extreme, rng.next() & 1) {
-                (true, 0) => top,
-                (true, _) => -top,
-                (false, _) => (rng.next() % (1 << w)) as i64 - (1 << (w - 1)),
-            }
-        })
-        .collect();
+    let digits = host_kernels::digits(plan, rng, extreme);
     let pending: Vec<i128> = (0..n / plan.seg_len()).map(|_| i128::from(rng.next() as i64 >> 3)).collect();
     let s = (rng.next() % u64::from(p)) as u32;
     let values = |rng: &mut Rng| -> Vec<Vec<f64>> {
@@ -129,7 +119,7 @@ fn check(plan: &Plan, rng: &mut Rng, extreme: bool, tamper: bool) -> Vec<&'stati
     let v = Values { digits, pending, s, r, y };
     std::fs::write(&fin, input(plan, &t, &v, tamper)).unwrap();
     let run = Command::new(harness(plan)).arg(&fin).arg(&fout).output().unwrap();
-    assert!(run.status.success(), "fp64_io: {}", String::from_utf8_lossy(&run.stderr));
+    assert!(run.status.success(), "pipeline_io: {}", String::from_utf8_lossy(&run.stderr));
     let got = std::fs::read(&fout).unwrap();
     let mut out = Out(&got);
     let mut differ = Vec::new();

@@ -1,6 +1,6 @@
-// The CUDA intrinsics the kernels use, for the host (fp64_io.cpp, for
-// tests/fp64_kernels_on_host.rs and scripts/fp64-kernel-equiv.sh): the kernels compiled as plain
-// C++ run the blocks of a grid one after another (so fp_carry's ready flags are set before they
+// The CUDA intrinsics the kernels use, for the host (pipeline_io.cpp, gl_row_io.cpp; for
+// tests/fp64_kernels_on_host.rs, tests/four_step_on_host.rs, scripts/fp64-kernel-equiv.sh): the
+// kernels compiled as plain C++ run the blocks of a grid one after another (so fp_carry's ready flags are set before they
 // are waited for), and a block's threads as fibers on one OS thread (host_block below): each runs
 // until its next barrier, in thread order, and the next round of the block starts once every
 // thread has reached it. So a block has the threads the GPU's has and each does its share, a

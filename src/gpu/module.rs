@@ -413,6 +413,11 @@ mod tests {
                 names(engine)
             );
         }
+        // Goldilocks on the FP64 arithmetic's pipeline: the same common/pipeline.cuh.
+        let gfs = Unit::load("goldilocks-fs").unwrap();
+        assert!(names(&gfs).contains(&"common/pipeline.cuh".to_string()), "{:?}", names(&gfs));
+        assert!(names(&fp).contains(&"common/pipeline.cuh".to_string()), "{:?}", names(&fp));
+        assert!(names(&gfs).iter().all(|n| !n.starts_with("fp64/")), "{:?}", names(&gfs));
         let check = Unit::load(CHECK_UNIT).unwrap();
         for h in ["goldilocks/field_check.cuh", "m61m31/field_check.cuh"] {
             assert!(names(&check).contains(&h.to_string()), "{:?}", names(&check));
@@ -420,7 +425,7 @@ mod tests {
         let rate = Unit::load(RATE_UNIT).unwrap();
         assert!(names(&rate).contains(&"m61m31/field_rate.cuh".to_string()), "{:?}", names(&rate));
         // Every file under kernels/ but the manifest is some unit's file or header.
-        let used: Vec<String> = [&gl, &mm, &fp, &check, &rate]
+        let used: Vec<String> = [&gl, &mm, &fp, &gfs, &check, &rate]
             .iter()
             .flat_map(|u| std::iter::once(u.file.clone()).chain(names(u)))
             .collect();

@@ -1,6 +1,8 @@
 //! The kernels compiled for the host (scripts/host-kernels/: a block's threads as fibers, blocks
-//! one after another): a harness built once per source and defines, and the tests' random words.
+//! one after another): a harness built once per source and defines, and the tests' random words
+//! and digits.
 
+use mersenne_cert::transform::plan::Plan;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -16,6 +18,22 @@ impl Rng {
         self.0 ^= self.0 << 17;
         self.0
     }
+}
+
+/// `plan`'s digits: random within each width, or (`extreme`) each ±(2^(w−1) + the plan's slack),
+/// the largest the bound allows.
+pub fn digits(plan: &Plan, rng: &mut Rng, extreme: bool) -> Vec<i64> {
+    (0..plan.n())
+        .map(|j| {
+            let w = plan.width(j);
+            let top = (1i64 << (w - 1)) + plan.slack() as i64;
+            match (extreme, rng.next() & 1) {
+                (true, 0) => top,
+                (true, _) => -top,
+                (false, _) => (rng.next() % (1 << w)) as i64 - (1 << (w - 1)),
+            }
+        })
+        .collect()
 }
 
 type Key = (&'static str, Vec<(&'static str, u32)>);

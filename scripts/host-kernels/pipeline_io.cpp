@@ -1,35 +1,44 @@
-// The FP64 kernels (kernels/fp64/pipeline.cuh, compiled for the host through shim.h) on a
-// plan's tables and values, and every kernel's output written out:
-//   fp64_io IN OUT     IN written by tests/fp64_kernels_on_host.rs from the CPU twin's tables,
+// kernels/common/pipeline.cuh's kernels (compiled for the host through shim.h) over the FP64
+// arithmetic (kernels/fp64/pipeline.cuh), or with -DFS_GOLDILOCKS over Goldilocks
+// (kernels/goldilocks/four_step.cuh), on a plan's tables and values, and every kernel's output
+// written out:
+//   pipeline_io IN OUT IN written by tests/fp64_kernels_on_host.rs from the CPU twin's tables,
 //                      which compares OUT with the twin's stages bit for bit (as `gpu-selftest
-//                      fp64` does on a GPU);
-//   fp64_io --random LOG_R LOG_C SEG SEED OUT
-//                      random tables and values of that shape (not a real plan's), for two
-//                      versions of the kernels to be compared bit for bit
+//                      fp64` does on a GPU), or by tests/four_step_on_host.rs (Goldilocks);
+//   pipeline_io --random LOG_R LOG_C SEG SEED OUT
+//                      (FP64) random tables and values of that shape (not a real plan's), for
+//                      two versions of the kernels to be compared bit for bit
 //                      (scripts/fp64-kernel-equiv.sh).
-//   Either after --threads TILE ROW: the threads of a column kernel's (fp_fwd, fp_inv, fp_carry)
-//   and of an fp_rows block, where the unit is not compiled for them (FP_TILE_THREADS,
-//   FP_ROW_THREADS: then those); by default 1. What the kernels compute does not depend on them.
-//   IN: u32 log_r, log_c, seg_len, p, fixup_depth, lo_bits, n; f64 crt_inv; per prime f64 p,
-//       pinv, w_narrow, w_wide, iw_narrow, iw_wide, u64 reduce, then 12 tables (u64 length, f64
-//       values): row_tw, row_itw, col_tw, col_itw, w_hi, w_lo, iw_hi, iw_lo, t_hi, t_lo, it_hi,
-//       it_lo; n i64 digits; n/seg_len i128 pending carries (two i64, low first); u32 shift;
-//       2n f64 values r and 2n f64 values y (both primes' n values one after the other).
-//   OUT: fp_fwd of (digits, carries) (2n f64); fp_rows of r squared, then times y (2n f64 each);
-//       fp_inv of r with the LL term at shift (n i64 digits, n/seg_len i128 carries); a batch
-//       of three LL squarings of (digits, carries) from shift: fp_fwd, fp_rows and fp_carry
-//       twice, fp_rows, fp_inv (digits, carries, the shift after).
+//   Either after --threads TILE ROW: the threads of a column kernel's (fwd, inv, carry) and of a
+//   rows block, where the unit is not compiled for them (FP_TILE_THREADS, FP_ROW_THREADS: then
+//   those); by default 1. What the kernels compute does not depend on them.
+//   IN: u32 log_r, log_c, seg_len, p, fixup_depth, lo_bits, n; the arithmetic's Extra (FP64:
+//       f64 crt_inv; Goldilocks: nothing); per prime (NP: FP64 2, Goldilocks 1) its field's
+//       constants (FP64: f64 p, pinv; Goldilocks: nothing), the values w_narrow, w_wide,
+//       iw_narrow, iw_wide, u64 reduce, then 12 tables (u64 length, values): row_tw, row_itw,
+//       col_tw, col_itw, w_hi, w_lo, iw_hi, iw_lo, t_hi, t_lo, it_hi, it_lo; n i64 digits;
+//       n/seg_len i128 pending carries (two i64, low first); u32 shift; NP·n values r and NP·n
+//       values y (every prime's n values one after the other). A value is 8 bytes (an f64, or a
+//       u64 below P).
+//   OUT: fwd of (digits, carries) (NP·n values); rows of r squared, then times y (NP·n values
+//       each); inv of r with the LL term at shift (n i64 digits, n/seg_len i128 carries); a
+//       batch of three LL squarings of (digits, carries) from shift: fwd, rows and carry twice,
+//       rows, inv (digits, carries, the shift after).
 #include "shim.h"
+#ifdef FS_GOLDILOCKS
+#include "goldilocks/four_step.cuh"
+#else
 #include "fp64/pipeline.cuh"
+#endif
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
-double fs_s[1 << 17];
+V fs_s[1 << 17];
 
 static FILE* in;
 static void get(void* p, size_t bytes) {
     if (fread(p, 1, bytes, in) != bytes) {
-        fprintf(stderr, "fp64_io: input too short\n");
+        fprintf(stderr, "pipeline_io: input too short\n");
         exit(2);
     }
 }
@@ -43,14 +52,23 @@ template <class T> static std::vector<T> many(size_t count) {
     get(v.data(), count * sizeof(T));
     return v;
 }
-static std::vector<std::vector<double>> tables;
+static std::vector<std::vector<V>> tables;
 static u64 table() {
-    tables.push_back(many<double>(one<u64>()));
-    if (tables.back().empty()) tables.back().push_back(0.0);
+    tables.push_back(many<V>(one<u64>()));
+    if (tables.back().empty()) tables.back().push_back(V{});
     return (u64)tables.back().data();
 }
+// The field's constants and the arithmetic's Extra, as IN holds them.
+#ifdef FS_GOLDILOCKS
+static void read_field(GlField&) {}
+static void read_extra(GlArith::Extra&) {}
+#else
+static void read_field(Fp& f) { f.p = one<double>(), f.pinv = one<double>(); }
+static void read_extra(Fp64Arith::Extra& x) { x.crt_inv = one<double>(); }
+#endif
 template <class T> static void put(FILE* o, const std::vector<T>& v) { fwrite(v.data(), sizeof(T), v.size(), o); }
 
+#ifndef FS_GOLDILOCKS
 // IN for random tables and values of a shape: field values below the primes, digits of 28 bits,
 // small pending carries, a random reduce mask.
 static std::vector<char> random_input(u32 log_r, u32 log_c, u32 seg, u64 seed) {
@@ -91,6 +109,8 @@ static std::vector<char> random_input(u32 log_r, u32 log_c, u32 seg, u64 seed) {
     return b;
 }
 
+#endif
+
 // One launch: the grid's blocks in order (each as `kernel` after blockIdx is set), nt threads a
 // block.
 template <class K> static void launch(u32 nt, u32 bx_count, u32 by_count, K kernel) {
@@ -115,18 +135,23 @@ int main(int argc, char** argv) {
     tile_nt = FP_TILE_THREADS, row_nt = FP_ROW_THREADS;
 #endif
     if (tile_nt < 1 || tile_nt > 1024 || row_nt < 1 || row_nt > 1024) {
-        fprintf(stderr, "fp64_io: threads a block out of range\n");
+        fprintf(stderr, "pipeline_io: threads a block out of range\n");
         return 2;
     }
     if (argc == 7 && !strcmp(argv[1], "--random")) {
+#ifdef FS_GOLDILOCKS
+        fprintf(stderr, "pipeline_io: --random takes the FP64 arithmetic\n");
+        return 2;
+#else
         random = random_input(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]));
+#endif
         in = fmemopen(random.data(), random.size(), "rb");
         o = fopen(argv[6], "wb");
     } else if (argc == 3) {
         in = fopen(argv[1], "rb");
         o = fopen(argv[2], "wb");
     } else {
-        fprintf(stderr, "usage: fp64_io [--threads TILE ROW] (IN OUT | --random LOG_R LOG_C SEG SEED OUT)\n");
+        fprintf(stderr, "usage: pipeline_io [--threads TILE ROW] (IN OUT | --random LOG_R LOG_C SEG SEED OUT)\n");
         return 2;
     }
     if (!in || !o) return 2;
@@ -134,11 +159,11 @@ int main(int argc, char** argv) {
     memset(&L, 0, sizeof L);
     L.log_r = one<u32>(), L.log_c = one<u32>(), L.seg_len = one<u32>(), L.p = one<u32>();
     L.fixup_depth = one<u32>(), L.lo_bits = one<u32>(), L.n = one<u32>();
-    L.x.crt_inv = one<double>();
-    for (int h = 0; h < 2; h++) {
+    read_extra(L.x);
+    for (u32 h = 0; h < A::NP; h++) {
         FsPrime& q = L.q[h];
-        q.f.p = one<double>(), q.f.pinv = one<double>();
-        q.w_narrow = one<double>(), q.w_wide = one<double>(), q.iw_narrow = one<double>(), q.iw_wide = one<double>();
+        read_field(q.f);
+        q.w_narrow = one<V>(), q.w_wide = one<V>(), q.iw_narrow = one<V>(), q.iw_wide = one<V>();
         q.reduce = one<u64>();
         q.row_tw = table(), q.row_itw = table(), q.col_tw = table(), q.col_itw = table();
         q.w_hi = table(), q.w_lo = table(), q.iw_hi = table(), q.iw_lo = table();
@@ -148,20 +173,20 @@ int main(int argc, char** argv) {
     const std::vector<u64> x0 = many<u64>(n);
     const std::vector<i128> c0 = many<i128>(n / T);
     const u32 s0 = one<u32>() % L.p;
-    const std::vector<double> r = many<double>(2 * n), y = many<double>(2 * n);
-    std::vector<double> z(2 * n);
+    const std::vector<V> r = many<V>(A::NP * n), y = many<V>(A::NP * n);
+    std::vector<V> z(A::NP * n);
     std::vector<u64> x = x0;
     std::vector<i128> carries = c0;
     std::vector<u32> shift{s0}, sync(1 + B, 0);
-    auto fwd = [&] { launch(tile_nt, B, 2, [&] { fp_fwd(x.data(), carries.data(), z.data(), L); }); };
+    auto fwd = [&] { launch(tile_nt, B, A::NP, [&] { FS_NAME(fwd)(x.data(), carries.data(), z.data(), L); }); };
     auto rows = [&](u32 flags) {
-        launch(row_nt, R, 2, [&] { fp_rows(z.data(), y.data(), shift.data(), L, flags); });
+        launch(row_nt, R, A::NP, [&] { FS_NAME(rows)(z.data(), y.data(), shift.data(), L, flags); });
     };
     auto inv = [&] {
-        launch(tile_nt, B, 1, [&] { fp_inv(z.data(), x.data(), carries.data(), shift.data(), L, FS_LL); });
+        launch(tile_nt, B, 1, [&] { FS_NAME(inv)(z.data(), x.data(), carries.data(), shift.data(), L, FS_LL); });
     };
     auto carry = [&] {
-        launch(tile_nt, B + 1, 1, [&] { fp_carry(z.data(), carries.data(), shift.data(), sync.data(), L, FS_LL); });
+        launch(tile_nt, B + 1, 1, [&] { FS_NAME(carry)(z.data(), carries.data(), shift.data(), sync.data(), L, FS_LL); });
     };
     fwd();
     put(o, z);

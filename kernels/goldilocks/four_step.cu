@@ -1,0 +1,2 @@
+// Goldilocks on the four-step pipeline: the unit `goldilocks-fs` (kernels/manifest.txt).
+#include "goldilocks/four_step.cuh"
