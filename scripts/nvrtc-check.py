@@ -11,7 +11,7 @@ PATH; `pip install nvidia-cuda-nvdisasm` has one), its SASS to DIR/<unit>.sass: 
 runs (which branches became predicated instructions, where registers spill), without a GPU.
 
 --define NAME=VALUE puts `#define NAME VALUE` in front of each unit's file, as module.rs's
-unit preambles do: the FP64 unit is compiled for one shape of plan (src/gpu/fp64/pipeline.rs
+unit preambles do: the FP64 unit is compiled for one shape of plan (src/gpu/four_step/pipeline.rs
 preamble; e.g. --define FP_LOG_R=9 --define FP_LOG_C=13 --define FP_SEG=8 for 2^22).
 
     scripts/nvrtc-check.py [--arch sm_90] [--dir kernels] [--ptxas-v] [--ptx DIR] [--sass DIR]

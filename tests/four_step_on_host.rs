@@ -9,8 +9,9 @@
 //! skeleton and the pipeline are not tied to the FP64 arithmetic (issue 37). It needs `g++` (or
 //! `$CXX`).
 
-use mersenne_cert::transform::fp64::stages::{block_threads, split, MOST_THREADS};
-use mersenne_cert::transform::goldilocks::{Gl, P};
+use mersenne_cert::transform::fp64::stages::{block_threads, shape_defines, MOST_THREADS};
+use mersenne_cert::transform::goldilocks::four_step::{stage_twiddles, GlFourStep};
+use mersenne_cert::transform::goldilocks::P;
 use mersenne_cert::transform::plan::{Arith, Length, Plan};
 use rug::ops::RemRounding;
 use rug::Integer;
@@ -19,18 +20,6 @@ use std::process::Command;
 
 mod common;
 use common::host_kernels::{self, Rng};
-
-/// tw[m + j] = w_2m^j (or w_2m^−j) for m = 1 … C/2, j < m, as the skeleton's stages read them.
-fn twiddles(log_c: u32, inverse: bool) -> Vec<u64> {
-    let mut t = vec![0u64; 1 << log_c];
-    for k in 1..=log_c {
-        let w = Gl::root_of_unity(k).unwrap();
-        let w = if inverse { w.inverse().unwrap() } else { w };
-        let m = 1usize << (k - 1);
-        (0..m).for_each(|j| t[m + j] = w.pow(j as u64).value());
-    }
-    t
-}
 
 /// C·Σ_i x_i·y_(k−i mod C) mod P for every k, in u128 integers.
 fn scaled_convolution(x: &[u64], y: &[u64]) -> Vec<u64> {
@@ -49,12 +38,12 @@ fn check(log_c: u32, threads: u32, rng: &mut Rng, tamper: bool) -> [bool; 2] {
     let c = 1usize << log_c;
     let row = |rng: &mut Rng| -> Vec<u64> { (0..c).map(|_| rng.next() % P).collect() };
     let (x, y) = (row(rng), row(rng));
-    let mut tw = twiddles(log_c, false);
+    let mut tw = stage_twiddles(log_c, false);
     if tamper {
         tw[c - 1] = 1;
     }
     let mut input = log_c.to_le_bytes().to_vec();
-    for v in [&tw, &twiddles(log_c, true), &x, &y] {
+    for v in [&tw, &stage_twiddles(log_c, true), &x, &y] {
         v.iter().for_each(|w| input.extend_from_slice(&w.to_le_bytes()));
     }
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR"));
@@ -90,48 +79,25 @@ fn a_wrong_twiddle_shows() {
     assert_eq!(check(10, 128, &mut rng, true), [false, false]);
 }
 
-/// g^e for e < 2^log2 as hi[e >> lo_bits]·lo[e & (2^lo_bits − 1)], every hi entry times `scale`
-/// (the layout of src/transform/fp64/stages.rs Powers, which the pipeline reads).
-fn powers(g: Gl, scale: Gl, log2: u32) -> [Vec<u64>; 2] {
-    let lo_bits = log2.div_ceil(2);
-    let lo = (0..1u64 << lo_bits).map(|i| g.pow(i).value()).collect();
-    let step = g.pow(1 << lo_bits);
-    let hi = (0..1u64 << (log2 - lo_bits)).map(|i| scale.mul(step.pow(i)).value()).collect();
-    [hi, lo]
-}
-
-/// The pipeline's IN for Goldilocks (scripts/host-kernels/pipeline_io.cpp) at `plan`, R = 2^log_r
-/// rows, segments of `seg` digits: the plan's tables, `digits`, `pending` carries, shift `s`.
-fn pipeline_input(plan: &Plan, log_r: u32, seg: usize, digits: &[i64], pending: &[i128], s: u32) -> Vec<u8> {
-    let (p, n, log2) = (plan.exponent(), plan.n(), plan.log2());
-    let log_c = log2 - log_r;
+/// The pipeline's IN for Goldilocks (scripts/host-kernels/pipeline_io.cpp) at `plan` (a
+/// [`GlFourStep::plan`]): its tables, `digits`, `pending` carries, shift `s`.
+fn pipeline_input(plan: &Plan, t: &GlFourStep, digits: &[i64], pending: &[i128], s: u32) -> Vec<u8> {
     let mut b = Vec::new();
-    let lo_bits = log2.div_ceil(2);
-    for v in [log_r, log_c, seg as u32, p, plan.fixup_depth() as u32, lo_bits, n as u32] {
+    let head = [t.log_r, t.log_c, plan.seg_len() as u32, plan.exponent(), plan.fixup_depth() as u32, t.lo_bits];
+    for v in head.into_iter().chain([plan.n() as u32]) {
         b.extend_from_slice(&v.to_le_bytes());
     }
     let words = |b: &mut Vec<u8>, v: &[u64]| v.iter().for_each(|w| b.extend_from_slice(&w.to_le_bytes()));
-    let inv = |x: Gl| x.inverse().unwrap();
-    let (rho, w_n) = (Gl::root_of_two(log2).unwrap(), Gl::root_of_unity(log2).unwrap());
-    // From digit j to j + 1 a weight is multiplied by ρ^(−f) where digit j is narrow, by 2ρ^(−f)
-    // where it is wide (f = p mod n); an unweight by the inverses.
-    let down = inv(rho).pow(u64::from(p) % n as u64);
-    let two = Gl::new(2);
-    words(&mut b, &[down, two.mul(down), inv(down), inv(two.mul(down))].map(Gl::value));
+    words(&mut b, &t.chain);
     words(&mut b, &[0]);
-    let mut tables = vec![twiddles(log_c, false), twiddles(log_c, true), twiddles(log_r, false), twiddles(log_r, true)];
-    tables.extend(powers(rho, Gl::ONE, log2));
-    tables.extend(powers(inv(rho), inv(Gl::new(n as u64)), log2));
-    tables.extend(powers(w_n, Gl::ONE, log2));
-    tables.extend(powers(inv(w_n), Gl::ONE, log2));
-    for t in tables {
-        words(&mut b, &[t.len() as u64]);
-        words(&mut b, &t);
+    for table in &t.tables {
+        words(&mut b, &[table.len() as u64]);
+        words(&mut b, table);
     }
     words(&mut b, &digits.iter().map(|&d| d as u64).collect::<Vec<_>>());
     words(&mut b, &pending.iter().flat_map(|&c| [c as u64, (c >> 64) as u64]).collect::<Vec<_>>());
     b.extend_from_slice(&s.to_le_bytes());
-    words(&mut b, &vec![0; 2 * n]);
+    words(&mut b, &vec![0; 2 * plan.n()]);
     b
 }
 
@@ -149,11 +115,11 @@ fn value(p: u32, seg: usize, digits: &[i64], pending: &[i128]) -> Integer {
 /// Three LL iterations at `plan` through the Goldilocks pipeline on the host (fwd, rows, carry,
 /// rows, carry, rows, inv) against GMP: whether the residue and the shift count match.
 fn pipeline_matches_gmp(plan: &Plan, rng: &mut Rng, extreme: bool) -> bool {
-    let (p, n, log2) = (plan.exponent(), plan.n(), plan.log2());
-    let (log_r, log_c) = split(log2);
-    let seg = 8.min(n);
+    let (p, n, seg) = (plan.exponent(), plan.n(), plan.seg_len());
+    let t = GlFourStep::new(plan).unwrap();
+    let [r, c, s] = shape_defines(plan);
     let [tile, row] = block_threads(plan, MOST_THREADS);
-    let defines = [("FS_GOLDILOCKS", 1), ("FP_LOG_R", log_r), ("FP_LOG_C", log_c), ("FP_SEG", seg as u32), tile, row];
+    let defines = [("FS_GOLDILOCKS", 1), r, c, s, tile, row];
     let exe = host_kernels::harness("pipeline_io.cpp", &defines);
     let digits = host_kernels::digits(plan, rng, extreme);
     let pending: Vec<i128> = (0..n / seg).map(|_| i128::from(rng.next() as i64 >> 44)).collect();
@@ -161,7 +127,7 @@ fn pipeline_matches_gmp(plan: &Plan, rng: &mut Rng, extreme: bool) -> bool {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR"));
     let name = format!("{p}-{n}-{extreme}");
     let (fin, fout) = (dir.join(format!("gs-in-{name}")), dir.join(format!("gs-out-{name}")));
-    std::fs::write(&fin, pipeline_input(plan, log_r, seg, &digits, &pending, s0)).unwrap();
+    std::fs::write(&fin, pipeline_input(plan, &t, &digits, &pending, s0)).unwrap();
     let run = Command::new(exe).arg(&fin).arg(&fout).output().unwrap();
     assert!(run.status.success(), "pipeline_io: {}", String::from_utf8_lossy(&run.stderr));
     let got = std::fs::read(&fout).unwrap();
@@ -192,10 +158,7 @@ fn goldilocks_on_the_pipeline_iterates_like_gmp() {
     for log2 in 1..=17 {
         let len = Length { odd: 1, log2 };
         let Some(p) = Arith::Goldilocks.largest_exponent_at(len) else { continue };
-        let plan = Plan::with_length(p, Arith::Goldilocks, len).unwrap();
-        if plan.fixup_depth() >= 8.min(plan.n()) {
-            continue;
-        }
+        let Ok(plan) = GlFourStep::plan(&Plan::with_length(p, Arith::Goldilocks, len).unwrap()) else { continue };
         for extreme in [false, true] {
             assert!(pipeline_matches_gmp(&plan, &mut rng, extreme), "p={p} {len} extreme={extreme}");
             runs += 1;

@@ -31,7 +31,7 @@
 // once m is a compile-time constant.
 #define FS_LINE_SKEW 2
 // Values of shared memory between the starts of lines of `words` values (host: lines_bytes in
-// src/gpu/fp64/pipeline.rs).
+// src/gpu/four_step/pipeline.rs).
 __device__ __forceinline__ u32 fs_stride(u32 words) { return FS_PAD(words) + FS_LINE_SKEW; }
 
 // log2 of a power of two, folded where x is a compile-time constant.

@@ -51,8 +51,8 @@ __device__ __forceinline__ i64 fs_bits(u64 v) { return (i64)v; }
 __device__ __forceinline__ void fs_set_bits(double& v, i64 b) { v = __longlong_as_double(b); }
 __device__ __forceinline__ void fs_set_bits(u64& v, i64 b) { v = (u64)b; }
 
-// One prime's constants and tables (device addresses); field for field FpPrime in
-// src/gpu/fp64/setup.rs for the FP64 arithmetic. reduce: bit s set = every value is reduced before step s of the
+// One prime's constants and tables (device addresses); field for field FsPrime in
+// src/gpu/four_step/setup.rs. reduce: bit s set = every value is reduced before step s of the
 // squaring (src/transform/fp64/stages.rs StepIndex). row_tw[m + j] = w_2m^j of the C-point
 // transform, col_tw of the R-point one (itw: w^-j); the powers g^e = hi[e >> lo_bits] ·
 // lo[e & mask] of rho (the weights), rho^-1 n^-1 (the unweights), w_n and w_n^-1 (twiddles).
@@ -67,7 +67,7 @@ struct FsPrime {
     u64 w_hi, w_lo, iw_hi, iw_lo, t_hi, t_lo, it_hi, it_lo;
 };
 
-// The plan as these kernels see it (FpLayout in src/gpu/fp64/setup.rs for the FP64 arithmetic).
+// The plan as these kernels see it (FsLayout in src/gpu/four_step/setup.rs).
 // The shape of the plan (log2 R, log2 C, SEG) is read through lr(), lc(), seg() and len(), the
 // threads of a column kernel's and of a rows block through tile_nt() and row_nt(): the host
 // compiles the unit for each shape with FP_LOG_R, FP_LOG_C, FP_SEG, FP_TILE_THREADS and
@@ -169,7 +169,7 @@ __device__ __forceinline__ i64 fs_balance(i128 t, u32 w, i128* up) {
 // KB of shared memory at 2^22, rows and inv 3 of 74 KB, so 64, 80 and 80 registers a thread);
 // the host launches at most 256, but rows 512 where the rows are few, and defines FP_ROW_BOUNDS
 // as 512, 2 there, else as 256, 4 where a row leaves shared memory for four blocks
-// (src/gpu/fp64/pipeline.rs preamble).
+// (src/gpu/four_step/pipeline.rs preamble).
 #ifndef FP_FWD_BOUNDS
 #define FP_FWD_BOUNDS 256, 4
 #endif

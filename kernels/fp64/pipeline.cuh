@@ -1,5 +1,5 @@
 // The FP64 arithmetic's squaring on the device (issue 37): kernels/common/pipeline.cuh's kernels
-// (fp_fwd, fp_rows, fp_inv, fp_carry: src/gpu/fp64/pipeline.rs launches them) over the pair of
+// (fp_fwd, fp_rows, fp_inv, fp_carry: src/gpu/four_step/pipeline.rs launches them) over the pair of
 // primes of a plan (Fp, kernels/fp64/field.cuh), each output's two residues recombined by the
 // CRT of the pair (fp_crt), mirroring the CPU twin src/transform/fp64/stages.rs value for value.
 #pragma once

@@ -2,11 +2,12 @@
 //! its residues, one squaring, one product, its profile; batches of them are queued by the
 //! provided methods, as CUDA graphs), and [`pipeline`] the one place that picks the
 //! implementation for a plan's arithmetic: Goldilocks' multi-pass [`Passes`] (or, at small
-//! lengths, the one-block [`SmallPipeline`]), M61·M31's [`MmPipeline`] and FP64's [`FpPipeline`]. Each builds its own
+//! lengths, the one-block [`SmallPipeline`]; or, to measure it, the four-step [`FsPipeline`]),
+//! M61·M31's [`MmPipeline`] and FP64's [`FpPipeline`]. Each builds its own
 //! NVRTC unit's kernels ([`Pipeline::module`]), and no other. Adding an arithmetic is one
 //! implementation (with its `kernels/<arith>/` unit) and one line here.
 
-use super::fp64::FpPipeline;
+use super::four_step::{FpPipeline, FsPipeline, GoldilocksFs};
 use super::goldilocks::Passes;
 use super::goldilocks::SmallPipeline;
 use super::graphs::Graphs;
@@ -14,6 +15,7 @@ use super::launch::{carries_from_words, Res};
 use super::m61m31::MmPipeline;
 use super::module::Device;
 use crate::engine::EngineError;
+use crate::transform::goldilocks::four_step::GlFourStep;
 use crate::transform::plan::{Arith, Plan};
 use crate::transform::twin::carry_fixup;
 use cudarc::driver::{CudaModule, CudaSlice};
@@ -122,6 +124,9 @@ pub(crate) trait Pipeline: Send {
 /// The pipeline of `plan`'s arithmetic on `dev`, its kernels built and its tables uploaded.
 pub(crate) fn pipeline(dev: &Device, plan: Plan) -> Result<Box<dyn Pipeline>, EngineError> {
     Ok(match plan.arith() {
+        Arith::Goldilocks if goldilocks_four_step() => {
+            Box::new(FsPipeline::<GoldilocksFs>::new(dev, GlFourStep::plan(&plan)?)?)
+        }
         Arith::Goldilocks if plan.is_small() => Box::new(SmallPipeline::new(dev, plan)?),
         Arith::Goldilocks => Box::new(Passes::new(dev, plan)?),
         Arith::M61M31 => Box::new(MmPipeline::new(dev, plan)?),
@@ -129,7 +134,15 @@ pub(crate) fn pipeline(dev: &Device, plan: Plan) -> Result<Box<dyn Pipeline>, En
     })
 }
 
+/// Whether Goldilocks runs on the four-step pipeline (kernels/goldilocks/four_step.cuh, the FP64
+/// arithmetic's kernels over its field; issue 37) instead of its multi-pass kernels:
+/// MERSENNE_CERT_GOLDILOCKS_FOUR_STEP=1, for measuring the one against the other, until the
+/// speed table says where it is faster. Its plans have segments of 8 digits.
+fn goldilocks_four_step() -> bool {
+    std::env::var("MERSENNE_CERT_GOLDILOCKS_FOUR_STEP").as_deref() == Ok("1")
+}
+
 /// Whether `prove --tune` shapes `plan`'s passes: the multi-pass Goldilocks pipeline's only.
 pub(crate) fn tunable(plan: &Plan) -> bool {
-    matches!(plan.arith(), Arith::Goldilocks) && !plan.is_small()
+    matches!(plan.arith(), Arith::Goldilocks) && !plan.is_small() && !goldilocks_four_step()
 }

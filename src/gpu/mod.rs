@@ -23,7 +23,7 @@
 mod arith;
 mod driver;
 mod engine;
-mod fp64;
+mod four_step;
 mod goldilocks;
 mod graphs;
 mod launch;

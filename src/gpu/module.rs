@@ -385,7 +385,7 @@ pub(crate) fn kernel_file(name: &str) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gpu::fp64::UNIT as FP64_UNIT;
+    use crate::gpu::four_step::{FourStep, GoldilocksFs};
     use crate::gpu::goldilocks::UNIT as GOLDILOCKS_UNIT;
     use crate::gpu::m61m31::UNIT as M61M31_UNIT;
 
@@ -402,7 +402,7 @@ mod tests {
         let mm = Unit::load(M61M31_UNIT).unwrap();
         assert!(names(&mm).iter().all(|n| !n.starts_with("goldilocks/")), "{:?}", names(&mm));
         assert!(names(&gl).iter().all(|n| !n.starts_with("m61m31/")), "{:?}", names(&gl));
-        let fp = Unit::load(FP64_UNIT).unwrap();
+        let fp = Unit::load(crate::gpu::four_step::Fp64::UNIT).unwrap();
         assert_eq!(fp.file, "fp64/engine.cu");
         assert!(names(&fp).contains(&"fp64/field.cuh".to_string()), "{:?}", names(&fp));
         assert!(names(&fp).iter().all(|n| !n.starts_with("goldilocks/") && !n.starts_with("m61m31/")));
@@ -414,7 +414,7 @@ mod tests {
             );
         }
         // Goldilocks on the FP64 arithmetic's pipeline: the same common/pipeline.cuh.
-        let gfs = Unit::load("goldilocks-fs").unwrap();
+        let gfs = Unit::load(GoldilocksFs::UNIT).unwrap();
         assert!(names(&gfs).contains(&"common/pipeline.cuh".to_string()), "{:?}", names(&gfs));
         assert!(names(&fp).contains(&"common/pipeline.cuh".to_string()), "{:?}", names(&fp));
         assert!(names(&gfs).iter().all(|n| !n.starts_with("fp64/")), "{:?}", names(&gfs));

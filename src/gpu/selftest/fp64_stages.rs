@@ -9,7 +9,7 @@ use super::wide_residue::WideResidue;
 use crate::engine::EngineError;
 use crate::exponent::TestKind;
 use crate::gpu::arith::Pipeline;
-use crate::gpu::fp64::FpPipeline;
+use crate::gpu::four_step::FpPipeline;
 use crate::gpu::launch::{copy, ADVANCE, LL};
 use crate::gpu::module::{cuda_err, Device};
 use crate::residue::Shift;

@@ -77,7 +77,7 @@ pub const FEW_ROWS_LOG2: u32 = 7;
 
 /// The threads of `plan`'s blocks, at most `most` (≤ [`MOST_THREADS`]; fp_rows twice that where
 /// R ≤ 2^[`FEW_ROWS_LOG2`]), as the kernels are compiled for them and launched with
-/// (src/gpu/fp64/pipeline.rs): a column kernel's block (fp_fwd, fp_inv, fp_carry: a row of the
+/// (src/gpu/four_step/pipeline.rs): a column kernel's block (fp_fwd, fp_inv, fp_carry: a row of the
 /// tile at a time) and an fp_rows block (a group of 8 values of a pass at a time).
 pub fn block_threads(plan: &Plan, most: u32) -> [(&'static str, u32); 2] {
     let (log_r, log_c) = split(plan.log2());

@@ -1,9 +1,11 @@
 //! The Goldilocks arithmetic, GF(2^64 − 2^32 + 1): the field ([`field`]), the IBDWT's weights and
-//! twiddles ([`tables`]), the carry segments ([`segments`]), and [`Goldilocks`], its
+//! twiddles ([`tables`]), the carry segments ([`segments`]), the plan and tables of the four-step
+//! kernels ([`four_step`]), and [`Goldilocks`], its
 //! [`Arithmetic`]: lengths 2^1..2^26, convolution outputs below (P − 1)/2, digits of at most 31
 //! bits, the CPU twin's stages of src/transform/twin.rs.
 
 pub mod field;
+pub mod four_step;
 pub mod segments;
 pub mod tables;
 

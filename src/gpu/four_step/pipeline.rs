@@ -1,18 +1,20 @@
-//! The FP64 arithmetic's launches ([`FpPipeline`]): its work vectors and the kernels of a
-//! squaring or product (kernels/fp64/pipeline.cuh), on the plan set up by setup.rs; the third
-//! arithmetic of the same engine (same device, launches, graphs and residue buffers; a residue
-//! is its digits plus one pending carry per segment, an i128 of two words as M61·M31's).
+//! The four-step pipeline's launches ([`FsPipeline`], over an arithmetic [`FourStep`]: FP64's,
+//! Goldilocks'): its work vectors and the kernels of a squaring or product
+//! (kernels/common/pipeline.cuh over the arithmetic's header), on the plan set up by setup.rs;
+//! on the same engine as the other pipelines (same device, launches, graphs and residue buffers;
+//! a residue is its digits plus one pending carry per segment, an i128 of two words as
+//! M61·M31's).
 //!
-//! A squaring: fp_fwd (fix-up, weights, column DIF stages, twiddles; a tile of SEG columns a
-//! block, one prime a block) → fp_rows (row DIF stages, pointwise square, row DIT stages; a row a
-//! block; the shift count doubled) → fp_inv (inverse twiddles, column DIT stages, unweight, CRT,
-//! carry walk; both primes a block). At the lengths where it is faster ([`FUSED_LOG2`]), a
-//! batch of squarings takes two launches and two global round trips of the residue a squaring
-//! between its first fp_fwd and its last fp_inv: fp_rows and fp_carry (fp_inv's steps and the
-//! next fp_fwd's in one kernel, carries passed between its blocks). Nothing is copied to the
-//! host.
+//! A squaring (kernel names FP64's): fp_fwd (fix-up, weights, column DIF stages, twiddles; a
+//! tile of SEG columns a block, one prime a block) → fp_rows (row DIF stages, pointwise square,
+//! row DIT stages; a row a block; the shift count doubled) → fp_inv (inverse twiddles, column DIT
+//! stages, unweight, CRT, carry walk; every prime a block). At the lengths where it is faster
+//! ([`FUSED_LOG2`]), a batch of squarings takes two launches and two global round trips of the
+//! residue a squaring between its first fp_fwd and its last fp_inv: fp_rows and fp_carry
+//! (fp_inv's steps and the next fp_fwd's in one kernel, carries passed between its blocks).
+//! Nothing is copied to the host.
 
-use super::setup::Setup;
+use super::setup::{FourStep, Setup};
 use crate::engine::EngineError;
 use crate::gpu::arith::Pipeline;
 use crate::gpu::graphs::Graphs;
@@ -23,8 +25,6 @@ use crate::transform::plan::Plan;
 use cudarc::driver::{sys, CudaFunction, CudaModule, CudaSlice};
 use std::sync::Arc;
 
-/// The unit's name in kernels/manifest.txt.
-pub(crate) const UNIT: &str = "fp64";
 /// fp_rows's pointwise step multiplies by y's row (kernels/common/pipeline.cuh FS_PRODUCT).
 const PRODUCT: u32 = 1;
 
@@ -32,7 +32,8 @@ const PRODUCT: u32 = 1;
 /// (bench/RESULTS.md, 2026-11-28): 2^20 96.1 µs an iteration against 100.1 for fp_inv and
 /// fp_fwd apart, 2^22 350.7 against 364.5; at 2^15 … 2^19 and 2^21 fp_carry was 2–9% slower
 /// (its grid of C/SEG + 1 blocks, both primes each, fills the GPU in fuller waves only here).
-/// MERSENNE_CERT_FP64_FUSED (0 or 1) overrides it, for measuring.
+/// Goldilocks takes the same until it is measured. MERSENNE_CERT_FP64_FUSED (0 or 1) overrides
+/// it for either arithmetic, for measuring.
 const FUSED_LOG2: [u32; 2] = [20, 22];
 
 /// Whether `plan`'s batches of squarings take fp_carry (FUSED_LOG2 or its override).
@@ -93,8 +94,8 @@ impl BlockThreads {
     }
 }
 
-/// The FP64 plan on the device and the launches of its squarings and products.
-pub(crate) struct FpPipeline {
+/// A four-step plan on the device and the launches of its squarings and products.
+pub(crate) struct FsPipeline<A: FourStep> {
     plan: Plan,
     module: Arc<CudaModule>,
     fwd: CudaFunction,
@@ -105,31 +106,39 @@ pub(crate) struct FpPipeline {
     fused: bool,
     /// The threads the unit was compiled for and its blocks are launched with.
     threads: BlockThreads,
-    s: Setup,
-    /// fp_carry's ticket counter and the tiles' ready flags (kernels/fp64/pipeline.cuh), zero
+    s: Setup<A::Layout>,
+    /// log2 R, log2 C and the segment length.
+    shape: (u32, u32, u32),
+    /// fp_carry's ticket counter and the tiles' ready flags (kernels/common/pipeline.cuh), zero
     /// between launches.
     sync: CudaSlice<u32>,
-    /// Work vectors of both primes (2n values each): the value transformed, and a product's
+    /// Work vectors of every prime (NP·n values each): the value transformed, and a product's
     /// other factor.
-    work: [CudaSlice<f64>; 2],
+    work: [CudaSlice<A::Value>; 2],
 }
+
+/// The FP64 arithmetic's pipeline.
+pub(crate) type FpPipeline = FsPipeline<super::fp64::Fp64>;
 
 /// What a launch sequence returns.
 type Launched = Result<(), EngineError>;
 
-impl FpPipeline {
-    pub fn new(dev: &Device, plan: Plan) -> Result<FpPipeline, EngineError> {
+impl<A: FourStep> FsPipeline<A> {
+    pub fn new(dev: &Device, plan: Plan) -> Result<FsPipeline<A>, EngineError> {
         let threads = BlockThreads::of(&plan);
-        let module = dev.module_with(UNIT, &preamble(&plan, threads))?;
-        let s = Setup::new(dev, &plan)?;
+        let module = dev.module_with(A::UNIT, &preamble(&plan, threads))?;
+        let s = A::setup(dev, &plan)?;
+        let shape = A::shape(&s.layout);
         let f = |name| function(&module, name);
-        let (fwd, rows, inv, carry) = (f("fp_fwd")?, f("fp_rows")?, f("fp_inv")?, f("fp_carry")?);
-        let pipe = |_: ()| dev.stream.alloc_zeros::<f64>(2 * plan.n()).map_err(cuda_err("alloc"));
+        let [fwd, rows, inv, carry] = A::KERNELS;
+        let (fwd, rows, inv, carry) = (f(fwd)?, f(rows)?, f(inv)?, f(carry)?);
+        let np = A::PRIMES as usize;
+        let pipe = |_: ()| dev.stream.alloc_zeros::<A::Value>(np * plan.n()).map_err(cuda_err("alloc"));
         let work = [pipe(())?, pipe(())?];
-        let tiles = (1usize << s.layout.log_c) / s.layout.seg_len as usize;
+        let tiles = (1usize << shape.1) / shape.2 as usize;
         let sync = dev.stream.alloc_zeros::<u32>(1 + tiles).map_err(cuda_err("alloc"))?;
         let fused = fused(&plan);
-        let me = FpPipeline { plan, module, fwd, rows, inv, carry, fused, threads, s, sync, work };
+        let me = FsPipeline { plan, module, fwd, rows, inv, carry, fused, threads, s, shape, sync, work };
         // Opt in to the shared memory each kernel takes beyond the default 48 KiB.
         let most = dev
             .ctx
@@ -138,12 +147,13 @@ impl FpPipeline {
         let kernels = [
             (&me.fwd, me.tile_bytes(1)),
             (&me.rows, me.row_bytes(2)),
-            (&me.inv, me.tile_bytes(2)),
-            (&me.carry, me.tile_bytes(2)),
+            (&me.inv, me.tile_bytes(A::PRIMES)),
+            (&me.carry, me.tile_bytes(A::PRIMES)),
         ];
         for (f, bytes) in kernels {
             if bytes as i64 > most as i64 {
-                let why = format!("fp64 n={} needs {bytes} bytes of shared memory, the GPU has {most}", me.plan.n());
+                let why =
+                    format!("{} n={} needs {bytes} bytes of shared memory, the GPU has {most}", A::NAME, me.plan.n());
                 return Err(EngineError::NoPlan { p: me.plan.exponent(), why });
             }
             let attr = sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
@@ -152,18 +162,18 @@ impl FpPipeline {
         Ok(me)
     }
 
-    /// Work vector k (0: the value transformed, 1: a product's other factor), both primes'
+    /// Work vector k (0: the value transformed, 1: a product's other factor), every prime's
     /// n values one after the other.
-    pub(crate) fn work(&self, k: usize) -> &CudaSlice<f64> {
+    pub(crate) fn work(&self, k: usize) -> &CudaSlice<A::Value> {
         &self.work[k]
     }
 
     fn rows_count(&self) -> u32 {
-        1 << self.s.layout.log_r
+        1 << self.shape.0
     }
 
     fn cols(&self) -> usize {
-        1 << self.s.layout.log_c
+        1 << self.shape.1
     }
 
     /// Shared memory of `lines` lines of `words` values each: a pad word after every 8 values and
@@ -174,7 +184,7 @@ impl FpPipeline {
 
     /// Shared memory of `tiles` tiles of the column kernels: SEG columns of R values each.
     fn tile_bytes(&self, tiles: u32) -> u32 {
-        Self::lines_bytes(tiles * self.s.layout.seg_len, self.rows_count())
+        Self::lines_bytes(tiles * self.shape.2, self.rows_count())
     }
 
     /// Shared memory of `rows` rows.
@@ -186,7 +196,7 @@ impl FpPipeline {
     /// at a time).
     fn tiles(&self, shared_bytes: u32) -> Shape {
         let threads = self.threads.tile();
-        Shape { blocks: (self.cols() as u32) / self.s.layout.seg_len, threads, shared_bytes }
+        Shape { blocks: (self.cols() as u32) / self.shape.2, threads, shared_bytes }
     }
 
     /// x (digits and pending carries) fixed up, weighted, its columns transformed and twiddled
@@ -194,22 +204,22 @@ impl FpPipeline {
     ///
     /// # Safety
     /// Every buffer passed must be a buffer of `dev` sized for this plan (see [`Pipeline`]).
-    pub(crate) unsafe fn fwd(&self, dev: &Device, x: Res, z: &CudaSlice<f64>) -> Launched {
+    pub(crate) unsafe fn fwd(&self, dev: &Device, x: Res, z: &CudaSlice<A::Value>) -> Launched {
         let args: [&dyn Arg; 4] = [x.x, x.carries, z, &self.s.layout];
         // SAFETY: fp_fwd's parameters in order; the buffers are the caller's.
-        unsafe { launch_grid(dev, &self.fwd, self.tiles(self.tile_bytes(1)), 2, &args) }
+        unsafe { launch_grid(dev, &self.fwd, self.tiles(self.tile_bytes(1)), A::PRIMES, &args) }
     }
 
     /// Work vector z's rows: forward, squared (y = None) or times y's rows (y's columns
     /// transformed), inverse; ADVANCE in `flags` doubles the shift count.
     ///
     /// # Safety
-    /// As [`FpPipeline::fwd`].
+    /// As [`FsPipeline::fwd`].
     pub(crate) unsafe fn rows(
         &self,
         dev: &Device,
-        z: &CudaSlice<f64>,
-        y: Option<&CudaSlice<f64>>,
+        z: &CudaSlice<A::Value>,
+        y: Option<&CudaSlice<A::Value>>,
         shift: &CudaSlice<u32>,
         flags: u32,
     ) -> Launched {
@@ -218,35 +228,42 @@ impl FpPipeline {
         let args: [&dyn Arg; 5] = [z, y.unwrap_or(z), shift, &self.s.layout, &flags];
         let shape = Shape { blocks: self.rows_count(), threads: self.threads.row(), shared_bytes: bytes };
         // SAFETY: fp_rows's parameters in order; the buffers are the caller's.
-        unsafe { launch_grid(dev, &self.rows, shape, 2, &args) }
+        unsafe { launch_grid(dev, &self.rows, shape, A::PRIMES, &args) }
     }
 
     /// Work vector z transformed back, unweighted, recombined and carried into the digits and
     /// pending carries of x; LL in `flags` subtracts 2·2^s.
     ///
     /// # Safety
-    /// As [`FpPipeline::fwd`].
+    /// As [`FsPipeline::fwd`].
     pub(crate) unsafe fn inv(
         &self,
         dev: &Device,
-        z: &CudaSlice<f64>,
+        z: &CudaSlice<A::Value>,
         x: Res,
         shift: &CudaSlice<u32>,
         flags: u32,
     ) -> Launched {
         let args: [&dyn Arg; 6] = [z, x.x, x.carries, shift, &self.s.layout, &flags];
         // SAFETY: fp_inv's parameters in order; the buffers are the caller's.
-        unsafe { launch_grid(dev, &self.inv, self.tiles(self.tile_bytes(2)), 1, &args) }
+        unsafe { launch_grid(dev, &self.inv, self.tiles(self.tile_bytes(A::PRIMES)), 1, &args) }
     }
 
     /// fp_inv's steps on work vector z (digits kept on chip, x's pending carries written) and
     /// the next squaring's fp_fwd steps back into z; LL in `flags` subtracts 2·2^s.
     ///
     /// # Safety
-    /// As [`FpPipeline::fwd`].
-    unsafe fn carry(&self, dev: &Device, z: &CudaSlice<f64>, x: Res, shift: &CudaSlice<u32>, flags: u32) -> Launched {
+    /// As [`FsPipeline::fwd`].
+    unsafe fn carry(
+        &self,
+        dev: &Device,
+        z: &CudaSlice<A::Value>,
+        x: Res,
+        shift: &CudaSlice<u32>,
+        flags: u32,
+    ) -> Launched {
         let args: [&dyn Arg; 6] = [z, x.carries, shift, &self.sync, &self.s.layout, &flags];
-        let mut shape = self.tiles(self.tile_bytes(2));
+        let mut shape = self.tiles(self.tile_bytes(A::PRIMES));
         // Tile 0 twice: its first block publishes its carries, the last writes it.
         shape.blocks += 1;
         // SAFETY: fp_carry's parameters in order; the buffers are the caller's.
@@ -257,7 +274,7 @@ impl FpPipeline {
     /// fp_carry for all but the last of the batch, then fp_rows and fp_inv.
     ///
     /// # Safety
-    /// As [`FpPipeline::fwd`].
+    /// As [`FsPipeline::fwd`].
     pub(crate) unsafe fn squarings(
         &self,
         dev: &Device,
@@ -289,7 +306,7 @@ impl FpPipeline {
     }
 }
 
-impl Pipeline for FpPipeline {
+impl<A: FourStep> Pipeline for FsPipeline<A> {
     fn plan(&self) -> &Plan {
         &self.plan
     }
@@ -300,7 +317,7 @@ impl Pipeline for FpPipeline {
         2
     }
     fn transform_name(&self) -> String {
-        format!("fp64 n={}", self.plan.length())
+        format!("{} n={}", A::NAME, self.plan.length())
     }
 
     /// One squaring of x, all on the device, in work vector 0.
@@ -309,7 +326,7 @@ impl Pipeline for FpPipeline {
         unsafe { self.squarings(dev, x, shift, ll, 1, 1) }
     }
 
-    /// `count` squarings as replays of `graphs`' batches: [`FpPipeline::squarings`] in one batch
+    /// `count` squarings as replays of `graphs`' batches: [`FsPipeline::squarings`] in one batch
     /// (fp_carry between its squarings) where fp_carry is faster ([`fused`]), else each whole.
     unsafe fn queue_squarings(
         &self,
@@ -356,23 +373,24 @@ impl Pipeline for FpPipeline {
         reps: usize,
     ) -> Result<Vec<(String, f64)>, EngineError> {
         let z = &self.work[0];
-        let (r, c, t) = (self.s.layout.log_r, self.s.layout.log_c, self.s.layout.seg_len);
+        let (r, c, t) = self.shape;
+        let [fwd, rows, inv, carry] = A::KERNELS;
         // SAFETY (every step): the buffers are the caller's, under this function's contract.
         let steps: Vec<Step> = vec![
             (
-                format!("fp_rows: 2^{c}-point DIF, square, DIT (a row a block)"),
+                format!("{rows}: 2^{c}-point DIF, square, DIT (a row a block)"),
                 Box::new(move || unsafe { self.rows(dev, z, None, shift, 0) }),
             ),
             (
-                format!("fp_carry: fp_inv and fp_fwd ({t} columns a block)"),
+                format!("{carry}: {inv} and {fwd} ({t} columns a block)"),
                 Box::new(move || unsafe { self.carry(dev, z, x, shift, 0) }),
             ),
             (
-                format!("fp_fwd (a batch's first): fix-up, weights, 2^{r}-point DIF, twiddles"),
+                format!("{fwd} (a batch's first): fix-up, weights, 2^{r}-point DIF, twiddles"),
                 Box::new(move || unsafe { self.fwd(dev, x, z) }),
             ),
             (
-                format!("fp_inv (a batch's last): twiddles, 2^{r}-point DIT, unweight, CRT, carry"),
+                format!("{inv} (a batch's last): twiddles, 2^{r}-point DIT, unweight, CRT, carry"),
                 Box::new(move || unsafe { self.inv(dev, z, x, shift, 0) }),
             ),
         ];

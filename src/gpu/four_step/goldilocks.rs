@@ -1,0 +1,38 @@
+//! Goldilocks on the four-step pipeline (kernels/goldilocks/four_step.cuh): one prime, its tables
+//! src/transform/goldilocks/four_step.rs's, on the plan [`GlFourStep::plan`] gives (segments of
+//! 8 digits). Not yet a default anywhere: `MERSENNE_CERT_GOLDILOCKS_FOUR_STEP=1` takes it for the
+//! Goldilocks arithmetic (src/gpu/arith.rs), for measuring it against the multi-pass kernels.
+
+use super::setup::{FourStep, FsLayout, FsPrime, GlLayout, Setup, Uploads};
+use crate::engine::EngineError;
+use crate::gpu::module::Device;
+use crate::transform::goldilocks::four_step::GlFourStep;
+use crate::transform::plan::Plan;
+
+/// Goldilocks' kernels gs_fwd, gs_rows, gs_inv, gs_carry.
+pub(crate) struct GoldilocksFs;
+
+impl FourStep for GoldilocksFs {
+    const UNIT: &'static str = "goldilocks-fs";
+    const KERNELS: [&'static str; 4] = ["gs_fwd", "gs_rows", "gs_inv", "gs_carry"];
+    const PRIMES: u32 = 1;
+    const NAME: &'static str = "goldilocks four-step";
+    type Value = u64;
+    type Layout = GlLayout;
+
+    fn setup(dev: &Device, plan: &Plan) -> Result<Setup<GlLayout>, EngineError> {
+        let t = GlFourStep::new(plan)?;
+        let mut up = Uploads::default();
+        let mut tables = [0; 12];
+        for (a, v) in tables.iter_mut().zip(&t.tables) {
+            *a = up.table(dev, v)?;
+        }
+        // Canonical values: nothing is reduced lazily.
+        let q = [FsPrime { k: 0, chain: t.chain, reduce: 0, tables }];
+        Ok(up.setup(FsLayout::new(plan, q, 0, t.log_r, t.lo_bits)))
+    }
+
+    fn shape(layout: &GlLayout) -> (u32, u32, u32) {
+        layout.shape()
+    }
+}

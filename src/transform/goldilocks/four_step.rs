@@ -1,0 +1,139 @@
+//! Goldilocks on the four-step pipeline (kernels/goldilocks/four_step.cuh over
+//! kernels/common/pipeline.cuh, issue 37): the plan it takes (the Goldilocks plan with carry
+//! segments of [`SEG_LEN`] digits, a GPU thread's walk) and the tables it reads, in the layout the
+//! FP64 arithmetic's are (src/transform/fp64/stages.rs): the C-point and R-point twiddles of the
+//! skeleton's stages, and the powers of ρ = 2^(1/n) (weights), ρ^(−1)·n^(−1) (unweights), ω_n
+//! and ω_n^(−1) (the twiddles between the passes) as two tables of √n entries each. Values are
+//! canonical, so nothing is reduced lazily (every reduce mask is 0). The shape n = R·C is the FP64
+//! arithmetic's ([`split`]).
+
+use super::field::Gl;
+use crate::transform::fp64::stages::{split, SEG_LEN};
+use crate::transform::plan::{Arith, Plan};
+use crate::transform::PlanError;
+
+/// `tw[m + j]` = w_2m^j (or w_2m^−j) for m = 1 … L/2, j < m (`tw[0]` unused): the twiddles of
+/// an L-point transform's stages as kernels/common/four_step.cuh reads them, L = 2^log_l.
+pub fn stage_twiddles(log_l: u32, inverse: bool) -> Vec<u64> {
+    let mut t = vec![0u64; 1 << log_l];
+    for k in 1..=log_l {
+        let w = Gl::root_of_unity(k).expect("2^k-th roots of unity to 2^32");
+        let w = if inverse { w.inverse().expect("a root of unity is invertible") } else { w };
+        let m = 1usize << (k - 1);
+        let mut x = Gl::ONE;
+        for e in &mut t[m..2 * m] {
+            *e = x.value();
+            x = x.mul(w);
+        }
+    }
+    t
+}
+
+/// g^e for e < 2^log2 as hi[e >> lo_bits]·lo[e & (2^lo_bits − 1)], lo_bits = ⌈log2/2⌉, every
+/// entry of hi times `scale`: [hi, lo].
+fn powers(g: Gl, scale: Gl, log2: u32) -> [Vec<u64>; 2] {
+    let lo_bits = log2.div_ceil(2);
+    let run = |start: Gl, step: Gl, len: u64| {
+        (0..len).scan(start, move |x, _| Some(std::mem::replace(x, x.mul(step)).value())).collect()
+    };
+    [run(scale, g.pow(1 << lo_bits), 1 << (log2 - lo_bits)), run(Gl::ONE, g, 1 << lo_bits)]
+}
+
+/// One plan's tables for the Goldilocks four-step kernels.
+pub struct GlFourStep {
+    pub log_r: u32,
+    pub log_c: u32,
+    /// log2 of the low tables' length: g^e = `hi[e >> lo_bits]·lo[e & (2^lo_bits − 1)]`.
+    pub lo_bits: u32,
+    /// The weight chains' factors: ρ^(−f), 2ρ^(−f) (from digit j to j + 1 where j is narrow,
+    /// wide; f = p mod n) and their inverses for the unweights.
+    pub chain: [u64; 4],
+    /// row_tw, row_itw, col_tw, col_itw, then hi and lo of the weights, the unweights, the
+    /// twiddles and the inverse twiddles: the order of FsPrime's tables
+    /// (kernels/common/pipeline.cuh).
+    pub tables: [Vec<u64>; 12],
+}
+
+impl GlFourStep {
+    /// The plan the kernels take: `plan` (a Goldilocks plan of n = 2^k) with segments of
+    /// [`SEG_LEN`] digits (n where shorter).
+    pub fn plan(plan: &Plan) -> Result<Plan, PlanError> {
+        let why = |s: &str| PlanError::NoPlan { p: plan.exponent(), why: format!("goldilocks four-step: {s}") };
+        if plan.arith() != Arith::Goldilocks || plan.length().odd != 1 {
+            return Err(why("not a Goldilocks plan of 2^k digits"));
+        }
+        plan.clone().with_seg_len(SEG_LEN.min(plan.n()))
+    }
+
+    /// The tables of `plan` (one [`GlFourStep::plan`] gave).
+    pub fn new(plan: &Plan) -> Result<GlFourStep, PlanError> {
+        let (p, log2) = (plan.exponent(), plan.log2());
+        let no = |what: &str| PlanError::NoPlan { p, why: format!("goldilocks four-step: no {what} at 2^{log2}") };
+        let rho = Gl::root_of_two(log2).ok_or_else(|| no("2^(1/n)"))?;
+        let w_n = Gl::root_of_unity(log2).ok_or_else(|| no("n-th root of unity"))?;
+        let inv = |x: Gl| x.inverse().expect("nonzero");
+        let (log_r, log_c) = split(log2);
+        let down = inv(rho).pow(u64::from(p) % (1u64 << log2));
+        let wide = Gl::new(2).mul(down);
+        let [w_hi, w_lo] = powers(rho, Gl::ONE, log2);
+        let [iw_hi, iw_lo] = powers(inv(rho), inv(Gl::new(1u64 << log2)), log2);
+        let [t_hi, t_lo] = powers(w_n, Gl::ONE, log2);
+        let [it_hi, it_lo] = powers(inv(w_n), Gl::ONE, log2);
+        let tw = |log_l, inverse| stage_twiddles(log_l, inverse);
+        Ok(GlFourStep {
+            log_r,
+            log_c,
+            lo_bits: log2.div_ceil(2),
+            chain: [down, wide, inv(down), inv(wide)].map(Gl::value),
+            tables: [
+                tw(log_c, false),
+                tw(log_c, true),
+                tw(log_r, false),
+                tw(log_r, true),
+                w_hi,
+                w_lo,
+                iw_hi,
+                iw_lo,
+                t_hi,
+                t_lo,
+                it_hi,
+                it_lo,
+            ],
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transform::plan::Length;
+
+    #[test]
+    fn tables_are_the_powers_they_name() {
+        let len = Length { odd: 1, log2: 13 };
+        let plan = GlFourStep::plan(&Plan::with_length(200_003, Arith::Goldilocks, len).unwrap()).unwrap();
+        assert_eq!(plan.seg_len(), SEG_LEN);
+        let t = GlFourStep::new(&plan).unwrap();
+        let (rho, w) = (Gl::root_of_two(13).unwrap(), Gl::root_of_unity(13).unwrap());
+        let at =
+            |hi: &[u64], lo: &[u64], e: usize| Gl::new(hi[e >> t.lo_bits]).mul(Gl::new(lo[e & ((1 << t.lo_bits) - 1)]));
+        let n_inv = Gl::new(1 << 13).inverse().unwrap();
+        for e in [0, 1, 63, 64, 65, 4095, 8191] {
+            assert_eq!(at(&t.tables[4], &t.tables[5], e), rho.pow(e as u64));
+            assert_eq!(at(&t.tables[6], &t.tables[7], e), rho.inverse().unwrap().pow(e as u64).mul(n_inv));
+            assert_eq!(at(&t.tables[8], &t.tables[9], e), w.pow(e as u64));
+            assert_eq!(at(&t.tables[10], &t.tables[11], e).mul(w.pow(e as u64)), Gl::ONE);
+        }
+        // ρ^n = 2: a wide digit's step is twice a narrow one's; the unweights' are the inverses.
+        let [narrow, wide, inarrow, iwide] = t.chain.map(Gl::new);
+        assert_eq!(narrow.mul(rho.pow(200_003 % 8192)), Gl::ONE);
+        assert_eq!((wide, narrow.mul(inarrow), wide.mul(iwide)), (narrow.mul(Gl::new(2)), Gl::ONE, Gl::ONE));
+        // The stages' twiddles: w_2m^j at m + j, the inverse table its inverses.
+        let (row, irow) = (&t.tables[0], &t.tables[1]);
+        assert_eq!(row.len(), 1 << t.log_c);
+        let m = row.len() / 2;
+        assert_eq!(Gl::new(row[m + 1]), Gl::root_of_unity(t.log_c).unwrap());
+        assert!((1..row.len()).all(|i| Gl::new(row[i]).mul(Gl::new(irow[i])) == Gl::ONE));
+        assert!(GlFourStep::plan(&Plan::with_length(200_003, Arith::Fp64, len).unwrap()).is_err());
+    }
+}
