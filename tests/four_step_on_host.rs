@@ -4,10 +4,10 @@
 //! against the cyclic convolution computed directly in 128-bit integers, at every row length
 //! 2^0 … 2^13 with one thread a block and with a block's threads; and kernels/common/pipeline.cuh's
 //! kernels over Goldilocks (kernels/goldilocks/four_step.cuh; scripts/host-kernels/pipeline_io.cpp
-//! with FS_GOLDILOCKS), three LL iterations through fwd, rows, carry and inv against GMP at every
-//! length 2^1 … 2^17, compiled for each shape with the threads the FP64 engine's blocks have: the
-//! skeleton and the pipeline are not tied to the FP64 arithmetic (issue 37). It needs `g++` (or
-//! `$CXX`).
+//! with FS_GOLDILOCKS): three LL iterations through fwd, rows, carry and inv, and a product,
+//! against GMP at every length 2^2 … 2^17, compiled for each shape with the threads the FP64
+//! engine's blocks have. The skeleton and the pipeline are not tied to the FP64 arithmetic (issue
+//! 37). It needs `g++` (or `$CXX`).
 
 use mersenne_cert::transform::fp64::stages::{block_threads, shape_defines, MOST_THREADS};
 use mersenne_cert::transform::goldilocks::four_step::{stage_twiddles, GlFourStep};
@@ -113,7 +113,8 @@ fn value(p: u32, seg: usize, digits: &[i64], pending: &[i128]) -> Integer {
 }
 
 /// Three LL iterations at `plan` through the Goldilocks pipeline on the host (fwd, rows, carry,
-/// rows, carry, rows, inv) against GMP: whether the residue and the shift count match.
+/// rows, carry, rows, inv), then the product of their result with the input (fwd of each, rows
+/// with the product, inv), against GMP: whether the residues and the shift count match.
 fn pipeline_matches_gmp(plan: &Plan, rng: &mut Rng, extreme: bool) -> bool {
     let (p, n, seg) = (plan.exponent(), plan.n(), plan.seg_len());
     let t = GlFourStep::new(plan).unwrap();
@@ -141,14 +142,22 @@ fn pipeline_matches_gmp(plan: &Plan, rng: &mut Rng, extreme: bool) -> bool {
         .chunks_exact(2)
         .map(|w| (i128::from(w[1] as i64) << 64) | i128::from(w[0]))
         .collect();
-    let gs = got[8 * (at + n + 2 * (n / seg))..].first_chunk::<4>().map(|b| u32::from_le_bytes(*b));
+    let end = 8 * (at + n + 2 * (n / seg));
+    let gs = got[end..].first_chunk::<4>().map(|b| u32::from_le_bytes(*b));
+    // Then the product of the last iteration's value with the input's.
+    let words: Vec<u64> = got[end + 4..].chunks_exact(8).map(|b| u64::from_le_bytes(b.try_into().unwrap())).collect();
+    let pd: Vec<i64> = words[..n].iter().map(|&d| d as i64).collect();
+    let pc: Vec<i128> =
+        words[n..].chunks_exact(2).map(|w| (i128::from(w[1] as i64) << 64) | i128::from(w[0])).collect();
     let m = (Integer::from(1) << p) - 1u32;
-    let (mut want, mut s) = (value(p, seg, &digits, &pending), s0);
+    let x0 = value(p, seg, &digits, &pending);
+    let (mut want, mut s) = (x0.clone(), s0);
     for _ in 0..3 {
         s = ((2 * u64::from(s)) % u64::from(p)) as u32;
         want = (Integer::from(&want * &want) - (Integer::from(1) << (s + 1))).rem_euc(&m);
     }
-    value(p, seg, &gd, &gc) == want && gs == Some(s)
+    let product = (Integer::from(&want * &x0)).rem_euc(&m);
+    value(p, seg, &gd, &gc) == want && gs == Some(s) && value(p, seg, &pd, &pc) == product
 }
 
 #[test]

@@ -23,7 +23,9 @@
 //   OUT: fwd of (digits, carries) (NP·n values); rows of r squared, then times y (NP·n values
 //       each); inv of r with the LL term at shift (n i64 digits, n/seg_len i128 carries); a
 //       batch of three LL squarings of (digits, carries) from shift: fwd, rows and carry twice,
-//       rows, inv (digits, carries, the shift after).
+//       rows, inv (digits, carries, the shift after); the product of those digits and carries
+//       with the input's (fwd of each, rows with the product, inv without the LL term: digits,
+//       carries).
 #include "shim.h"
 #ifdef FS_GOLDILOCKS
 #include "goldilocks/four_step.cuh"
@@ -210,6 +212,15 @@ int main(int argc, char** argv) {
     put(o, x);
     put(o, carries);
     put(o, shift);
+    // The engine's product: (digits, carries) after the squarings times the input's, no LL term.
+    std::vector<V> w(A::NP * n);
+    launch(tile_nt, B, A::NP, [&] { FS_NAME(fwd)(x.data(), carries.data(), w.data(), L); });
+    x = x0, carries = c0;
+    fwd();
+    launch(row_nt, R, A::NP, [&] { FS_NAME(rows)(z.data(), w.data(), shift.data(), L, FS_PRODUCT); });
+    launch(tile_nt, B, 1, [&] { FS_NAME(inv)(z.data(), x.data(), carries.data(), shift.data(), L, 0); });
+    put(o, x);
+    put(o, carries);
     fclose(o);
     return 0;
 }
