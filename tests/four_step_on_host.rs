@@ -1,8 +1,8 @@
 //! kernels/common/four_step.cuh over a second field: its row transform (`fs_row_square`: DIF
 //! stages, pointwise square or product, DIT stages in shared memory) compiled for the host with
 //! the Goldilocks field (GlField, kernels/goldilocks/field.cuh; scripts/host-kernels/gl_row_io.cpp)
-//! against the cyclic convolution computed directly in 128-bit integers, at every row length
-//! 2^0 … 2^13 with one thread a block and with a block's threads; and kernels/common/pipeline.cuh's
+//! against the cyclic convolution computed directly, at every row length 2^0 … 2^14 (2^14:
+//! Goldilocks' rows at 2^23) with one thread a block and with a block's threads; and kernels/common/pipeline.cuh's
 //! kernels over Goldilocks (kernels/goldilocks/four_step.cuh; scripts/host-kernels/pipeline_io.cpp
 //! with FS_GOLDILOCKS): three LL iterations through fwd, rows, carry and inv, and a product,
 //! against GMP at every length 2^2 … 2^17, compiled for each shape with the threads the FP64
@@ -11,7 +11,7 @@
 
 use mersenne_cert::transform::fp64::stages::{block_threads, shape_defines, MOST_THREADS};
 use mersenne_cert::transform::goldilocks::four_step::{stage_twiddles, GlFourStep};
-use mersenne_cert::transform::goldilocks::P;
+use mersenne_cert::transform::goldilocks::{Gl, P};
 use mersenne_cert::transform::plan::{Arith, Length, Plan};
 use rug::ops::RemRounding;
 use rug::Integer;
@@ -21,13 +21,14 @@ use std::process::Command;
 mod common;
 use common::host_kernels::{self, Rng};
 
-/// C·Σ_i x_i·y_(k−i mod C) mod P for every k, in u128 integers.
+/// C·Σ_i x_i·y_(k−i mod C) mod P for every k, term by term in the field's own operations (Gl,
+/// which src/transform/goldilocks/field.rs checks against u128 arithmetic).
 fn scaled_convolution(x: &[u64], y: &[u64]) -> Vec<u64> {
-    let (c, p) = (x.len(), u128::from(P));
+    let c = x.len();
     (0..c)
         .map(|k| {
-            let s = (0..c).fold(0u128, |s, i| (s + u128::from(x[i]) * u128::from(y[(k + c - i) % c]) % p) % p);
-            (s * c as u128 % p) as u64
+            let s = (0..c).fold(Gl::ZERO, |s, i| s.add(Gl::new(x[i]).mul(Gl::new(y[(k + c - i) % c]))));
+            s.mul(Gl::new(c as u64)).value()
         })
         .collect()
 }
@@ -64,7 +65,7 @@ fn check(log_c: u32, threads: u32, rng: &mut Rng, tamper: bool) -> [bool; 2] {
 #[test]
 fn goldilocks_rows_through_the_skeleton_are_convolutions() {
     let mut rng = Rng(0x2545_F491_4F6C_DD1D);
-    for log_c in 0..=13 {
+    for log_c in 0..=14 {
         // One thread, and a group of 8 values a thread as fp_rows launches (at most 256).
         for threads in [1, ((1u32 << log_c) / 8).clamp(1, 256)] {
             assert_eq!(check(log_c, threads, &mut rng, false), [true, true], "2^{log_c}, {threads} threads");

@@ -2,8 +2,8 @@
 // field (GlField, kernels/goldilocks/field.cuh), compiled for the host through shim.h: the
 // skeleton with a second field beside the FP64 one, checked by tests/four_step_on_host.rs.
 //   gl_row_io THREADS IN OUT
-//   IN: u32 log_c; C u64 twiddles tw[m + j] = w_2m^j (m = 1 .. C/2, j < m; tw[0] unused), C
-//       inverse ones; a row x and a row y (C u64 each, canonical).
+//   IN: u32 log_c (at most 14); C u64 twiddles tw[m + j] = w_2m^j (m = 1 .. C/2, j < m; tw[0]
+//       unused), C inverse ones; a row x and a row y (C u64 each, canonical).
 //   OUT: x's C-point DIF stages, pointwise square and DIT stages (C times x's cyclic convolution
 //        with itself), then with the product by y's transformed row instead (C u64 each).
 #include "shim.h"
@@ -12,7 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
-static u64 gl_s[2 * (FS_PAD(1 << 13) + FS_LINE_SKEW)];
+static u64 gl_s[2 * (FS_PAD(1 << 14) + FS_LINE_SKEW)];
 
 // A row of the Goldilocks field as fs_row_square takes it (W): nothing reduced, no steps to
 // count (the reduce mask is 0).
@@ -49,7 +49,7 @@ int main(int argc, char** argv) {
     FILE* in = fopen(argv[2], "rb");
     FILE* o = fopen(argv[3], "wb");
     u32 lc = 0;
-    if (nt < 1 || nt > 1024 || !in || !o || fread(&lc, 4, 1, in) != 1 || lc > 13) {
+    if (nt < 1 || nt > 1024 || !in || !o || fread(&lc, 4, 1, in) != 1 || lc > 14) {
         fprintf(stderr, "gl_row_io: bad arguments or input\n");
         return 2;
     }
