@@ -17,7 +17,8 @@ impl FourStep for Fp64 {
     const PRIMES: u32 = 2;
     const NAME: &'static str = "fp64";
     type Value = f64;
-    type Layout = Fp64Layout;
+    type Primes = [FsPrime<[f64; 2], f64>; 2];
+    type Extra = f64;
 
     fn setup(dev: &Device, plan: &Plan) -> Result<Setup<Fp64Layout>, EngineError> {
         let t = Fp64Tables::new(plan)?;
@@ -54,9 +55,5 @@ impl FourStep for Fp64 {
         };
         let q = [prime(&t.primes[0])?, prime(&t.primes[1])?];
         Ok(up.setup(FsLayout::new(plan, q, t.crt.inv, t.log_r, t.primes[0].weight.lo_bits)))
-    }
-
-    fn shape(layout: &Fp64Layout) -> (u32, u32, u32) {
-        layout.shape()
     }
 }

@@ -18,7 +18,8 @@ impl FourStep for GoldilocksFs {
     const PRIMES: u32 = 1;
     const NAME: &'static str = "goldilocks four-step";
     type Value = u64;
-    type Layout = GlLayout;
+    type Primes = [FsPrime<u64, u64>; 1];
+    type Extra = u64;
 
     fn setup(dev: &Device, plan: &Plan) -> Result<Setup<GlLayout>, EngineError> {
         let t = GlFourStep::new(plan)?;
@@ -30,9 +31,5 @@ impl FourStep for GoldilocksFs {
         // Canonical values: nothing is reduced lazily.
         let q = [FsPrime { k: 0, chain: t.chain, reduce: 0, tables }];
         Ok(up.setup(FsLayout::new(plan, q, 0, t.log_r, t.lo_bits)))
-    }
-
-    fn shape(layout: &GlLayout) -> (u32, u32, u32) {
-        layout.shape()
     }
 }

@@ -14,7 +14,7 @@
 //! (fp_inv's steps and the next fp_fwd's in one kernel, carries passed between its blocks).
 //! Nothing is copied to the host.
 
-use super::setup::{FourStep, Setup};
+use super::setup::{FourStep, LayoutOf, Setup};
 use crate::engine::EngineError;
 use crate::gpu::arith::Pipeline;
 use crate::gpu::graphs::Graphs;
@@ -106,9 +106,7 @@ pub(crate) struct FsPipeline<A: FourStep> {
     fused: bool,
     /// The threads the unit was compiled for and its blocks are launched with.
     threads: BlockThreads,
-    s: Setup<A::Layout>,
-    /// log2 R, log2 C and the segment length.
-    shape: (u32, u32, u32),
+    s: Setup<LayoutOf<A>>,
     /// fp_carry's ticket counter and the tiles' ready flags (kernels/common/pipeline.cuh), zero
     /// between launches.
     sync: CudaSlice<u32>,
@@ -128,17 +126,16 @@ impl<A: FourStep> FsPipeline<A> {
         let threads = BlockThreads::of(&plan);
         let module = dev.module_with(A::UNIT, &preamble(&plan, threads))?;
         let s = A::setup(dev, &plan)?;
-        let shape = A::shape(&s.layout);
         let f = |name| function(&module, name);
         let [fwd, rows, inv, carry] = A::KERNELS;
         let (fwd, rows, inv, carry) = (f(fwd)?, f(rows)?, f(inv)?, f(carry)?);
         let np = A::PRIMES as usize;
         let pipe = |_: ()| dev.stream.alloc_zeros::<A::Value>(np * plan.n()).map_err(cuda_err("alloc"));
         let work = [pipe(())?, pipe(())?];
-        let tiles = (1usize << shape.1) / shape.2 as usize;
+        let tiles = (1usize << s.layout.log_c) / s.layout.seg_len as usize;
         let sync = dev.stream.alloc_zeros::<u32>(1 + tiles).map_err(cuda_err("alloc"))?;
         let fused = fused(&plan);
-        let me = FsPipeline { plan, module, fwd, rows, inv, carry, fused, threads, s, shape, sync, work };
+        let me = FsPipeline { plan, module, fwd, rows, inv, carry, fused, threads, s, sync, work };
         // Opt in to the shared memory each kernel takes beyond the default 48 KiB.
         let most = dev
             .ctx
@@ -169,11 +166,11 @@ impl<A: FourStep> FsPipeline<A> {
     }
 
     fn rows_count(&self) -> u32 {
-        1 << self.shape.0
+        1 << self.s.layout.log_r
     }
 
     fn cols(&self) -> usize {
-        1 << self.shape.1
+        1 << self.s.layout.log_c
     }
 
     /// Shared memory of `lines` lines of `words` values each: a pad word after every 8 values and
@@ -184,7 +181,7 @@ impl<A: FourStep> FsPipeline<A> {
 
     /// Shared memory of `tiles` tiles of the column kernels: SEG columns of R values each.
     fn tile_bytes(&self, tiles: u32) -> u32 {
-        Self::lines_bytes(tiles * self.shape.2, self.rows_count())
+        Self::lines_bytes(tiles * self.s.layout.seg_len, self.rows_count())
     }
 
     /// Shared memory of `rows` rows.
@@ -196,7 +193,7 @@ impl<A: FourStep> FsPipeline<A> {
     /// at a time).
     fn tiles(&self, shared_bytes: u32) -> Shape {
         let threads = self.threads.tile();
-        Shape { blocks: (self.cols() as u32) / self.shape.2, threads, shared_bytes }
+        Shape { blocks: (self.cols() as u32) / self.s.layout.seg_len, threads, shared_bytes }
     }
 
     /// x (digits and pending carries) fixed up, weighted, its columns transformed and twiddled
@@ -373,7 +370,7 @@ impl<A: FourStep> Pipeline for FsPipeline<A> {
         reps: usize,
     ) -> Result<Vec<(String, f64)>, EngineError> {
         let z = &self.work[0];
-        let (r, c, t) = self.shape;
+        let (r, c, t) = (self.s.layout.log_r, self.s.layout.log_c, self.s.layout.seg_len);
         let [fwd, rows, inv, carry] = A::KERNELS;
         // SAFETY (every step): the buffers are the caller's, under this function's contract.
         let steps: Vec<Step> = vec![

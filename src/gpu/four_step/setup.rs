@@ -4,7 +4,7 @@
 //! addresses, as the kernels' C struct holds them: see [`crate::gpu::launch`]).
 
 use crate::engine::EngineError;
-use crate::gpu::launch::{addr, by_value, Arg};
+use crate::gpu::launch::{addr, Arg};
 use crate::gpu::module::{cuda_err, Device};
 use crate::transform::plan::Plan;
 use cudarc::driver::{CudaSlice, DeviceRepr, ValidAsZeroBits};
@@ -46,7 +46,11 @@ pub(crate) type Fp64Layout = FsLayout<[FsPrime<[f64; 2], f64>; 2], f64>;
 pub(crate) type GlLayout = FsLayout<[FsPrime<u64, u64>; 1], u64>;
 
 // Plain-old-data with the C layout the kernels declare, passed by value.
-by_value!(Fp64Layout, GlLayout);
+impl<Q: Copy, X: Copy> Arg for FsLayout<Q, X> {
+    fn param(&self, _dev: &Device, _slot: &mut u64) -> *mut std::ffi::c_void {
+        self as *const Self as *mut std::ffi::c_void
+    }
+}
 
 impl<Q: Copy, X: Copy> FsLayout<Q, X> {
     /// The layout of `plan` with primes `q`, extra `x`, R = 2^log_r rows and tables of powers
@@ -80,20 +84,15 @@ pub(crate) trait FourStep: 'static {
     const NAME: &'static str;
     /// A value of its fields (F::V).
     type Value: DeviceRepr + ValidAsZeroBits + Copy + Unpin;
-    /// Its FsLayout.
-    type Layout: Copy + Arg + Send + Sync;
+    /// Its FsLayout's primes (FsPrime q[NP]) and Extra.
+    type Primes: Copy + Send + Sync;
+    type Extra: Copy + Send + Sync;
     /// `plan`'s tables uploaded to `dev` and its layout.
-    fn setup(dev: &Device, plan: &Plan) -> Result<Setup<Self::Layout>, EngineError>;
-    /// log2 R, log2 C and the segment length of a layout.
-    fn shape(layout: &Self::Layout) -> (u32, u32, u32);
+    fn setup(dev: &Device, plan: &Plan) -> Result<Setup<LayoutOf<Self>>, EngineError>;
 }
 
-impl<Q: Copy, X: Copy> FsLayout<Q, X> {
-    /// (log2 R, log2 C, segment length).
-    pub fn shape(&self) -> (u32, u32, u32) {
-        (self.log_r, self.log_c, self.seg_len)
-    }
-}
+/// The FsLayout of arithmetic A.
+pub(crate) type LayoutOf<A> = FsLayout<<A as FourStep>::Primes, <A as FourStep>::Extra>;
 
 /// The plan on the device: the layout and the tables it points at.
 pub(crate) struct Setup<L> {
