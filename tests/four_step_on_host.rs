@@ -10,7 +10,7 @@
 //! 37). It needs `g++` (or `$CXX`).
 
 use mersenne_cert::transform::fp64::stages::{block_threads, shape_defines, MOST_THREADS};
-use mersenne_cert::transform::goldilocks::four_step::{stage_twiddles, GlFourStep};
+use mersenne_cert::transform::goldilocks::four_step::GlFourStep;
 use mersenne_cert::transform::goldilocks::{Gl, P};
 use mersenne_cert::transform::plan::{Arith, Length, Plan};
 use rug::ops::RemRounding;
@@ -20,6 +20,17 @@ use std::process::Command;
 
 mod common;
 use common::host_kernels::{self, Rng};
+
+/// The twiddles of a 2^log_c-point transform's stages as the skeleton reads them, `tw[m + j]` =
+/// ω_2m^j and the inverse table: the first 2^log_c of a Goldilocks plan's (they do not depend
+/// on its length; this one is 2^14 long, the longest row).
+fn stage_twiddles(log_c: u32) -> (Vec<u64>, Vec<u64>) {
+    let len = Length { odd: 1, log2: 14 };
+    let plan = Plan::with_length(Arith::Goldilocks.largest_exponent_at(len).unwrap(), Arith::Goldilocks, len).unwrap();
+    let (tw, itw) = plan.twiddles();
+    let c = 1 << log_c;
+    (tw[..c].iter().map(|x| x.value()).collect(), itw[..c].iter().map(|x| x.value()).collect())
+}
 
 /// C·Σ_i x_i·y_(k−i mod C) mod P for every k, term by term in the field's own operations (Gl,
 /// which src/transform/goldilocks/field.rs checks against u128 arithmetic).
@@ -39,12 +50,13 @@ fn check(log_c: u32, threads: u32, rng: &mut Rng, tamper: bool) -> [bool; 2] {
     let c = 1usize << log_c;
     let row = |rng: &mut Rng| -> Vec<u64> { (0..c).map(|_| rng.next() % P).collect() };
     let (x, y) = (row(rng), row(rng));
-    let mut tw = stage_twiddles(log_c, false);
+    let (tw, itw) = stage_twiddles(log_c);
+    let mut tw = tw;
     if tamper {
         tw[c - 1] = 1;
     }
     let mut input = log_c.to_le_bytes().to_vec();
-    for v in [&tw, &stage_twiddles(log_c, true), &x, &y] {
+    for v in [&tw, &itw, &x, &y] {
         v.iter().for_each(|w| input.extend_from_slice(&w.to_le_bytes()));
     }
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR"));

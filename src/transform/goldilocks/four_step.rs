@@ -2,42 +2,16 @@
 //! kernels/common/pipeline.cuh, issue 37): the plan it takes (the Goldilocks plan with carry
 //! segments of [`SEG_LEN`] digits, a GPU thread's walk) and the tables it reads, in the layout the
 //! FP64 arithmetic's are (src/transform/fp64/stages.rs): the C-point and R-point twiddles of the
-//! skeleton's stages, and the powers of ρ = 2^(1/n) (weights), ρ^(−1)·n^(−1) (unweights), ω_n
-//! and ω_n^(−1) (the twiddles between the passes) as two tables of √n entries each. Values are
-//! canonical, so nothing is reduced lazily (every reduce mask is 0). The shape n = R·C is the FP64
-//! arithmetic's ([`split`]).
+//! skeleton's stages and the weights and unweights, all the plan's own ([`super::tables`]), and
+//! the powers of ω_n and ω_n^(−1) (the twiddles between the passes) as two tables of √n entries
+//! each. Values are canonical, so nothing is reduced lazily (every reduce mask is 0). The shape
+//! n = R·C is the FP64 arithmetic's ([`split`]).
 
 use super::field::Gl;
+use super::tables::hi_lo;
 use crate::transform::fp64::stages::{split, SEG_LEN};
 use crate::transform::plan::{Arith, Plan};
 use crate::transform::PlanError;
-
-/// `tw[m + j]` = w_2m^j (or w_2m^−j) for m = 1 … L/2, j < m (`tw[0]` unused): the twiddles of
-/// an L-point transform's stages as kernels/common/four_step.cuh reads them, L = 2^log_l.
-pub fn stage_twiddles(log_l: u32, inverse: bool) -> Vec<u64> {
-    let mut t = vec![0u64; 1 << log_l];
-    for k in 1..=log_l {
-        let w = Gl::root_of_unity(k).expect("2^k-th roots of unity to 2^32");
-        let w = if inverse { w.inverse().expect("a root of unity is invertible") } else { w };
-        let m = 1usize << (k - 1);
-        let mut x = Gl::ONE;
-        for e in &mut t[m..2 * m] {
-            *e = x.value();
-            x = x.mul(w);
-        }
-    }
-    t
-}
-
-/// g^e for e < 2^log2 as hi[e >> lo_bits]·lo[e & (2^lo_bits − 1)], lo_bits = ⌈log2/2⌉, every
-/// entry of hi times `scale`: [hi, lo].
-fn powers(g: Gl, scale: Gl, log2: u32) -> [Vec<u64>; 2] {
-    let lo_bits = log2.div_ceil(2);
-    let run = |start: Gl, step: Gl, len: u64| {
-        (0..len).scan(start, move |x, _| Some(std::mem::replace(x, x.mul(step)).value())).collect()
-    };
-    [run(scale, g.pow(1 << lo_bits), 1 << (log2 - lo_bits)), run(Gl::ONE, g, 1 << lo_bits)]
-}
 
 /// One plan's tables for the Goldilocks four-step kernels.
 pub struct GlFourStep {
@@ -65,7 +39,9 @@ impl GlFourStep {
         plan.clone().with_seg_len(SEG_LEN.min(plan.n()))
     }
 
-    /// The tables of `plan` (one [`GlFourStep::plan`] gave).
+    /// The tables of `plan` (one [`GlFourStep::plan`] gave): the plan's own weights and stage
+    /// twiddles (src/transform/goldilocks/tables.rs: `twiddle[m + i]` = ω_2m^i, whatever the
+    /// length, so a C-point transform's are the first C), and the powers of ω_n.
     pub fn new(plan: &Plan) -> Result<GlFourStep, PlanError> {
         let (p, log2) = (plan.exponent(), plan.log2());
         let no = |what: &str| PlanError::NoPlan { p, why: format!("goldilocks four-step: no {what} at 2^{log2}") };
@@ -75,21 +51,22 @@ impl GlFourStep {
         let (log_r, log_c) = split(log2);
         let down = inv(rho).pow(u64::from(p) % (1u64 << log2));
         let wide = Gl::new(2).mul(down);
-        let [w_hi, w_lo] = powers(rho, Gl::ONE, log2);
-        let [iw_hi, iw_lo] = powers(inv(rho), inv(Gl::new(1u64 << log2)), log2);
-        let [t_hi, t_lo] = powers(w_n, Gl::ONE, log2);
-        let [it_hi, it_lo] = powers(inv(w_n), Gl::ONE, log2);
-        let tw = |log_l, inverse| stage_twiddles(log_l, inverse);
+        let words = |v: &[Gl]| v.iter().map(|x| x.value()).collect::<Vec<u64>>();
+        let (tw, itw) = plan.twiddles();
+        let [w_hi, w_lo, iw_hi, iw_lo] = plan.weight_tables().map(words);
+        let [t_hi, t_lo] = hi_lo(w_n, Gl::ONE, log2).map(|t| words(&t));
+        let [it_hi, it_lo] = hi_lo(inv(w_n), Gl::ONE, log2).map(|t| words(&t));
+        let (r, c) = (1 << log_r, 1 << log_c);
         Ok(GlFourStep {
             log_r,
             log_c,
-            lo_bits: log2.div_ceil(2),
+            lo_bits: plan.lo_bits(),
             chain: [down, wide, inv(down), inv(wide)].map(Gl::value),
             tables: [
-                tw(log_c, false),
-                tw(log_c, true),
-                tw(log_r, false),
-                tw(log_r, true),
+                words(&tw[..c]),
+                words(&itw[..c]),
+                words(&tw[..r]),
+                words(&itw[..r]),
                 w_hi,
                 w_lo,
                 iw_hi,

@@ -21,6 +21,18 @@ pub struct GlTables {
     pub(crate) inv_twiddle: Vec<Gl>,
 }
 
+/// first·base^i for i < len.
+fn powers(base: Gl, len: usize, first: Gl) -> Vec<Gl> {
+    std::iter::successors(Some(first), |x| Some(x.mul(base))).take(len).collect()
+}
+
+/// g^e for e < 2^log2 as two tables, [hi, lo]: g^e = hi[e >> lo_bits]·lo[e & (2^lo_bits − 1)],
+/// lo_bits = ⌈log2/2⌉, every entry of hi times `scale`.
+pub(crate) fn hi_lo(g: Gl, scale: Gl, log2: u32) -> [Vec<Gl>; 2] {
+    let lo_len = 1usize << log2.div_ceil(2);
+    [powers(g.pow(lo_len as u64), (1usize << log2) / lo_len, scale), powers(g, lo_len, Gl::ONE)]
+}
+
 impl GlTables {
     /// The tables of length 2^log2, or why the field has none (no n-th root of 2 beyond 2^26).
     pub fn new(log2: u32) -> Result<GlTables, String> {
@@ -29,14 +41,8 @@ impl GlTables {
         let g_inv = g.inverse().ok_or("g = 0")?;
         let n_inv = Gl::new(n as u64).inverse().ok_or("n = 0 mod P")?;
         let lo_bits = log2.div_ceil(2);
-        let (lo_len, hi_len) = (1usize << lo_bits, 1usize << (log2 - lo_bits));
-        let powers = |base: Gl, len: usize, first: Gl| -> Vec<Gl> {
-            std::iter::successors(Some(first), |x| Some(x.mul(base))).take(len).collect()
-        };
-        let weight_lo = powers(g, lo_len, Gl::ONE);
-        let weight_hi = powers(g.pow(lo_len as u64), hi_len, Gl::ONE);
-        let inv_weight_lo = powers(g_inv, lo_len, Gl::ONE);
-        let inv_weight_hi = powers(g_inv.pow(lo_len as u64), hi_len, n_inv);
+        let [weight_hi, weight_lo] = hi_lo(g, Gl::ONE, log2);
+        let [inv_weight_hi, inv_weight_lo] = hi_lo(g_inv, n_inv, log2);
         let mut twiddle = vec![Gl::ZERO; n];
         let mut inv_twiddle = vec![Gl::ZERO; n];
         for s in 0..log2 {
