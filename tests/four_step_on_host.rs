@@ -1,15 +1,15 @@
 //! kernels/common/four_step.cuh over a second field: its row transform (`fs_row_square`: DIF
 //! stages, pointwise square or product, DIT stages in shared memory) compiled for the host with
 //! the Goldilocks field (GlField, kernels/goldilocks/field.cuh; scripts/host-kernels/gl_row_io.cpp)
-//! against the cyclic convolution computed directly, at every row length 2^0 … 2^14 (2^14:
-//! Goldilocks' rows at 2^23) with one thread a block and with a block's threads; and kernels/common/pipeline.cuh's
+//! against the cyclic convolution computed directly, at every row length 2^0 … 2^13 (the
+//! longest row, MAX_COLS_LOG2) with one thread a block and with a block's threads; and kernels/common/pipeline.cuh's
 //! kernels over Goldilocks (kernels/goldilocks/four_step.cuh; scripts/host-kernels/pipeline_io.cpp
 //! with FS_GOLDILOCKS): three LL iterations through fwd, rows, carry and inv, and a product,
 //! against GMP at every length 2^2 … 2^17, compiled for each shape with the threads the FP64
 //! engine's blocks have. The skeleton and the pipeline are not tied to the FP64 arithmetic (issue
 //! 37). It needs `g++` (or `$CXX`).
 
-use mersenne_cert::transform::fp64::stages::{block_threads, shape_defines, MOST_THREADS};
+use mersenne_cert::transform::fp64::stages::{block_threads, shape_defines, MAX_COLS_LOG2, MOST_THREADS};
 use mersenne_cert::transform::goldilocks::four_step::GlFourStep;
 use mersenne_cert::transform::goldilocks::{Gl, P};
 use mersenne_cert::transform::plan::{Arith, Length, Plan};
@@ -23,9 +23,9 @@ use common::host_kernels::{self, Rng};
 
 /// The twiddles of a 2^log_c-point transform's stages as the skeleton reads them, `tw[m + j]` =
 /// ω_2m^j and the inverse table: the first 2^log_c of a Goldilocks plan's (they do not depend
-/// on its length; this one is 2^14 long, the longest row).
+/// on its length; this one is as long as the longest row).
 fn stage_twiddles(log_c: u32) -> (Vec<u64>, Vec<u64>) {
-    let len = Length { odd: 1, log2: 14 };
+    let len = Length { odd: 1, log2: MAX_COLS_LOG2 };
     let plan = Plan::with_length(Arith::Goldilocks.largest_exponent_at(len).unwrap(), Arith::Goldilocks, len).unwrap();
     let (tw, itw) = plan.twiddles();
     let c = 1 << log_c;
@@ -77,7 +77,7 @@ fn check(log_c: u32, threads: u32, rng: &mut Rng, tamper: bool) -> [bool; 2] {
 #[test]
 fn goldilocks_rows_through_the_skeleton_are_convolutions() {
     let mut rng = Rng(0x2545_F491_4F6C_DD1D);
-    for log_c in 0..=14 {
+    for log_c in 0..=MAX_COLS_LOG2 {
         // One thread, and a group of 8 values a thread as fp_rows launches (at most 256).
         for threads in [1, ((1u32 << log_c) / 8).clamp(1, 256)] {
             assert_eq!(check(log_c, threads, &mut rng, false), [true, true], "2^{log_c}, {threads} threads");

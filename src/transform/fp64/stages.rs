@@ -29,15 +29,15 @@ use crate::transform::plan::Plan;
 use crate::transform::twin::Convolution;
 use crate::transform::PlanError;
 
-/// Most rows (log2): a tile of 2^9 rows of SEG_LEN columns in both primes fills 72 KiB of a GPU
-/// block's shared memory (kernels/fp64/pipeline.cuh fp_inv; three blocks share an H100 SM), and
-/// a row of the longest length (2^13) as much.
-pub const MAX_ROWS_LOG2: u32 = 9;
+/// The longest row (log2 C): a row of 2^13 values and a product's second row beside it fill 147
+/// KiB of a GPU block's shared memory (kernels/common/pipeline.cuh rows); rows of 2^14 would need
+/// 295 KiB, more than a Hopper block has (227 KiB).
+pub const MAX_COLS_LOG2: u32 = 13;
 /// Lengths up to 2^SINGLE_ROW_LOG2 are one row (R = 1): the row pass does every stage.
 pub const SINGLE_ROW_LOG2: u32 = 12;
 /// Digits per carry segment, and columns per tile of the column passes (fewer when n is).
 pub const SEG_LEN: usize = 8;
-/// log2 R of the lengths 2^13 … 2^22 (longer ones take MAX_ROWS_LOG2), the fastest on an H100
+/// log2 R of the lengths 2^13 … 2^22 (longer ones take rows of 2^MAX_COLS_LOG2), the fastest on an H100
 /// (bench/RESULTS.md, 2026-11-28: every R from 2^3 to 2^9 at the largest exponent of each length
 /// 2^15 … 2^22; 2^13 and 2^14 keep ⌊k/2⌋). The column passes take a block a tile of SEG_LEN
 /// columns and the row pass a block a row (in each prime), so R trades the one's blocks against
@@ -45,11 +45,14 @@ pub const SEG_LEN: usize = 8;
 /// against 64.9; from 2^20 on 2^9 is fastest.
 const ROWS_LOG2: [u32; 10] = [6, 7, 6, 6, 6, 7, 7, 9, 9, 9];
 
-/// log2 R, log2 C of length 2^k: one row up to 2^SINGLE_ROW_LOG2, else R = 2^ROWS_LOG2[k − 13].
+/// log2 R, log2 C of length 2^k: one row up to 2^SINGLE_ROW_LOG2, R = 2^ROWS_LOG2[k − 13] up to
+/// 2^22 (a tile of 2^9 rows of SEG_LEN columns in both FP64 primes fills 72 KiB: three blocks an
+/// H100 SM), and rows of 2^MAX_COLS_LOG2 beyond (the FP64 pair ends at 2^22; Goldilocks, one
+/// prime, runs 2^23 and 2^24 on these kernels: tiles of 2^10 and 2^11 rows, 72 and 144 KiB).
 pub fn split(log2: u32) -> (u32, u32) {
     let log_r = match log2.checked_sub(SINGLE_ROW_LOG2 + 1) {
         None => 0,
-        Some(i) => ROWS_LOG2.get(i as usize).copied().unwrap_or(MAX_ROWS_LOG2),
+        Some(i) => ROWS_LOG2.get(i as usize).copied().unwrap_or(log2 - MAX_COLS_LOG2),
     };
     (log_r, log2 - log_r)
 }
@@ -426,7 +429,7 @@ mod tests {
     use super::*;
     use crate::exponent::TestKind;
     use crate::residue::Shift;
-    use crate::transform::plan::Length;
+    use crate::transform::plan::{Length, MAX_LOG2};
     use crate::transform::testing::{self, direct_convolution, extreme_digits, matches_rug, random_digits};
     use quickcheck::{quickcheck, TestResult};
 
@@ -444,11 +447,14 @@ mod tests {
 
     #[test]
     fn split_and_steps() {
-        // Every split fits the kernels: a row of at most 2^13 values, a tile of at most 2^9 rows.
-        for log2 in 13..=MAX_ROWS_LOG2 + 13 {
+        // Every split fits the kernels: a row of at most 2^13 values; to 2^22 (the FP64 pair's
+        // longest) a tile of at most 2^9 rows, beyond it (Goldilocks) rows of 2^13.
+        for log2 in 13..=MAX_LOG2 {
             let (log_r, log_c) = split(log2);
-            assert!(log_r <= MAX_ROWS_LOG2 && log_c <= 13, "2^{log2}");
+            assert_eq!(log_r + log_c, log2);
+            assert!(log_c <= MAX_COLS_LOG2 && (log2 > 22 || log_r <= 9), "2^{log2}");
         }
+        assert_eq!(split(23), (10, 13));
         assert_eq!((1..=22).map(split).collect::<Vec<_>>()[9..].to_vec(), {
             let mut v: Vec<(u32, u32)> = (10..=12).map(|k| (0, k)).collect();
             v.extend([(6, 7), (7, 7), (6, 9), (6, 10), (6, 11), (7, 11), (7, 12), (9, 11), (9, 12), (9, 13)]);
