@@ -133,7 +133,9 @@ __device__ __forceinline__ void fs_pass_of(typename F::V* s, u32 lines, u32 stri
     const u32 m_lo = 1u << m_lo_log, groups_log = log_l - S;
     for (u32 g = threadIdx.x; g < (lines << groups_log); g += nt) {
         const u32 line = g >> groups_log, gi = g & ((1u << groups_log) - 1);
-        const u32 o = gi & (m_lo - 1), blk = gi >> m_lo_log;
+        // o = g mod m_lo: where nt is a multiple of m_lo, threadIdx.x mod m_lo in every one of a
+        // thread's groups, so that their twiddles (at tw + m + o) are loaded once.
+        const u32 o = ((nt & (m_lo - 1)) == 0 ? threadIdx.x : g) & (m_lo - 1), blk = gi >> m_lo_log;
         // FS_PAD(base + (k << m_lo_log)) = FS_PAD(base) + FS_PAD(k << m_lo_log) for base = o +
         // a multiple of 2^(m_lo_log + S), o < 2^m_lo_log (FS_PAD_SPLIT).
         typename F::V* sg = s + line * stride + FS_PAD((blk << (m_lo_log + S)) + o);
