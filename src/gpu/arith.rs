@@ -136,8 +136,9 @@ pub(crate) fn pipeline(dev: &Device, plan: Plan) -> Result<Box<dyn Pipeline>, En
 
 /// Whether Goldilocks runs on the four-step pipeline (kernels/goldilocks/four_step.cuh, the FP64
 /// arithmetic's kernels over its field; issue 37) instead of its multi-pass kernels:
-/// MERSENNE_CERT_GOLDILOCKS_FOUR_STEP=1, for measuring the one against the other, until the
-/// speed table says where it is faster. Its plans have segments of 8 digits.
+/// MERSENNE_CERT_GOLDILOCKS_FOUR_STEP=1, for measuring the one against the other: measured
+/// slower at every length (bench/RESULTS.md, 2026-11-29), so never the default. Its plans have
+/// segments of 8 digits.
 fn goldilocks_four_step() -> bool {
     std::env::var("MERSENNE_CERT_GOLDILOCKS_FOUR_STEP").as_deref() == Ok("1")
 }

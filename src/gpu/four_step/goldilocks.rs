@@ -1,7 +1,9 @@
 //! Goldilocks on the four-step pipeline (kernels/goldilocks/four_step.cuh): one prime, its tables
 //! src/transform/goldilocks/four_step.rs's, on the plan [`GlFourStep::plan`] gives (segments of
-//! 8 digits). Not yet a default anywhere: `MERSENNE_CERT_GOLDILOCKS_FOUR_STEP=1` takes it for the
-//! Goldilocks arithmetic (src/gpu/arith.rs), for measuring it against the multi-pass kernels.
+//! 8 digits). A default nowhere: on an H200 it ran 11–75% slower than the multi-pass kernels at
+//! every length 2^16 … 2^23 (bench/RESULTS.md, 2026-11-29), so `MERSENNE_CERT_GOLDILOCKS_FOUR_STEP=1`
+//! takes it for the Goldilocks arithmetic (src/gpu/arith.rs) only to measure the skeleton again on
+//! a second field after a change to it.
 
 use super::setup::{FourStep, FsLayout, FsPrime, GlLayout, Setup, Uploads};
 use crate::engine::EngineError;
