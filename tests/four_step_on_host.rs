@@ -131,9 +131,9 @@ fn value(p: u32, seg: usize, digits: &[i64], pending: &[i128]) -> Integer {
 fn pipeline_matches_gmp(plan: &Plan, rng: &mut Rng, extreme: bool) -> bool {
     let (p, n, seg) = (plan.exponent(), plan.n(), plan.seg_len());
     let t = GlFourStep::new(plan).unwrap();
-    let [r, c, s] = shape_defines(plan);
+    let [r, c, s, w] = shape_defines(plan);
     let [tile, row] = block_threads(plan, MOST_THREADS);
-    let defines = [("FS_GOLDILOCKS", 1), r, c, s, tile, row];
+    let defines = [("FS_GOLDILOCKS", 1), r, c, s, w, tile, row];
     let exe = host_kernels::harness("pipeline_io.cpp", &defines);
     let digits = host_kernels::digits(plan, rng, extreme);
     let pending: Vec<i128> = (0..n / seg).map(|_| i128::from(rng.next() as i64 >> 44)).collect();

@@ -22,9 +22,9 @@ use common::host_kernels::{self, Rng};
 /// The harness for `plan`'s shape: compiled with its shape and block threads as the engine
 /// compiles the kernels.
 fn harness(plan: &Plan) -> PathBuf {
-    let [a, b, c] = fs::shape_defines(plan);
+    let [a, b, c, w] = fs::shape_defines(plan);
     let [d, e] = fs::block_threads(plan, fs::MOST_THREADS);
-    host_kernels::harness("pipeline_io.cpp", &[a, b, c, d, e])
+    host_kernels::harness("pipeline_io.cpp", &[a, b, c, w, d, e])
 }
 
 fn words(out: &mut Vec<u8>, v: impl IntoIterator<Item = u64>) {

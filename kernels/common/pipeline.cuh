@@ -13,9 +13,9 @@
 //          last stages on the way in and out, the square inside the pass of the last DIF and
 //          first DIT stages;
 //   inv    a tile as fwd, every prime: inverse twiddles, R-point DIT stages, unweight, the
-//          primes' values combined into the convolution's integer (A::combine: the FP64 pair's
-//          CRT) and the carry walk of the thread's segment (the LL term -2·2^s on the way),
-//          digits and the segment's carry out written back.
+//          primes' values combined into the convolution's integer (A::combine or A::split:
+//          the FP64 pair's CRT) and the carry walk of the thread's segment (the LL term -2·2^s
+//          on the way), digits and the segment's carry out written back.
 //   carry  inv's steps, then (once the previous tile's carries are out) fwd's for every prime:
 //          in a batch of squarings it takes the place of an inv and the next fwd.
 // fwd and inv move their tiles between global and shared memory along the rows, 8 loads in
@@ -30,8 +30,10 @@
 // FS_ARITH (A) provides: F, the field (kernels/common/four_step.cuh's interface, and V
 // from_i64(i64): a digit as a value of the field, within the bounds of F::mul); NP, its primes;
 // Extra, what the combination needs beyond the primes (in the layout after them); combine(f, x,
-// y), the primes' unweighted values y[0 .. NP) of one output (f: the primes' fields, x: the
-// Extra) as the signed 128-bit integer they stand for; and FS_NAME(x), the kernels' names.
+// y), the integer c that the primes' unweighted values y[0 .. NP) of one output stand for (f:
+// the primes' fields, x: the Extra), as an i128, and split(f, x, y, w, q), the same c as q·2^w +
+// z, z returned, with |q| <= (|c| + 2^52)/2^w + 1 and |z| < 2^53, for the 64-bit walk
+// (FP_CARRY64); and FS_NAME(x), the kernels' names.
 #pragma once
 #include "common/four_step.cuh"
 
@@ -145,7 +147,18 @@ struct FsWidths {
     }
 };
 
+// The carries' integers: 64-bit where the plan proves every carry below 2^61 (FP_CARRY64: the
+// host defines it from src/transform/fp64/stages.rs carries_fit_i64), so that a carry plus a
+// digit or an output's low part z (< 2^53) stays below 2^62; else 128-bit (the widest FP64 pair
+// at the top of 2^22, and the runtime-shape build).
+#if defined(FP_CARRY64) && FP_CARRY64
+typedef i64 FsCarry;
+#else
+typedef i128 FsCarry;
+#endif
+
 // x >> w (arithmetic) for 1 <= w <= 63.
+__device__ __forceinline__ i64 fs_shr(i64 x, u32 w) { return x >> w; }
 __device__ __forceinline__ i128 fs_shr(i128 x, u32 w) {
     const u64 lo = (u64)x, hi = (u64)(x >> 64);
     const u64 rlo = (lo >> w) | (hi << (64 - w)), rhi = (u64)((i64)hi >> w);
@@ -153,10 +166,11 @@ __device__ __forceinline__ i128 fs_shr(i128 x, u32 w) {
 }
 
 // Balanced remainder d of t modulo 2^w in [-2^(w-1), 2^(w-1)) and the carry (t - d) / 2^w
-// (src/transform/twin.rs balance), for 1 <= w <= 63.
-__device__ __forceinline__ i64 fs_balance(i128 t, u32 w, i128* up) {
+// (src/transform/twin.rs balance), for 1 <= w <= 62 (and |t| < 2^62 for an i64).
+template <class T>
+__device__ __forceinline__ i64 fs_balance(T t, u32 w, T* up) {
     const i64 half = (i64)1 << (w - 1);
-    const i128 s = t + half;
+    const T s = t + half;
     *up = fs_shr(s, w);
     return (i64)((u64)s & ((1ull << w) - 1)) - half;
 }
@@ -238,11 +252,16 @@ __device__ __forceinline__ void fs_twiddle(V* s, const FsLayout& L, u32 c0, u64 
 
 // ---- 1. fix-up, weights, column DIF, twiddles ----
 
-// A pending carry (an i128, two words low first) from global memory through L2: the carry
-// kernel reads carries that another block of the same launch has just written.
-__device__ __forceinline__ i128 fs_load_carry(const i128* c) {
+// A pending carry (an i128, two words low first; with FP_CARRY64 below 2^61, its low word) from
+// global memory through L2: the carry kernel reads carries that another block of the same launch
+// has just written.
+__device__ __forceinline__ FsCarry fs_load_carry(const i128* c) {
+#if defined(FP_CARRY64) && FP_CARRY64
+    return __ldcg((const long long*)c);
+#else
     const longlong2 v = __ldcg((const longlong2*)c);
     return (i128)(((unsigned __int128)(u64)v.y << 64) | (u64)v.x);
+#endif
 }
 
 // The digits of the tile at column c0 (raw words in tile 0 of s, SEG columns of fs_stride(R)
@@ -257,14 +276,14 @@ __device__ __forceinline__ void fs_weigh(V* s, u32 tile, const i128* carries, co
         i64 d[FS_MAX_SEG];
 #pragma unroll
         for (u32 t = 0; t < FS_MAX_SEG; t++) d[t] = t < T ? fs_bits(s[t * stride + FS_PAD(r)]) : 0;
-        i128 carry = fs_load_carry(carries + (seg + segs - 1) % segs);
+        FsCarry carry = fs_load_carry(carries + (seg + segs - 1) % segs);
         FsWidths ws(L, j0);
 #pragma unroll
         for (u32 t = 0; t < FS_MAX_SEG; t++) {
             // Past the depth the carry is 0 but at the depth itself: d[depth] += carry.
             const bool fix = t < L.fixup_depth;
-            i128 up = 0;
-            const i64 b = fix ? fs_balance((i128)d[t] + carry, ws.next(), &up) : d[t] + (i64)carry;
+            FsCarry up = 0;
+            const i64 b = fix ? fs_balance((FsCarry)d[t] + carry, ws.next(), &up) : d[t] + (i64)carry;
             d[t] = b;
             carry = up;
         }
@@ -379,7 +398,7 @@ __device__ __forceinline__ void fs_carry_out(V* s, u32 tile, i128* carries, cons
         const u32 j0 = r * C + c0;
         FsWidths ws(L, j0);
         u32 rel = bit - (u32)(((unsigned __int128)L.p * j0 + L.len() - 1) >> (L.lr() + L.lc()));
-        i128 carry = 0;
+        FsCarry carry = 0;
         V u[A::NP];
 #pragma unroll
         for (u32 h = 0; h < A::NP; h++) u[h] = fs_pow(L.q[h].iw_hi, L.q[h].iw_lo, ws.e, L.lo_bits, f[h]);
@@ -400,12 +419,22 @@ __device__ __forceinline__ void fs_carry_out(V* s, u32 tile, i128* carries, cons
 #pragma unroll
                 for (u32 h = 0; h < A::NP; h++) y[h] = f[h].mul(f[h].reduce(s[h * tile + at]), u[h]);
                 // v = c + carry in, less 2^rel here, balanced whole (the same digit and carry as
-                // balancing c's low w bits plus the carry and adding c >> w, as twin::balance).
+                // balancing c's low w bits plus the carry and adding c >> w, as twin::balance);
+                // with FP_CARRY64, c = q·2^w + z, and v = z + carry in (less 2^rel) is balanced,
+                // q added to its carry out.
+#if defined(FP_CARRY64) && FP_CARRY64
+                i64 q;
+                i64 v = A::split(f, L.x, y, w, q) + carry;
+#else
                 i128 v = A::combine(f, L.x, y) + carry;
-                if (rel < w) v -= (i128)(1ull << rel);
+#endif
+                if (rel < w) v -= (FsCarry)(1ull << rel);
                 rel -= w;
                 // The digit over this row's slot of the first prime (read above, by this thread only).
                 fs_set_bits(s[at], fs_balance(v, w, &carry));
+#if defined(FP_CARRY64) && FP_CARRY64
+                carry += q;
+#endif
             }
         }
         carries[j0 / T] = carry;

@@ -66,12 +66,19 @@ __device__ __forceinline__ void Fp::dif(double& x, double& y, double w) const { 
 __device__ __forceinline__ void Fp::dit(double& x, double& y, double w) const { fp_dit(x, y, w, *this); }
 __device__ __forceinline__ void Fp::sum_diff(double& x, double& y) const { fp_sum_diff(x, y); }
 
-// The balanced digits (a, t) of c = a + P1·t (src/transform/fp64/crt.rs), then c as a signed
-// 128-bit integer (lo, hi): t·P1 by a 64x64 -> 128 product on the integer pipe.
-__device__ __forceinline__ void fp_crt(double x1, double x2, Fp f1, Fp f2, double inv, u64& lo, u64& hi) {
-    const double a = fp_center(x1, f1);
+// The balanced digits (a, t) of c = a + P1·t (src/transform/fp64/crt.rs) from c's residues x1,
+// x2: |a| <= (P1 - 1)/2, |t| <= (P2 - 1)/2, both integers held exactly.
+__device__ __forceinline__ void fp_crt_digits(double x1, double x2, Fp f1, Fp f2, double inv, double& a,
+                                              double& t) {
+    a = fp_center(x1, f1);
     const double d = __dsub_rn(fp_reduce(x2, f2), a);
-    const double t = fp_center(fp_mul(d, inv, f2), f2);
+    t = fp_center(fp_mul(d, inv, f2), f2);
+}
+
+// c as a signed 128-bit integer (lo, hi): t·P1 by a 64x64 -> 128 product on the integer pipe.
+__device__ __forceinline__ void fp_crt(double x1, double x2, Fp f1, Fp f2, double inv, u64& lo, u64& hi) {
+    double a, t;
+    fp_crt_digits(x1, x2, f1, f2, inv, a, t);
     const long long ai = __double2ll_rn(a), ti = __double2ll_rn(t);
     const u64 p1 = (u64)f1.p;
     const u64 plo = (u64)ti * p1;
@@ -81,3 +88,20 @@ __device__ __forceinline__ void fp_crt(double x1, double x2, Fp f1, Fp f2, doubl
     hi = (u64)(phi + (long long)(sum < plo) + (ai < 0 ? -1LL : 0LL));
 }
 
+// c as q·2^w + z (returned), for a carry walk in 64-bit integers (docs/arithmetic.md, "The
+// carry walk"), on the FP64 pipe: h = t·P1 rounded and l = t·P1 - h (exact, an FMA), q = h/2^w
+// rounded to an integer (the scaling is exact), r = h - q·2^w (exact: an integer of at most
+// 2^(w-1)), z = (r + l) + a (exact: integers below 2^53 while |c| < 2^103 and w <= 51, which
+// the FP64 bound guarantees). |q| <= (|c| + 2^52)/2^w + 1.
+__device__ __forceinline__ i64 fp_crt_split(double x1, double x2, Fp f1, Fp f2, double inv, u32 w, i64& q) {
+    double a, t;
+    fp_crt_digits(x1, x2, f1, f2, inv, a, t);
+    const double h = __dmul_rn(t, f1.p);
+    const double l = __fma_rn(t, f1.p, -h);
+    const double down = __longlong_as_double((long long)(1023 - w) << 52);  // 2^-w
+    const double up = __longlong_as_double((long long)(1023 + w) << 52);    // 2^w
+    const double qd = rint(__dmul_rn(h, down));
+    const double r = __fma_rn(-qd, up, h);
+    q = __double2ll_rn(qd);
+    return __double2ll_rn(__dadd_rn(__dadd_rn(r, l), a));
+}

@@ -29,6 +29,8 @@ use crate::transform::arith::Bound;
 pub(super) struct CarryBounds {
     pub(super) fixup_depth: usize,
     pub(super) slack: u64,
+    /// B_walk: every carry of a walk is at most this (plan.rs, "The carry scheme").
+    pub(super) b_walk: u128,
 }
 
 /// The largest term |d_j·d_l·2^ε| of a convolution output (module doc), by the digits' widths
@@ -82,7 +84,7 @@ pub(super) fn carry_bounds_within(
         if b > slack as u128 {
             continue; // assumed too little slack: redo the bound with more
         }
-        return Ok(CarryBounds { fixup_depth: depth, slack });
+        return Ok(CarryBounds { fixup_depth: depth, slack, b_walk });
     }
     Err(format!("p={p}, n={n}: digits of {w_min} bits leave the carry slack unbounded"))
 }

@@ -57,6 +57,8 @@ pub struct Plan {
     seg_len: usize,
     fixup_depth: usize,
     slack: u64,
+    /// B_walk, the bound on every carry of the walk.
+    carry_bound: u128,
     min_width: u32,
     max_width: u32,
     /// The Goldilocks weight and twiddle tables (empty for M61·M31).
@@ -92,6 +94,7 @@ impl Plan {
             seg_len: 0,
             fixup_depth: bounds.fixup_depth,
             slack: bounds.slack,
+            carry_bound: bounds.b_walk,
             min_width: w_min,
             max_width: w_max,
             gl: GlTables::default(),
@@ -161,6 +164,11 @@ impl Plan {
     /// How far a digit may stand outside the balanced range after the fix-up.
     pub fn slack(&self) -> u64 {
         self.slack
+    }
+
+    /// B_walk: no carry of the walk or the fix-up exceeds it (module doc).
+    pub fn carry_bound(&self) -> u128 {
+        self.carry_bound
     }
     /// (smallest, largest) digit width in bits.
     pub fn widths(&self) -> (u32, u32) {

@@ -56,7 +56,7 @@ fn preamble(plan: &Plan, threads: BlockThreads) -> String {
     let shape = stages::shape_defines(plan);
     let mut lines: String =
         shape.iter().chain(&threads.defines).map(|(name, v)| format!("#define {name} {v}\n")).collect();
-    let [_, (_, log_c), _] = shape;
+    let [_, (_, log_c), _, _] = shape;
     if threads.row() > stages::MOST_THREADS {
         lines.push_str("#define FP_ROW_BOUNDS 512, 2\n");
     } else if log_c <= 12 {

@@ -20,7 +20,8 @@ fn pairs_at(len: Length) -> impl Iterator<Item = &'static Pair> {
     PAIRS.iter().filter(move |pair| len.n() <= MAX_N && pair.supports(len.n() as u64))
 }
 
-/// The bound of `pair`'s CRT limit (digits are i64; the limit keeps them below 42 bits).
+/// The bound of `pair`'s CRT limit (digits are i64; the limit keeps them below 42 bits, under
+/// the 51 that the GPU's carry walk takes: kernels/fp64/field.cuh fp_crt_split).
 fn bound_of(pair: &Pair) -> Bound {
     Bound { limit: pair.max_abs(), max_bits: 62, limit_name: pair.limit_name }
 }

@@ -60,10 +60,20 @@ pub fn split(log2: u32) -> (u32, u32) {
 /// The shape of `plan` as the FP64 kernels are compiled for it (kernels/common/pipeline.cuh,
 /// FsLayout): log2 R, log2 C and the segment length as compile-time constants, so that every
 /// stage index, loop bound and shared-memory offset derived from them folds (on an H100 this took
-/// 358.7 → 314.6 µs an iteration at 2^22, 53.0 → 46.9 at 2^19: bench/RESULTS.md, 2026-11-28).
-pub fn shape_defines(plan: &Plan) -> [(&'static str, u32); 3] {
+/// 358.7 → 314.6 µs an iteration at 2^22, 53.0 → 46.9 at 2^19: bench/RESULTS.md, 2026-11-28);
+/// and FP_CARRY64 = 1 where the plan's carries fit the 64-bit walk ([`carries_fit_i64`]).
+pub fn shape_defines(plan: &Plan) -> [(&'static str, u32); 4] {
     let (log_r, log_c) = split(plan.log2());
-    [("FP_LOG_R", log_r), ("FP_LOG_C", log_c), ("FP_SEG", plan.seg_len() as u32)]
+    let carry64 = u32::from(carries_fit_i64(plan));
+    [("FP_LOG_R", log_r), ("FP_LOG_C", log_c), ("FP_SEG", plan.seg_len() as u32), ("FP_CARRY64", carry64)]
+}
+
+/// Whether the kernels walk `plan`'s carries in 64-bit integers (kernels/common/pipeline.cuh, an
+/// output split as q·2^w + z: docs/arithmetic.md): every carry below B_walk < 2^61, so that a
+/// carry plus z (< 2^53) or a digit stays below 2^62. Else (the widest pair at the top of 2^22,
+/// where carries pass 2^63) they walk in 128-bit integers.
+pub fn carries_fit_i64(plan: &Plan) -> bool {
+    plan.carry_bound() < 1 << 61
 }
 
 /// The most threads a block of the FP64 kernels takes (their `__launch_bounds__`), but for fp_rows
@@ -443,6 +453,21 @@ mod tests {
             None => t.square_digits(plan, a, None),
         };
         matches_rug(plan, a, b, &got)
+    }
+
+    #[test]
+    fn carries_fit_i64_but_at_the_top_of_2_22() {
+        // The kernels walk carries in i64 wherever B_walk < 2^61: at the largest exponent of
+        // every length to 2^21 and at the GIMPS wavefront's 2^22, not at the top of 2^22 (the
+        // widest pair, B_walk ≥ 2^61), which keeps the i128 walk.
+        for log2 in 1..=22 {
+            let len = Length { odd: 1, log2 };
+            let Some(p) = Arith::Fp64.largest_exponent_at(len) else { continue };
+            let plan = Plan::with_length(p, Arith::Fp64, len).unwrap();
+            assert_eq!(carries_fit_i64(&plan), log2 < 22, "2^{log2}");
+            assert_eq!(shape_defines(&plan)[3], ("FP_CARRY64", u32::from(log2 < 22)));
+        }
+        assert!(carries_fit_i64(&plan_at(136_279_841, 22)));
     }
 
     #[test]
