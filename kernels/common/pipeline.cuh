@@ -152,8 +152,10 @@ struct FsWidths {
 // digit or an output's low part z (< 2^53) stays below 2^62; else 128-bit (the widest FP64 pair
 // at the top of 2^22, and the runtime-shape build).
 #if defined(FP_CARRY64) && FP_CARRY64
+#define FS_CARRY64 1
 typedef i64 FsCarry;
 #else
+#define FS_CARRY64 0
 typedef i128 FsCarry;
 #endif
 
@@ -163,6 +165,18 @@ __device__ __forceinline__ i128 fs_shr(i128 x, u32 w) {
     const u64 lo = (u64)x, hi = (u64)(x >> 64);
     const u64 rlo = (lo >> w) | (hi << (64 - w)), rhi = (u64)((i64)hi >> w);
     return (i128)(((unsigned __int128)rhi << 64) | rlo);
+}
+
+// One output's integer c from its primes' unweighted values y as q·2^w + z (z returned): with
+// FS_CARRY64 the arithmetic's split, else c itself (A::combine) and q = 0.
+__device__ __forceinline__ FsCarry fs_output(const F (&f)[A::NP], const A::Extra& x, const V (&y)[A::NP], u32 w,
+                                             FsCarry& q) {
+#if FS_CARRY64
+    return A::split(f, x, y, w, q);
+#else
+    q = 0;
+    return A::combine(f, x, y);
+#endif
 }
 
 // Balanced remainder d of t modulo 2^w in [-2^(w-1), 2^(w-1)) and the carry (t - d) / 2^w
@@ -256,7 +270,7 @@ __device__ __forceinline__ void fs_twiddle(V* s, const FsLayout& L, u32 c0, u64 
 // global memory through L2: the carry kernel reads carries that another block of the same launch
 // has just written.
 __device__ __forceinline__ FsCarry fs_load_carry(const i128* c) {
-#if defined(FP_CARRY64) && FP_CARRY64
+#if FS_CARRY64
     return __ldcg((const long long*)c);
 #else
     const longlong2 v = __ldcg((const longlong2*)c);
@@ -418,23 +432,16 @@ __device__ __forceinline__ void fs_carry_out(V* s, u32 tile, i128* carries, cons
                 V y[A::NP];
 #pragma unroll
                 for (u32 h = 0; h < A::NP; h++) y[h] = f[h].mul(f[h].reduce(s[h * tile + at]), u[h]);
-                // v = c + carry in, less 2^rel here, balanced whole (the same digit and carry as
-                // balancing c's low w bits plus the carry and adding c >> w, as twin::balance);
-                // with FP_CARRY64, c = q·2^w + z, and v = z + carry in (less 2^rel) is balanced,
-                // q added to its carry out.
-#if defined(FP_CARRY64) && FP_CARRY64
-                i64 q;
-                i64 v = A::split(f, L.x, y, w, q) + carry;
-#else
-                i128 v = A::combine(f, L.x, y) + carry;
-#endif
+                // c = q·2^w + z (fs_output); v = z + carry in, less 2^rel here, balanced (the same
+                // digit and carry as balancing c + carry in whole, as twin::balance), q added to
+                // its carry out.
+                FsCarry q;
+                FsCarry v = fs_output(f, L.x, y, w, q) + carry;
                 if (rel < w) v -= (FsCarry)(1ull << rel);
                 rel -= w;
                 // The digit over this row's slot of the first prime (read above, by this thread only).
                 fs_set_bits(s[at], fs_balance(v, w, &carry));
-#if defined(FP_CARRY64) && FP_CARRY64
                 carry += q;
-#endif
             }
         }
         carries[j0 / T] = carry;
