@@ -9,7 +9,7 @@
 //! engine's blocks have. The skeleton and the pipeline are not tied to the FP64 arithmetic (issue
 //! 37). It needs `g++` (or `$CXX`).
 
-use mersenne_cert::transform::fp64::stages::{block_threads, shape_defines, MAX_COLS_LOG2, MOST_THREADS};
+use mersenne_cert::transform::fp64::shape::{block_threads, shape_defines, MAX_COLS_LOG2, MOST_THREADS};
 use mersenne_cert::transform::goldilocks::four_step::GlFourStep;
 use mersenne_cert::transform::goldilocks::{Gl, P};
 use mersenne_cert::transform::plan::{Arith, Length, Plan};

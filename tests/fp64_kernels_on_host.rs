@@ -4,12 +4,13 @@
 //! `gpu-selftest fp64` checks on a GPU, here in CI without one (fp_fwd, fp_rows squaring and
 //! product, fp_inv with the LL term, and a batch of three LL squarings through fp_carry), each
 //! length with the kernels compiled for its shape as the engine compiles them (FP_LOG_R,
-//! FP_LOG_C, FP_SEG: stages::shape_defines, and its blocks' threads, stages::block_threads). It
+//! FP_LOG_C, FP_SEG: shape::shape_defines, and its blocks' threads, shape::block_threads). It
 //! needs `g++` (or `$CXX`).
 
 use mersenne_cert::exponent::TestKind;
 use mersenne_cert::residue::Shift;
 use mersenne_cert::transform::fp64::bound::largest_exponent_per_pair;
+use mersenne_cert::transform::fp64::shape;
 use mersenne_cert::transform::fp64::stages::{self as fs, Fp64Tables, Powers};
 use mersenne_cert::transform::plan::{Arith, Length, Plan};
 use mersenne_cert::transform::twin::{self, Convolution};
@@ -22,8 +23,8 @@ use common::host_kernels::{self, Rng};
 /// The harness for `plan`'s shape: compiled with its shape and block threads as the engine
 /// compiles the kernels.
 fn harness(plan: &Plan) -> PathBuf {
-    let [a, b, c, w] = fs::shape_defines(plan);
-    let [d, e] = fs::block_threads(plan, fs::MOST_THREADS);
+    let [a, b, c, w] = shape::shape_defines(plan);
+    let [d, e] = shape::block_threads(plan, shape::MOST_THREADS);
     host_kernels::harness("pipeline_io.cpp", &[a, b, c, w, d, e])
 }
 

@@ -148,7 +148,7 @@ struct FsWidths {
 };
 
 // The carries' integers: 64-bit where the plan proves every carry below 2^61 (FP_CARRY64: the
-// host defines it from src/transform/fp64/stages.rs carries_fit_i64), so that a carry plus a
+// host defines it from src/transform/fp64/shape.rs carries_fit_i64), so that a carry plus a
 // digit or an output's low part z (< 2^53) stays below 2^62; else 128-bit (the widest FP64 pair
 // at the top of 2^22, and the runtime-shape build).
 #if defined(FP_CARRY64) && FP_CARRY64

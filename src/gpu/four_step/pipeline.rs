@@ -20,7 +20,7 @@ use crate::gpu::arith::Pipeline;
 use crate::gpu::graphs::Graphs;
 use crate::gpu::launch::{launch_grid, time_steps, Arg, Res, Shape, Step, ADVANCE, LL};
 use crate::gpu::module::{cuda_err, function, Device};
-use crate::transform::fp64::stages;
+use crate::transform::fp64::shape;
 use crate::transform::plan::Plan;
 use cudarc::driver::{sys, CudaFunction, CudaModule, CudaSlice};
 use std::sync::Arc;
@@ -46,18 +46,18 @@ fn fused(plan: &Plan) -> bool {
 }
 
 /// The `#define` lines the unit is compiled with for `plan`: its shape
-/// ([`stages::shape_defines`]), the threads its blocks are launched with (`threads`) and
-/// fp_rows's launch bounds: 512, 2 where it takes more than [`stages::MOST_THREADS`] threads
-/// (few rows: [`stages::FEW_ROWS_LOG2`]); else, where a row of C values leaves shared memory for
+/// ([`shape::shape_defines`]), the threads its blocks are launched with (`threads`) and
+/// fp_rows's launch bounds: 512, 2 where it takes more than [`shape::MOST_THREADS`] threads
+/// (few rows: [`shape::FEW_ROWS_LOG2`]); else, where a row of C values leaves shared memory for
 /// four blocks an SM (C ≤ 2^12), four blocks of 256 threads (64 registers, no spill): on an H100
 /// at 2^21 fp_rows ran 58.5 µs against 59.5 at 80 registers (three blocks), the loop 188.1
 /// against 192.7 µs; at 2^19 no change (bench/RESULTS.md, 2026-11-28).
 fn preamble(plan: &Plan, threads: BlockThreads) -> String {
-    let shape = stages::shape_defines(plan);
+    let shape = shape::shape_defines(plan);
     let mut lines: String =
         shape.iter().chain(&threads.defines).map(|(name, v)| format!("#define {name} {v}\n")).collect();
     let [_, (_, log_c), _, _] = shape;
-    if threads.row() > stages::MOST_THREADS {
+    if threads.row() > shape::MOST_THREADS {
         lines.push_str("#define FP_ROW_BOUNDS 512, 2\n");
     } else if log_c <= 12 {
         lines.push_str("#define FP_ROW_BOUNDS 256, 4\n");
@@ -65,16 +65,16 @@ fn preamble(plan: &Plan, threads: BlockThreads) -> String {
     lines
 }
 
-/// The most threads a block takes: [`stages::MOST_THREADS`], or MERSENNE_CERT_FP64_THREADS
+/// The most threads a block takes: [`shape::MOST_THREADS`], or MERSENNE_CERT_FP64_THREADS
 /// (32 ..= that), for measuring.
 fn most_threads() -> u32 {
     std::env::var("MERSENNE_CERT_FP64_THREADS")
         .ok()
         .and_then(|v| v.parse::<u32>().ok())
-        .map_or(stages::MOST_THREADS, |t| t.clamp(32, stages::MOST_THREADS))
+        .map_or(shape::MOST_THREADS, |t| t.clamp(32, shape::MOST_THREADS))
 }
 
-/// The threads of a plan's blocks ([`stages::block_threads`]), fixed once: the unit is compiled
+/// The threads of a plan's blocks ([`shape::block_threads`]), fixed once: the unit is compiled
 /// with them as constants ([`preamble`]) and every launch takes them.
 #[derive(Clone, Copy)]
 struct BlockThreads {
@@ -84,7 +84,7 @@ struct BlockThreads {
 
 impl BlockThreads {
     fn of(plan: &Plan) -> BlockThreads {
-        BlockThreads { defines: stages::block_threads(plan, most_threads()) }
+        BlockThreads { defines: shape::block_threads(plan, most_threads()) }
     }
     fn tile(self) -> u32 {
         self.defines[0].1

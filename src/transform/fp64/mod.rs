@@ -2,7 +2,8 @@
 //! operations (on a GPU, on its FP64 units), the product recovered by CRT. [`field`]: GF(p) with
 //! residues as signed doubles and the six-operation product; [`primes`]: the three pairs and their
 //! roots; [`crt`]: the recombination; [`ntt`]: a radix-2 transform with lazy reduction and its
-//! schedule; [`stages`]: the twin's four-step squaring that the GPU mirrors; [`bound`]: the
+//! schedule; [`stages`]: the twin's four-step squaring that the GPU mirrors; [`shape`]: its split
+//! n = R·C and the shape the kernels are compiled for; [`bound`]: the
 //! proven bound, the pair a plan takes and the largest exponent per length; and [`Fp64Arith`],
 //! its [`Arithmetic`]: lengths 2^1..2^22, convolution outputs below (P1·P2 − 1)/2 of the narrow
 //! pair, (Q1·Q2 − 1)/2 of the wide one (to 2^21) or (Q3·Q4 − 1)/2 of the wider one (to 2^22),
@@ -13,6 +14,7 @@ pub mod crt;
 pub mod field;
 pub mod ntt;
 pub mod primes;
+pub mod shape;
 pub mod stages;
 
 use crate::exponent::TestKind;
@@ -22,7 +24,8 @@ use crate::transform::arithmetic::{Arithmetic, TwinStages};
 use crate::transform::plan::Plan;
 use crate::transform::twin::Convolution;
 use crate::transform::PlanError;
-use stages::{Fp64Tables, SEG_LEN};
+use shape::SEG_LEN;
+use stages::Fp64Tables;
 
 /// The FP64 arithmetic: its twin's tables are both primes' ([`Fp64Tables`]).
 pub struct Fp64Arith;

@@ -23,80 +23,12 @@ use super::crt::Crt;
 use super::field::Fp64;
 use super::ntt::{reductions, Ntt, Schedule, Step};
 use super::primes::{pow_mod, Fp64Prime, Pair};
+use super::shape::{split, SEG_LEN};
 use crate::transform::arith::Arith;
 use crate::transform::bit_reverse;
 use crate::transform::plan::Plan;
 use crate::transform::twin::Convolution;
 use crate::transform::PlanError;
-
-/// The longest row (log2 C): a row of 2^13 values and a product's second row beside it fill 147
-/// KiB of a GPU block's shared memory (kernels/common/pipeline.cuh rows); rows of 2^14 would need
-/// 295 KiB, more than a Hopper block has (227 KiB).
-pub const MAX_COLS_LOG2: u32 = 13;
-/// Lengths up to 2^SINGLE_ROW_LOG2 are one row (R = 1): the row pass does every stage.
-pub const SINGLE_ROW_LOG2: u32 = 12;
-/// Digits per carry segment, and columns per tile of the column passes (fewer when n is).
-pub const SEG_LEN: usize = 8;
-/// log2 R of the lengths 2^13 … 2^22 (longer ones take rows of 2^MAX_COLS_LOG2), the fastest on an H100
-/// (bench/RESULTS.md, 2026-11-28: every R from 2^3 to 2^9 at the largest exponent of each length
-/// 2^15 … 2^22; 2^13 and 2^14 keep ⌊k/2⌋). The column passes take a block a tile of SEG_LEN
-/// columns and the row pass a block a row (in each prime), so R trades the one's blocks against
-/// the other's: at 2^18 R = 2^7 runs 35.1 µs an iteration against 48.4 for 2^9, at 2^19 53.4
-/// against 64.9; from 2^20 on 2^9 is fastest.
-const ROWS_LOG2: [u32; 10] = [6, 7, 6, 6, 6, 7, 7, 9, 9, 9];
-
-/// log2 R, log2 C of length 2^k: one row up to 2^SINGLE_ROW_LOG2, R = 2^ROWS_LOG2[k − 13] up to
-/// 2^22 (a tile of 2^9 rows of SEG_LEN columns in both FP64 primes fills 72 KiB: three blocks an
-/// H100 SM), and rows of 2^MAX_COLS_LOG2 beyond (the FP64 pair ends at 2^22; Goldilocks, one
-/// prime, runs 2^23 and 2^24 on these kernels: tiles of 2^10 and 2^11 rows, 72 and 144 KiB).
-pub fn split(log2: u32) -> (u32, u32) {
-    let log_r = match log2.checked_sub(SINGLE_ROW_LOG2 + 1) {
-        None => 0,
-        Some(i) => ROWS_LOG2.get(i as usize).copied().unwrap_or(log2 - MAX_COLS_LOG2),
-    };
-    (log_r, log2 - log_r)
-}
-
-/// The shape of `plan` as the FP64 kernels are compiled for it (kernels/common/pipeline.cuh,
-/// FsLayout): log2 R, log2 C and the segment length as compile-time constants, so that every
-/// stage index, loop bound and shared-memory offset derived from them folds (on an H100 this took
-/// 358.7 → 314.6 µs an iteration at 2^22, 53.0 → 46.9 at 2^19: bench/RESULTS.md, 2026-11-28);
-/// and FP_CARRY64 = 1 where the plan's carries fit the 64-bit walk ([`carries_fit_i64`]).
-pub fn shape_defines(plan: &Plan) -> [(&'static str, u32); 4] {
-    let (log_r, log_c) = split(plan.log2());
-    let carry64 = u32::from(carries_fit_i64(plan));
-    [("FP_LOG_R", log_r), ("FP_LOG_C", log_c), ("FP_SEG", plan.seg_len() as u32), ("FP_CARRY64", carry64)]
-}
-
-/// Whether the kernels walk `plan`'s carries in 64-bit integers (kernels/common/pipeline.cuh, an
-/// output split as q·2^w + z: docs/arithmetic.md): every carry below B_walk < 2^61, so that a
-/// carry plus z (< 2^53) or a digit stays below 2^62. Else (the widest pair at the top of 2^22,
-/// where carries pass 2^63) they walk in 128-bit integers.
-pub fn carries_fit_i64(plan: &Plan) -> bool {
-    plan.carry_bound() < 1 << 61
-}
-
-/// The most threads a block of the FP64 kernels takes (their `__launch_bounds__`), but for fp_rows
-/// where the rows are few ([`FEW_ROWS_LOG2`]).
-pub const MOST_THREADS: u32 = 256;
-
-/// log2 R up to which fp_rows takes twice the threads (a group of 8 values a thread, at most 512;
-/// its bounds then 512, 2: 64 registers): there the row pass has few blocks (2R, both primes), and
-/// more threads a block fill the SMs. On an H200 at 2^19 (R = 2^7, C = 2^12: 256 blocks) 512
-/// threads ran 43.4 µs an iteration against 44.5 for 256; with R = 2^9 they lose (2^21 177.9
-/// against 170.7, 2^22 305.3 against 299.6: bench/RESULTS.md, 2026-11-28). Lengths up to 2^18
-/// have C/8 ≤ 256, so only 2^19 takes more today.
-pub const FEW_ROWS_LOG2: u32 = 7;
-
-/// The threads of `plan`'s blocks, at most `most` (≤ [`MOST_THREADS`]; fp_rows twice that where
-/// R ≤ 2^[`FEW_ROWS_LOG2`]), as the kernels are compiled for them and launched with
-/// (src/gpu/four_step/pipeline.rs): a column kernel's block (fp_fwd, fp_inv, fp_carry: a row of the
-/// tile at a time) and an fp_rows block (a group of 8 values of a pass at a time).
-pub fn block_threads(plan: &Plan, most: u32) -> [(&'static str, u32); 2] {
-    let (log_r, log_c) = split(plan.log2());
-    let row_most = if log_r <= FEW_ROWS_LOG2 { 2 * most } else { most };
-    [("FP_TILE_THREADS", (1u32 << log_r).min(most)), ("FP_ROW_THREADS", ((1u32 << log_c) / 8).clamp(1, row_most))]
-}
 
 /// The powers g^e of one element for 0 ≤ e < n as the product of two centered table entries,
 /// g^e = `hi[e >> lo_bits]·lo[e & (2^lo_bits − 1)]` (field product: |·| ≤ 3p/4), with tables of
@@ -439,7 +371,7 @@ mod tests {
     use super::*;
     use crate::exponent::TestKind;
     use crate::residue::Shift;
-    use crate::transform::plan::{Length, MAX_LOG2};
+    use crate::transform::plan::Length;
     use crate::transform::testing::{self, direct_convolution, extreme_digits, matches_rug, random_digits};
     use quickcheck::{quickcheck, TestResult};
 
@@ -456,35 +388,7 @@ mod tests {
     }
 
     #[test]
-    fn carries_fit_i64_but_at_the_top_of_2_22() {
-        // The kernels walk carries in i64 wherever B_walk < 2^61: at the largest exponent of
-        // every length to 2^21 and at the GIMPS wavefront's 2^22, not at the top of 2^22 (the
-        // widest pair, B_walk ≥ 2^61), which keeps the i128 walk.
-        for log2 in 1..=22 {
-            let len = Length { odd: 1, log2 };
-            let Some(p) = Arith::Fp64.largest_exponent_at(len) else { continue };
-            let plan = Plan::with_length(p, Arith::Fp64, len).unwrap();
-            assert_eq!(carries_fit_i64(&plan), log2 < 22, "2^{log2}");
-            assert_eq!(shape_defines(&plan)[3], ("FP_CARRY64", u32::from(log2 < 22)));
-        }
-        assert!(carries_fit_i64(&plan_at(136_279_841, 22)));
-    }
-
-    #[test]
-    fn split_and_steps() {
-        // Every split fits the kernels: a row of at most 2^13 values; to 2^22 (the FP64 pair's
-        // longest) a tile of at most 2^9 rows, beyond it (Goldilocks) rows of 2^13.
-        for log2 in 13..=MAX_LOG2 {
-            let (log_r, log_c) = split(log2);
-            assert_eq!(log_r + log_c, log2);
-            assert!(log_c <= MAX_COLS_LOG2 && (log2 > 22 || log_r <= 9), "2^{log2}");
-        }
-        assert_eq!(split(23), (10, 13));
-        assert_eq!((1..=22).map(split).collect::<Vec<_>>()[9..].to_vec(), {
-            let mut v: Vec<(u32, u32)> = (10..=12).map(|k| (0, k)).collect();
-            v.extend([(6, 7), (7, 7), (6, 9), (6, 10), (6, 11), (7, 11), (7, 12), (9, 11), (9, 12), (9, 13)]);
-            v
-        });
+    fn steps_of_a_split() {
         // Steps: R-stages, twiddle, C-stages, square, C-stages, twiddle, R-stages.
         for log2 in [4, 13, 22] {
             let (log_r, log_c) = split(log2);
@@ -500,21 +404,6 @@ mod tests {
             }
             assert!(ix.count() <= 64, "the kernels take the flags as one 64-bit mask");
         }
-    }
-
-    #[test]
-    fn block_threads_by_length() {
-        // fp_rows takes twice the threads only where the rows are few and a row has the groups.
-        let threads = |p: u32, most: u32| {
-            let plan = Plan::for_arith(p, Arith::Fp64).unwrap();
-            (plan.log2(), block_threads(&plan, most).map(|(_, t)| t))
-        };
-        assert_eq!(threads(20_996_011, MOST_THREADS), (19, [128, 512]));
-        assert_eq!(threads(20_996_011, 128), (19, [128, 256]));
-        assert_eq!(threads(82_589_933, MOST_THREADS), (21, [256, 256]));
-        assert_eq!(threads(136_279_841, MOST_THREADS), (22, [256, 256]));
-        assert_eq!(threads(3_021_377, MOST_THREADS), (17, [64, 256]));
-        assert_eq!(threads(86_243, MOST_THREADS), (11, [1, 256]));
     }
 
     #[test]

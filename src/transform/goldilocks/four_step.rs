@@ -9,7 +9,7 @@
 
 use super::field::Gl;
 use super::tables::hi_lo;
-use crate::transform::fp64::stages::{split, SEG_LEN};
+use crate::transform::fp64::shape::{split, SEG_LEN};
 use crate::transform::plan::{Arith, Plan};
 use crate::transform::PlanError;
 
