@@ -7,32 +7,22 @@
 //   OUT: count records of i64 q, i64 z.
 #include "shim.h"
 #include "fp64/field.cuh"
-#include <cstdio>
-#include <cstdlib>
-
-template <class T> static T one(FILE* in) {
-    T v;
-    if (fread(&v, sizeof v, 1, in) != 1) {
-        fprintf(stderr, "crt_split_io: input too short\n");
-        exit(2);
-    }
-    return v;
-}
+#include "io.h"
 
 int main(int argc, char** argv) {
     if (argc != 3) {
         fprintf(stderr, "usage: crt_split_io IN OUT\n");
         return 2;
     }
-    FILE* in = fopen(argv[1], "rb");
+    in = fopen(argv[1], "rb");
     FILE* out = fopen(argv[2], "wb");
     if (!in || !out) return 2;
-    const double p1 = one<double>(in), pinv1 = one<double>(in), p2 = one<double>(in), pinv2 = one<double>(in);
-    const double inv = one<double>(in);
+    const double p1 = one<double>(), pinv1 = one<double>(), p2 = one<double>(), pinv2 = one<double>();
+    const double inv = one<double>();
     const Fp f1{p1, pinv1}, f2{p2, pinv2};
-    for (u64 k = 0, count = one<u64>(in); k < count; k++) {
-        const double x1 = one<double>(in), x2 = one<double>(in);
-        const u32 w = (u32)one<u64>(in);
+    for (u64 k = 0, count = one<u64>(); k < count; k++) {
+        const double x1 = one<double>(), x2 = one<double>();
+        const u32 w = (u32)one<u64>();
         i64 q;
         const i64 z = fp_crt_split(x1, x2, f1, f2, inv, w, q);
         fwrite(&q, 8, 1, out);

@@ -9,9 +9,7 @@
 #include "shim.h"
 #include "goldilocks/field.cuh"
 #include "common/four_step.cuh"
-#include <cstdio>
-#include <cstdlib>
-#include <vector>
+#include "io.h"
 static u64 gl_s[2 * (FS_PAD(1 << 14) + FS_LINE_SKEW)];
 
 // A row of the Goldilocks field as fs_row_square takes it (W): nothing reduced, no steps to
@@ -31,22 +29,13 @@ struct GlRow {
     u32 nt() const { return threads; }
 };
 
-static std::vector<u64> read(FILE* in, size_t count) {
-    std::vector<u64> v(count);
-    if (fread(v.data(), 8, count, in) != count) {
-        fprintf(stderr, "gl_row_io: input too short\n");
-        exit(2);
-    }
-    return v;
-}
-
 int main(int argc, char** argv) {
     if (argc != 4) {
         fprintf(stderr, "usage: gl_row_io THREADS IN OUT\n");
         return 2;
     }
     const u32 nt = (u32)atoi(argv[1]);
-    FILE* in = fopen(argv[2], "rb");
+    in = fopen(argv[2], "rb");
     FILE* o = fopen(argv[3], "wb");
     u32 lc = 0;
     if (nt < 1 || nt > 1024 || !in || !o || fread(&lc, 4, 1, in) != 1 || lc > 14) {
@@ -54,14 +43,14 @@ int main(int argc, char** argv) {
         return 2;
     }
     const size_t C = (size_t)1 << lc;
-    const std::vector<u64> tw = read(in, C), itw = read(in, C), x = read(in, C), y = read(in, C);
+    const std::vector<u64> tw = many<u64>(C), itw = many<u64>(C), x = many<u64>(C), y = many<u64>(C);
     const GlRow w{tw.data(), itw.data(), nt};
     blockDim = {nt, 1, 1};
     for (bool product : {false, true}) {
         std::vector<u64> z = x;
         auto kernel = [&] { fs_row_square(gl_s, z.data(), y.data(), product, lc, w); };
         host_block::run(nt, kernel);
-        fwrite(z.data(), 8, C, o);
+        put(o, z);
     }
     fclose(o);
     return 0;

@@ -32,28 +32,9 @@
 #else
 #include "fp64/pipeline.cuh"
 #endif
-#include <cstdio>
-#include <cstdlib>
-#include <vector>
+#include "io.h"
 V fs_s[1 << 17];
 
-static FILE* in;
-static void get(void* p, size_t bytes) {
-    if (fread(p, 1, bytes, in) != bytes) {
-        fprintf(stderr, "pipeline_io: input too short\n");
-        exit(2);
-    }
-}
-template <class T> static T one() {
-    T v;
-    get(&v, sizeof v);
-    return v;
-}
-template <class T> static std::vector<T> many(size_t count) {
-    std::vector<T> v(count);
-    get(v.data(), count * sizeof(T));
-    return v;
-}
 static std::vector<std::vector<V>> tables;
 static u64 table() {
     tables.push_back(many<V>(one<u64>()));
@@ -68,7 +49,6 @@ static void read_extra(GlArith::Extra&) {}
 static void read_field(Fp& f) { f.p = one<double>(), f.pinv = one<double>(); }
 static void read_extra(Fp64Arith::Extra& x) { x.crt_inv = one<double>(); }
 #endif
-template <class T> static void put(FILE* o, const std::vector<T>& v) { fwrite(v.data(), sizeof(T), v.size(), o); }
 
 #ifndef FS_GOLDILOCKS
 // IN for random tables and values of a shape: field values below the primes, digits of 28 bits,
