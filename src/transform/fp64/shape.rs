@@ -48,7 +48,7 @@ pub fn shape_defines(plan: &Plan) -> [(&'static str, u32); 4] {
 /// Whether the kernels walk `plan`'s carries in 64-bit integers (kernels/common/pipeline.cuh, an
 /// output split as q·2^w + z: docs/arithmetic.md): every carry below B_walk < 2^61, so that a
 /// carry plus z (< 2^53) or a digit stays below 2^62. Else (the widest pair at the top of 2^22,
-/// where carries pass 2^63) they walk in 128-bit integers.
+/// where B_walk reaches 2^61) they walk in 128-bit integers.
 pub fn carries_fit_i64(plan: &Plan) -> bool {
     plan.carry_bound() < 1 << 61
 }
