@@ -36,7 +36,10 @@ __device__ __forceinline__ double fp_reduce(double x, Fp f) {
 __device__ __forceinline__ double fp_center(double x, Fp f) {
     const double r = fp_reduce(x, f);
     const double half = __dmul_rn(__dsub_rn(f.p, 1.0), 0.5);
-    return r > half ? __dsub_rn(r, f.p) : (r < -half ? __dadd_rn(r, f.p) : r);
+    // Both corrections computed and one picked (selects, not branches).
+    const double down = __dsub_rn(r, f.p), up = __dadd_rn(r, f.p);
+    const double s = r < -half ? up : r;
+    return r > half ? down : s;
 }
 
 // (x, y) -> (x + y, (x - y)·w)
