@@ -96,24 +96,20 @@ impl SpeedTable {
         }
     }
 
-    /// The arithmetics on one H200, as far as they were measured there (bench/notes/gpu.md): FP64
-    /// at the largest exponent of each length 2^15 … 2^22 and Goldilocks at 1,257,787 (2^16),
-    /// 3,021,377 (2^18), 20,996,011 (2^20), 82,589,933 (2^22) and 136,279,841 (2^23), in one call
-    /// (2026-11-28 03:25 UTC, a47577a: FP64 per shape, before the cheaper carry walk that took
-    /// 1–2% off on an H100; Goldilocks' kernels unchanged since); M61·M31 at the same five
-    /// exponents (3·2^14, 3·2^15, 3·2^18, 3·2^20, 2^22) from the call of 2026-11-26 18:26
-    /// (7a44c05; 1.8× or more slower than the others there). FP64's row at 2^22 is the wide
-    /// pair's, as on the H100; its rows at 2^15 … 2^21 are from the call of 2026-11-28 07:53
-    /// (the largest exponent of each length, 2000 iterations; fp_rows at 512 threads at 2^19).
+    /// The arithmetics on one H200, as far as they were measured there (bench/notes/gpu.md):
+    /// Goldilocks at 1,257,787 (2^16), 3,021,377 (2^18), 20,996,011 (2^20), 82,589,933 (2^22) and
+    /// 136,279,841 (2^23), in one call (2026-11-28 03:25 UTC; its kernels unchanged since);
+    /// M61·M31 at the same five exponents (3·2^14, 3·2^15, 3·2^18, 3·2^20, 2^22) from the call of
+    /// 2026-11-26 18:26 (7a44c05; 1.8× or more slower than the others there); FP64 at the largest
+    /// exponent of each length 2^15 … 2^22 (2000 iterations; at 2^22 the widest pair, as on the
+    /// H100) from the call of 2026-11-29 12:50 (4a4856c: the i64 carry walk, fp_center's selects).
     /// Where an arithmetic's shortest length is unmeasured the tuner keeps Goldilocks, so FP64 is
-    /// picked where all three are measured and it is faster: 18,874,369 … 21,233,663 (2^19, 43.6
-    /// against 58.6 µs/iter), 73,400,321 … 82,837,503 (2^21, 168.0 against 208.4), 85,983,233 …
-    /// 144,703,487 (2^22, 334.5 against 426.0).
+    /// picked where all three are measured and it is faster: 18,874,369 … 21,233,663 (2^19, 41.1
+    /// against 58.6 µs/iter), 73,400,321 … 82,837,503 (2^21, 157.9 against 208.4), 85,983,233 …
+    /// 144,703,487 (2^22, 311.5 against 426.0).
     pub fn h200() -> SpeedTable {
         SpeedTable {
-            source:
-                "H200, Goldilocks and FP64 2^22 in one call (bench/notes/gpu.md 2026-11-28 03:25), FP64 2^15 … 2^21 \
-                     of 2026-11-28 07:53",
+            source: "H200, Goldilocks of 2026-11-28 03:25, FP64 of 2026-11-29 12:50 (bench/notes/gpu.md)",
             card: "H200",
             rows: vec![
                 gl(16, 14.6),
@@ -126,14 +122,14 @@ impl SpeedTable {
                 mm(3, 18, 140.7),
                 mm(3, 20, 517.6),
                 mm(1, 22, 625.9),
-                fp(15, 20.1),
-                fp(16, 22.0),
-                fp(17, 23.3),
-                fp(18, 28.6),
-                fp(19, 43.6),
-                fp(20, 79.7),
-                fp(21, 168.0),
-                fp(22, 334.5),
+                fp(15, 18.3),
+                fp(16, 20.4),
+                fp(17, 21.9),
+                fp(18, 27.5),
+                fp(19, 41.1),
+                fp(20, 75.8),
+                fp(21, 157.9),
+                fp(22, 311.5),
             ],
         }
     }
