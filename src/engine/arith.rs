@@ -102,14 +102,14 @@ impl SpeedTable {
     /// M61·M31 at the same five exponents (3·2^14, 3·2^15, 3·2^18, 3·2^20, 2^22) from the call of
     /// 2026-11-26 18:26 (7a44c05; 1.8× or more slower than the others there); FP64 at the largest
     /// exponent of each length 2^15 … 2^22 (2000 iterations; at 2^22 the widest pair, as on the
-    /// H100) from the call of 2026-11-29 12:50 (4a4856c: the i64 carry walk, fp_center's selects).
+    /// H100) from the call of 2026-11-29 12:24 (4a4856c: the i64 carry walk, fp_center's selects).
     /// Where an arithmetic's shortest length is unmeasured the tuner keeps Goldilocks, so FP64 is
     /// picked where all three are measured and it is faster: 18,874,369 … 21,233,663 (2^19, 41.1
     /// against 58.6 µs/iter), 73,400,321 … 82,837,503 (2^21, 157.9 against 208.4), 85,983,233 …
     /// 144,703,487 (2^22, 311.5 against 426.0).
     pub fn h200() -> SpeedTable {
         SpeedTable {
-            source: "H200, Goldilocks of 2026-11-28 03:25, FP64 of 2026-11-29 12:50 (bench/notes/gpu.md)",
+            source: "H200, Goldilocks of 2026-11-28 03:25, FP64 of 2026-11-29 12:24 (bench/notes/gpu.md)",
             card: "H200",
             rows: vec![
                 gl(16, 14.6),
