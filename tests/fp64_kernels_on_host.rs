@@ -72,6 +72,7 @@ fn input(plan: &Plan, t: &Fp64Tables, v: &Values, tamper: bool) -> Vec<u8> {
         for p in [&q.weight, &q.inv_weight, &q.twiddle, &q.inv_twiddle] {
             all.extend(pows(p));
         }
+        all.extend([q.twiddle_step.clone(), q.inv_twiddle_step.clone()]);
         for table in all {
             words(&mut b, [table.len() as u64]);
             floats(&mut b, &table);

@@ -67,6 +67,7 @@ struct FsPrime {
     u64 reduce;
     u64 row_tw, row_itw, col_tw, col_itw;
     u64 w_hi, w_lo, iw_hi, iw_lo, t_hi, t_lo, it_hi, it_lo;
+    u64 t_step, it_step;  // ω_n^(±bitrev_R(r)) a row r: fs_pow's product, whole (stages.rs twiddle_step)
 };
 
 // The plan as these kernels see it (FsLayout in src/gpu/four_step/setup.rs).
@@ -237,13 +238,13 @@ __device__ __forceinline__ void fs_tile_store(V* s, V* v, const FsLayout& L, u32
 
 // Each row r of the tile times the twiddles ω^(k·c) of its columns c = c0 .. c0 + T - 1, k =
 // bitrev(r) (ω: the table pair hi, lo; each value reduced first when RED): ω^(k·c0) from the
-// tables, then a product by ω^k a column (stages.rs twiddle).
+// tables, then a product by ω^k (steps[r]: one coalesced load) a column (stages.rs twiddle).
 template <bool RED>
-__device__ __forceinline__ void fs_twiddle_of(V* s, const FsLayout& L, u32 c0, u64 hi, u64 lo, F f) {
+__device__ __forceinline__ void fs_twiddle_of(V* s, const FsLayout& L, u32 c0, u64 hi, u64 lo, u64 steps, F f) {
     const u32 R = 1u << L.lr(), T = L.seg(), stride = fs_stride(R);
     for (u32 r = threadIdx.x; r < R; r += L.tile_nt()) {
         const u32 k = fs_bitrev(r, L.lr());
-        const V step = fs_pow(hi, lo, k, L.lo_bits, f);
+        const V step = ((const V*)steps)[r];
         V w = fs_pow(hi, lo, k * c0, L.lo_bits, f);
 #pragma unroll
         for (u32 t = 0; t < FS_MAX_SEG; t++) {
@@ -256,11 +257,12 @@ __device__ __forceinline__ void fs_twiddle_of(V* s, const FsLayout& L, u32 c0, u
     }
     __syncthreads();
 }
-__device__ __forceinline__ void fs_twiddle(V* s, const FsLayout& L, u32 c0, u64 hi, u64 lo, F f, bool red) {
+__device__ __forceinline__ void fs_twiddle(V* s, const FsLayout& L, u32 c0, u64 hi, u64 lo, u64 steps, F f,
+                                           bool red) {
     if (red) {
-        fs_twiddle_of<true>(s, L, c0, hi, lo, f);
+        fs_twiddle_of<true>(s, L, c0, hi, lo, steps, f);
     } else {
-        fs_twiddle_of<false>(s, L, c0, hi, lo, f);
+        fs_twiddle_of<false>(s, L, c0, hi, lo, steps, f);
     }
 }
 
@@ -327,7 +329,7 @@ __device__ __forceinline__ void fs_weigh(V* s, u32 tile, const i128* carries, co
 // prime's vector).
 __device__ __forceinline__ void fs_forward_tile(V* s, V* z, const FsLayout& L, const FsPrime& q, u32 c0) {
     fs_column_stages(s, L, q, false);
-    if (L.lr() > 0) fs_twiddle(s, L, c0, q.t_hi, q.t_lo, q.f, fs_reduces(q, FsSteps(L).tw_fwd()));
+    if (L.lr() > 0) fs_twiddle(s, L, c0, q.t_hi, q.t_lo, q.t_step, q.f, fs_reduces(q, FsSteps(L).tw_fwd()));
     fs_tile_store(s, z, L, c0);
 }
 
@@ -391,7 +393,7 @@ __device__ __forceinline__ void fs_inverse_tiles(V* s, u32 tile, const V* z, con
         V* sh = s + h * tile;
         fs_tile_load(sh, z + (size_t)h * L.len(), L, c0);
         __syncthreads();
-        if (L.lr() > 0) fs_twiddle(sh, L, c0, q.it_hi, q.it_lo, q.f, fs_reduces(q, st.tw_inv()));
+        if (L.lr() > 0) fs_twiddle(sh, L, c0, q.it_hi, q.it_lo, q.it_step, q.f, fs_reduces(q, st.tw_inv()));
         fs_column_stages(sh, L, q, true);
     }
 }

@@ -15,8 +15,10 @@
 //   IN: u32 log_r, log_c, seg_len, p, fixup_depth, lo_bits, n; the arithmetic's Extra (FP64:
 //       f64 crt_inv; Goldilocks: nothing); per prime (NP: FP64 2, Goldilocks 1) its field's
 //       constants (FP64: f64 p, pinv; Goldilocks: nothing), the values w_narrow, w_wide,
-//       iw_narrow, iw_wide, u64 reduce, then 12 tables (u64 length, values): row_tw, row_itw,
-//       col_tw, col_itw, w_hi, w_lo, iw_hi, iw_lo, t_hi, t_lo, it_hi, it_lo; n i64 digits;
+//       iw_narrow, iw_wide, u64 reduce, then 14 tables (u64 length, values): row_tw, row_itw,
+//       col_tw, col_itw, w_hi, w_lo, iw_hi, iw_lo, t_hi, t_lo, it_hi, it_lo, t_step, it_step
+//       (--random: the last two are fs_pow of the two before them at bitrev(r), as a plan's
+//       are, so that revisions which compute them in the kernel agree); n i64 digits;
 //       n/seg_len i128 pending carries (two i64, low first); u32 shift; NP·n values r and NP·n
 //       values y (every prime's n values one after the other). A value is 8 bytes (an f64, or a
 //       u64 below P).
@@ -75,9 +77,19 @@ static std::vector<char> random_input(u32 log_r, u32 log_c, u32 seg, u64 seed) {
         const u64 lens[12] = {1u << log_c, 1u << log_c, 1u << log_r, 1u << log_r, (n >> lo_bits) + 1, 1u << lo_bits,
                               (n >> lo_bits) + 1, 1u << lo_bits, (n >> lo_bits) + 1, 1u << lo_bits, (n >> lo_bits) + 1,
                               1u << lo_bits};
-        for (u64 len : lens) {
-            word(len);
-            for (u64 i = 0; i < len; i++) word(fval(h));
+        std::vector<double> drawn[12];
+        for (int t = 0; t < 12; t++) {
+            word(lens[t]);
+            for (u64 i = 0; i < lens[t]; i++) drawn[t].push_back(fval(h)), word(drawn[t].back());
+        }
+        // t_step and it_step from t_hi, t_lo and it_hi, it_lo (no draws of their own).
+        const Fp f{P[h], 1.0 / P[h]};
+        for (int t : {8, 10}) {
+            word((u64)1 << log_r);
+            for (u32 r = 0; r < (1u << log_r); r++) {
+                const u32 k = fs_bitrev(r, log_r);
+                word(f.mul(drawn[t][k >> lo_bits], drawn[t + 1][k & ((1u << lo_bits) - 1)]));
+            }
         }
     }
     for (u32 j = 0; j < n; j++) word((int64_t)(rnd() % (1u << 29)) - (1 << 28));
@@ -150,6 +162,7 @@ int main(int argc, char** argv) {
         q.row_tw = table(), q.row_itw = table(), q.col_tw = table(), q.col_itw = table();
         q.w_hi = table(), q.w_lo = table(), q.iw_hi = table(), q.iw_lo = table();
         q.t_hi = table(), q.t_lo = table(), q.it_hi = table(), q.it_lo = table();
+        q.t_step = table(), q.it_step = table();
     }
     const u32 n = L.n, R = 1u << L.log_r, T = L.seg_len, B = (1u << L.log_c) / T;
     const std::vector<u64> x0 = many<u64>(n);

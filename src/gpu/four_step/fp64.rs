@@ -27,7 +27,7 @@ impl FourStep for Fp64 {
             let none: &[f64] = &[];
             let (col_tw, col_itw) = q.col.as_ref().map_or((none, none), |c| (c.twiddles(), c.inv_twiddles()));
             let (w, iw, tw, itw) = (&q.weight, &q.inv_weight, &q.twiddle, &q.inv_twiddle);
-            let sources: [&[f64]; 12] = [
+            let sources: [&[f64]; 14] = [
                 q.row.twiddles(),
                 q.row.inv_twiddles(),
                 col_tw,
@@ -40,8 +40,10 @@ impl FourStep for Fp64 {
                 &tw.lo,
                 &itw.hi,
                 &itw.lo,
+                &q.twiddle_step,
+                &q.inv_twiddle_step,
             ];
-            let mut tables = [0; 12];
+            let mut tables = [0; 14];
             for (a, v) in tables.iter_mut().zip(sources) {
                 *a = up.table(dev, &v.iter().map(|x| x.to_bits()).collect::<Vec<_>>())?;
             }

@@ -26,7 +26,7 @@ impl FourStep for GoldilocksFs {
     fn setup(dev: &Device, plan: &Plan) -> Result<Setup<GlLayout>, EngineError> {
         let t = GlFourStep::new(plan)?;
         let mut up = Uploads::default();
-        let mut tables = [0; 12];
+        let mut tables = [0; 14];
         for (a, v) in tables.iter_mut().zip(&t.tables) {
             *a = up.table(dev, v)?;
         }

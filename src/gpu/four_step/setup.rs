@@ -13,14 +13,14 @@ use cudarc::driver::{CudaSlice, DeviceRepr, ValidAsZeroBits};
 /// `k` is the field's constants (F: FP64's p and pinv; Goldilocks' none, an empty struct's
 /// padding), `chain` the weight chains' factors (w_narrow, w_wide, iw_narrow, iw_wide), `tables`
 /// the device addresses of row_tw, row_itw, col_tw, col_itw, w_hi, w_lo, iw_hi, iw_lo, t_hi,
-/// t_lo, it_hi, it_lo.
+/// t_lo, it_hi, it_lo, t_step, it_step.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct FsPrime<K: Copy, V: Copy> {
     pub k: K,
     pub chain: [V; 4],
     pub reduce: u64,
-    pub tables: [u64; 12],
+    pub tables: [u64; 14],
 }
 
 /// The plan as the kernels see it: FsLayout of kernels/common/pipeline.cuh, field for field (`q`
@@ -131,13 +131,13 @@ mod tests {
 
     /// The layouts as the kernels' C structs lay them out (kernels/common/pipeline.cuh): FsPrime
     /// is the field (FP64's p and pinv: 16 bytes; Goldilocks' empty struct: 1 byte, padded to 8),
-    /// 4 values, the reduce mask and 12 addresses; FsLayout the primes, the Extra and 8 u32.
+    /// 4 values, the reduce mask and 14 addresses; FsLayout the primes, the Extra and 8 u32.
     #[test]
     fn layouts_match_the_kernels_structs() {
-        assert_eq!(size_of::<FsPrime<[f64; 2], f64>>(), 152);
-        assert_eq!(size_of::<FsPrime<u64, u64>>(), 144);
-        assert_eq!((offset_of!(Fp64Layout, x), offset_of!(Fp64Layout, p), size_of::<Fp64Layout>()), (304, 312, 344));
-        assert_eq!((offset_of!(GlLayout, x), offset_of!(GlLayout, p), size_of::<GlLayout>()), (144, 152, 184));
+        assert_eq!(size_of::<FsPrime<[f64; 2], f64>>(), 168);
+        assert_eq!(size_of::<FsPrime<u64, u64>>(), 160);
+        assert_eq!((offset_of!(Fp64Layout, x), offset_of!(Fp64Layout, p), size_of::<Fp64Layout>()), (336, 344, 376));
+        assert_eq!((offset_of!(GlLayout, x), offset_of!(GlLayout, p), size_of::<GlLayout>()), (160, 168, 200));
         assert_eq!(offset_of!(Fp64Layout, lo_bits) - offset_of!(Fp64Layout, p), 16);
     }
 }

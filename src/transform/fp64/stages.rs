@@ -81,6 +81,11 @@ pub struct PrimeTables {
     pub inv_weight: Powers,
     pub twiddle: Powers,
     pub inv_twiddle: Powers,
+    /// ω_n^(bitrev_R(r)) and ω_n^(−bitrev_R(r)) for each row r: the twiddle steps' factor a
+    /// column, [`Powers::at`] of `twiddle` and `inv_twiddle` (the same values), so that a GPU
+    /// thread loads it whole, one coalesced load a row, not two scattered entries and a product.
+    pub twiddle_step: Vec<f64>,
+    pub inv_twiddle_step: Vec<f64>,
     /// The steps of the weights along a segment ([`Chain`]): from digit j to j + 1 the weight
     /// ρ^(e_j) is multiplied by `narrow` where digit j is narrow (e_(j+1) = e_j − f), by `wide`
     /// where it is wide (e_(j+1) = e_j + n − f; ρ^n = 2), f = p mod n; the unweights by their
@@ -155,13 +160,18 @@ impl PrimeTables {
         let weight_step = chain(down, (2 * u128::from(down) % u128::from(p)) as u64);
         let up = inv(down);
         let inv_weight_step = chain(up, (u128::from(up) * u128::from(inv(2)) % u128::from(p)) as u64);
+        let (twiddle, inv_twiddle) = (Powers::new(&f, w_n, 1, log2), Powers::new(&f, inv(w_n), 1, log2));
+        let rows = 1usize << log_r;
+        let row_steps = |pw: &Powers| -> Vec<f64> { (0..rows).map(|r| pw.at(&f, bit_reverse(r, rows))).collect() };
         Some(PrimeTables {
             weight_step,
             inv_weight_step,
             weight: Powers::new(&f, rho, 1, log2),
             inv_weight: Powers::new(&f, inv(rho), inv(n % p), log2),
-            twiddle: Powers::new(&f, w_n, 1, log2),
-            inv_twiddle: Powers::new(&f, inv(w_n), 1, log2),
+            twiddle_step: row_steps(&twiddle),
+            inv_twiddle_step: row_steps(&inv_twiddle),
+            twiddle,
+            inv_twiddle,
             // A weighted digit is a product: at most 3p/4.
             schedule: reductions(p, u128::from(3 * p / 4), &steps),
             f,
@@ -262,12 +272,12 @@ fn per_column(x: &mut [f64], cols: usize, mut op: impl FnMut(&mut [f64])) {
 
 /// Element (r, c) times g^(k·c), k = bitrev_R(r), g the element `powers` tabulates, reducing
 /// first where the schedule says: along each segment of a row from its first column c0 the
-/// twiddle is g^(k·c0) (two table entries), then one product by g^k (two entries) a column.
-fn twiddle(all: &Fp64Tables, t: &PrimeTables, x: &mut [f64], powers: &Powers, reduce: bool, seg: usize) {
+/// twiddle is g^(k·c0) (two table entries), then one product by g^k (`steps[r]`) a column.
+fn twiddle(all: &Fp64Tables, t: &PrimeTables, x: &mut [f64], powers: &Powers, steps: &[f64], reduce: bool, seg: usize) {
     let (rows, cols) = (all.rows(), all.cols());
     for (r, row) in x.chunks_exact_mut(cols).enumerate() {
         let k = bit_reverse(r, rows);
-        let step = powers.at(&t.f, k);
+        let step = steps[r];
         for (c0, part) in row.chunks_exact_mut(seg).enumerate().map(|(i, p)| (i * seg, p)) {
             let mut w = powers.at(&t.f, k * c0);
             for (i, v) in part.iter_mut().enumerate() {
@@ -288,7 +298,7 @@ pub fn columns_forward(all: &Fp64Tables, t: &PrimeTables, x: &mut [f64]) {
     per_column(x, all.cols(), |line| {
         (0..all.log_r as usize).for_each(|s| col.forward_stage(line, s, before[ix.col_fwd(s)]));
     });
-    twiddle(all, t, x, &t.twiddle, before[ix.tw_fwd()], SEG_LEN.min(x.len()));
+    twiddle(all, t, x, &t.twiddle, &t.twiddle_step, before[ix.tw_fwd()], SEG_LEN.min(x.len()));
 }
 
 /// Step 3: per row the DIF stages, the pointwise square (y = None) or product with the same
@@ -316,7 +326,7 @@ pub fn rows(all: &Fp64Tables, t: &PrimeTables, x: &mut [f64], y: Option<&[f64]>)
 pub fn columns_inverse(all: &Fp64Tables, t: &PrimeTables, x: &mut [f64]) {
     let Some(col) = &t.col else { return };
     let (ix, before) = (all.index(), &t.schedule.before);
-    twiddle(all, t, x, &t.inv_twiddle, before[ix.tw_inv()], SEG_LEN.min(x.len()));
+    twiddle(all, t, x, &t.inv_twiddle, &t.inv_twiddle_step, before[ix.tw_inv()], SEG_LEN.min(x.len()));
     per_column(x, all.cols(), |line| {
         (0..all.log_r as usize).for_each(|s| col.inverse_stage(line, s, before[ix.col_inv(s)]));
     });

@@ -11,7 +11,7 @@ use super::field::Gl;
 use super::tables::hi_lo;
 use crate::transform::fp64::shape::{split, SEG_LEN};
 use crate::transform::plan::{Arith, Plan};
-use crate::transform::PlanError;
+use crate::transform::{bit_reverse, PlanError};
 
 /// One plan's tables for the Goldilocks four-step kernels.
 pub struct GlFourStep {
@@ -23,9 +23,9 @@ pub struct GlFourStep {
     /// wide; f = p mod n) and their inverses for the unweights.
     pub chain: [u64; 4],
     /// row_tw, row_itw, col_tw, col_itw, then hi and lo of the weights, the unweights, the
-    /// twiddles and the inverse twiddles: the order of FsPrime's tables
-    /// (kernels/common/pipeline.cuh).
-    pub tables: [Vec<u64>; 12],
+    /// twiddles and the inverse twiddles, then ω_n^(±bitrev_R(r)) a row (the twiddle steps'
+    /// factors): the order of FsPrime's tables (kernels/common/pipeline.cuh).
+    pub tables: [Vec<u64>; 14],
 }
 
 impl GlFourStep {
@@ -57,6 +57,8 @@ impl GlFourStep {
         let [t_hi, t_lo] = hi_lo(w_n, Gl::ONE, log2).map(|t| words(&t));
         let [it_hi, it_lo] = hi_lo(inv(w_n), Gl::ONE, log2).map(|t| words(&t));
         let (r, c) = (1 << log_r, 1 << log_c);
+        // ω_n^(±bitrev_R(row)) a row: the twiddle steps' factor (canonical, as hi·lo gives it).
+        let steps = |w: Gl| (0..r).map(|i| w.pow(bit_reverse(i, r) as u64).value()).collect::<Vec<u64>>();
         Ok(GlFourStep {
             log_r,
             log_c,
@@ -75,6 +77,8 @@ impl GlFourStep {
                 t_lo,
                 it_hi,
                 it_lo,
+                steps(w_n),
+                steps(inv(w_n)),
             ],
         })
     }
@@ -100,6 +104,13 @@ mod tests {
             assert_eq!(at(&t.tables[6], &t.tables[7], e), rho.inverse().unwrap().pow(e as u64).mul(n_inv));
             assert_eq!(at(&t.tables[8], &t.tables[9], e), w.pow(e as u64));
             assert_eq!(at(&t.tables[10], &t.tables[11], e).mul(w.pow(e as u64)), Gl::ONE);
+        }
+        // The twiddle steps' factors: ω_n^(±bitrev_R(r)) for each row r.
+        let rows = 1usize << t.log_r;
+        assert_eq!((t.tables[12].len(), t.tables[13].len()), (rows, rows));
+        for r in 0..rows {
+            let k = bit_reverse(r, rows) as u64;
+            assert_eq!((Gl::new(t.tables[12][r]), Gl::new(t.tables[13][r]).mul(w.pow(k))), (w.pow(k), Gl::ONE));
         }
         // ρ^n = 2: a wide digit's step is twice a narrow one's; the unweights' are the inverses.
         let [narrow, wide, inarrow, iwide] = t.chain.map(Gl::new);
