@@ -51,7 +51,7 @@ struct Values {
 fn input(plan: &Plan, t: &Fp64Tables, v: &Values, tamper: bool) -> Vec<u8> {
     let mut b = Vec::new();
     let head = [t.log_r, t.log_c, plan.seg_len() as u32, plan.exponent(), plan.fixup_depth() as u32];
-    for v in head.into_iter().chain([t.primes[0].weight.lo_bits, plan.n() as u32]) {
+    for v in head.into_iter().chain([t.primes[0].twiddle.lo_bits, plan.n() as u32]) {
         b.extend_from_slice(&v.to_le_bytes());
     }
     floats(&mut b, &[t.crt.inv]);
@@ -69,7 +69,10 @@ fn input(plan: &Plan, t: &Fp64Tables, v: &Values, tamper: bool) -> Vec<u8> {
             all[0][last] = 1.0;
         }
         all.extend(col.iter().map(|c| c.to_vec()));
-        for p in [&q.weight, &q.inv_weight, &q.twiddle, &q.inv_twiddle] {
+        for w in [&q.weight, &q.inv_weight] {
+            all.extend([w.row.clone(), w.tile.clone()]);
+        }
+        for p in [&q.twiddle, &q.inv_twiddle] {
             all.extend(pows(p));
         }
         all.extend([q.twiddle_step.clone(), q.inv_twiddle_step.clone()]);

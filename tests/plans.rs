@@ -70,8 +70,12 @@ fn fp64(plan: &Plan) -> u64 {
         let none: &[f64] = &[];
         let col = q.col.as_ref().map_or([none, none], |c| [c.twiddles(), c.inv_twiddles()]);
         let tables = [q.row.twiddles(), q.row.inv_twiddles(), col[0], col[1]];
-        let powers = [&q.weight, &q.inv_weight, &q.twiddle, &q.inv_twiddle];
-        let all = tables.into_iter().chain(powers.iter().flat_map(|w| [w.hi.as_slice(), w.lo.as_slice()]));
+        let rows_tiles = [&q.weight, &q.inv_weight].map(|w| [w.row.as_slice(), w.tile.as_slice()]);
+        let powers = [&q.twiddle, &q.inv_twiddle];
+        let all = tables
+            .into_iter()
+            .chain(rows_tiles.into_iter().flatten())
+            .chain(powers.iter().flat_map(|w| [w.hi.as_slice(), w.lo.as_slice()]));
         all.for_each(|v| h.words(v.iter().map(|x| x.to_bits())));
     }
     h.0
@@ -99,13 +103,14 @@ const CASES: [Case; 19] = [
     // FP64 (issue 37) as first landed (d1ac5b9): one row, four steps, the longest length;
     // 1257787 at 2^15 and 20996011 at 2^19 since the measured row split (2^6 and 2^7 rows);
     // the narrow pair's schedules since the stages of half-size ≤ 4 skip their products by ω^0
-    // (P2 reduces before more inverse steps: ntt::UNIT_HALF).
-    (9689, Arith::Fp64, None, 6521861056144382079),
-    (1257787, Arith::Fp64, None, 516597857608126551),
-    (20996011, Arith::Fp64, Some((1, 20)), 10740196144918874995),
-    (136279841, Arith::Fp64, None, 2974710837969257372),
+    // (P2 reduces before more inverse steps: ntt::UNIT_HALF); a segment's first weight from a
+    // row's and a tile's table entry (stages.rs RowTile) since branch next/row-tables.
+    (9689, Arith::Fp64, None, 2335170515645194393),
+    (1257787, Arith::Fp64, None, 6745190830527619887),
+    (20996011, Arith::Fp64, Some((1, 20)), 17643849677376308304),
+    (136279841, Arith::Fp64, None, 4407478832254793082),
     // The wide pair of primes (Q1·Q2) where the narrow one's bound fails: 2^19, not 2^20.
-    (20996011, Arith::Fp64, None, 8945019816868264212),
+    (20996011, Arith::Fp64, None, 14264189222723656411),
 ];
 
 #[test]

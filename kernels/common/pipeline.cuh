@@ -56,17 +56,20 @@ __device__ __forceinline__ void fs_set_bits(u64& v, i64 b) { v = (u64)b; }
 // One prime's constants and tables (device addresses); field for field FsPrime in
 // src/gpu/four_step/setup.rs. reduce: bit s set = every value is reduced before step s of the
 // squaring (src/transform/fp64/stages.rs StepIndex). row_tw[m + j] = w_2m^j of the C-point
-// transform, col_tw of the R-point one (itw: w^-j); the powers g^e = hi[e >> lo_bits] ·
-// lo[e & mask] of rho (the weights), rho^-1 n^-1 (the unweights), w_n and w_n^-1 (twiddles).
-// Along a segment a weight is the previous one times w_narrow or w_wide (the previous digit
-// narrow or wide), an unweight times iw_narrow or iw_wide, the twiddle of column c + 1 that of
-// column c times w_n^k: two table entries a segment, not a digit (stages.rs weights, twiddle).
+// transform, col_tw of the R-point one (itw: w^-j); a segment's first weight rho^e (unweight
+// rho^-e n^-1) is a row's entry times a tile's (w_row, w_tile: fs_first_power, stages.rs
+// RowTile), the twiddles' powers g^e = hi[e >> lo_bits] · lo[e & mask] of w_n and w_n^-1, and
+// t_step[r] = w_n^bitrev(r). Along a segment a weight is the previous one times w_narrow or
+// w_wide (the previous digit narrow or wide), an unweight times iw_narrow or iw_wide, the
+// twiddle of column c + 1 that of column c times w_n^k: a few table entries a segment, not a
+// digit (stages.rs weights, twiddle).
 struct FsPrime {
     F f;
     V w_narrow, w_wide, iw_narrow, iw_wide;  // the weight chains' factors (stages.rs Chain)
     u64 reduce;
     u64 row_tw, row_itw, col_tw, col_itw;
-    u64 w_hi, w_lo, iw_hi, iw_lo, t_hi, t_lo, it_hi, it_lo;
+    u64 w_row, w_tile, iw_row, iw_tile;  // a segment's first weight, unweight: fs_first_power
+    u64 t_hi, t_lo, it_hi, it_lo;
     u64 t_step, it_step;  // ω_n^(±bitrev_R(r)) a row r: fs_pow's product, whole (stages.rs twiddle_step)
 };
 
@@ -126,6 +129,21 @@ __device__ __forceinline__ V fs_pow(u64 hi, u64 lo, u32 e, u32 lo_bits, F f) {
     return f.mul(((const V*)hi)[e >> lo_bits], ((const V*)lo)[e & ((1u << lo_bits) - 1)]);
 }
 
+// e_j = -p·j mod n (src/transform/plan.rs weight_exp).
+__device__ __forceinline__ u32 fs_weight_exp(const FsLayout& L, u64 j) {
+    const u32 r = (u32)(((u64)L.p * j) & (L.len() - 1));
+    return r == 0 ? 0 : L.len() - r;
+}
+
+// The first weight (or unweight) of the segment at row r, column c0 (stages.rs RowTile::at):
+// row r's entry times tile c0/SEG's, the second of its pair where e_(r·C) + e_(c0) ≥ n. One
+// coalesced load a row and one the whole block shares.
+__device__ __forceinline__ V fs_first_power(u64 row, u64 tile, const FsLayout& L, u32 r, u32 c0, F f) {
+    const u32 a = fs_weight_exp(L, (u64)r << L.lc()), b = fs_weight_exp(L, c0);
+    const u32 wrap = (u64)a + b >= L.len() ? 1 : 0;
+    return f.mul(((const V*)row)[r], ((const V*)tile)[2 * (c0 / L.seg()) + wrap]);
+}
+
 __device__ __forceinline__ u32 fs_bitrev(u32 x, u32 bits) { return bits == 0 ? 0 : __brev(x) >> (32 - bits); }
 
 // ---- the digit layout (src/transform/plan.rs; n = 2^k) ----
@@ -138,8 +156,7 @@ struct FsWidths {
         n = L.len();
         q = L.p / L.len();
         f = L.p & (L.len() - 1);
-        const u32 r = (u32)(((u64)L.p * j) & (L.len() - 1));
-        e = r == 0 ? 0 : n - r;
+        e = fs_weight_exp(L, j);
     }
     __device__ __forceinline__ u32 next() {
         const bool wide = e < f;
@@ -308,7 +325,7 @@ __device__ __forceinline__ void fs_weigh(V* s, u32 tile, const i128* carries, co
             const FsPrime& q = L.q[h0 + i];
             const F f = q.f;
             FsWidths we(L, j0);
-            V w = fs_pow(q.w_hi, q.w_lo, we.e, L.lo_bits, f);
+            V w = fs_first_power(q.w_row, q.w_tile, L, r, c0, f);
 #pragma unroll
             for (u32 t = 0; t < FS_MAX_SEG; t++) {
                 if (t < T) {
@@ -417,7 +434,7 @@ __device__ __forceinline__ void fs_carry_out(V* s, u32 tile, i128* carries, cons
         FsCarry carry = 0;
         V u[A::NP];
 #pragma unroll
-        for (u32 h = 0; h < A::NP; h++) u[h] = fs_pow(L.q[h].iw_hi, L.q[h].iw_lo, ws.e, L.lo_bits, f[h]);
+        for (u32 h = 0; h < A::NP; h++) u[h] = fs_first_power(L.q[h].iw_row, L.q[h].iw_tile, L, r, c0, f[h]);
         bool wide = false;
 #pragma unroll
         for (u32 t = 0; t < FS_MAX_SEG; t++) {

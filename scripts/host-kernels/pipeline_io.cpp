@@ -16,7 +16,7 @@
 //       f64 crt_inv; Goldilocks: nothing); per prime (NP: FP64 2, Goldilocks 1) its field's
 //       constants (FP64: f64 p, pinv; Goldilocks: nothing), the values w_narrow, w_wide,
 //       iw_narrow, iw_wide, u64 reduce, then 14 tables (u64 length, values): row_tw, row_itw,
-//       col_tw, col_itw, w_hi, w_lo, iw_hi, iw_lo, t_hi, t_lo, it_hi, it_lo, t_step, it_step
+//       col_tw, col_itw, w_row, w_tile, iw_row, iw_tile, t_hi, t_lo, it_hi, it_lo, t_step, it_step
 //       (--random: the last two are fs_pow of the two before them at bitrev(r), as a plan's
 //       are, so that revisions which compute them in the kernel agree); n i64 digits;
 //       n/seg_len i128 pending carries (two i64, low first); u32 shift; NP·n values r and NP·n
@@ -74,9 +74,9 @@ static std::vector<char> random_input(u32 log_r, u32 log_c, u32 seg, u64 seed) {
     for (int h = 0; h < 2; h++) {
         for (double v : {P[h], 1.0 / P[h], fval(h), fval(h), fval(h), fval(h)}) word(v);
         word(rnd());
-        const u64 lens[12] = {1u << log_c, 1u << log_c, 1u << log_r, 1u << log_r, (n >> lo_bits) + 1, 1u << lo_bits,
-                              (n >> lo_bits) + 1, 1u << lo_bits, (n >> lo_bits) + 1, 1u << lo_bits, (n >> lo_bits) + 1,
-                              1u << lo_bits};
+        const u64 tiles = 2 * ((1u << log_c) / seg > 1 ? (1u << log_c) / seg : 1);
+        const u64 lens[12] = {1u << log_c, 1u << log_c, 1u << log_r, 1u << log_r, 1u << log_r, tiles, 1u << log_r, tiles,
+                              (n >> lo_bits) + 1, 1u << lo_bits, (n >> lo_bits) + 1, 1u << lo_bits};
         std::vector<double> drawn[12];
         for (int t = 0; t < 12; t++) {
             word(lens[t]);
@@ -160,7 +160,7 @@ int main(int argc, char** argv) {
         q.w_narrow = one<V>(), q.w_wide = one<V>(), q.iw_narrow = one<V>(), q.iw_wide = one<V>();
         q.reduce = one<u64>();
         q.row_tw = table(), q.row_itw = table(), q.col_tw = table(), q.col_itw = table();
-        q.w_hi = table(), q.w_lo = table(), q.iw_hi = table(), q.iw_lo = table();
+        q.w_row = table(), q.w_tile = table(), q.iw_row = table(), q.iw_tile = table();
         q.t_hi = table(), q.t_lo = table(), q.it_hi = table(), q.it_lo = table();
         q.t_step = table(), q.it_step = table();
     }

@@ -32,10 +32,10 @@ impl FourStep for Fp64 {
                 q.row.inv_twiddles(),
                 col_tw,
                 col_itw,
-                &w.hi,
-                &w.lo,
-                &iw.hi,
-                &iw.lo,
+                &w.row,
+                &w.tile,
+                &iw.row,
+                &iw.tile,
                 &tw.hi,
                 &tw.lo,
                 &itw.hi,
@@ -56,6 +56,6 @@ impl FourStep for Fp64 {
             })
         };
         let q = [prime(&t.primes[0])?, prime(&t.primes[1])?];
-        Ok(up.setup(FsLayout::new(plan, q, t.crt.inv, t.log_r, t.primes[0].weight.lo_bits)))
+        Ok(up.setup(FsLayout::new(plan, q, t.crt.inv, t.log_r, t.primes[0].twiddle.lo_bits)))
     }
 }

@@ -12,8 +12,8 @@ use cudarc::driver::{CudaSlice, DeviceRepr, ValidAsZeroBits};
 /// One prime's constants and tables: FsPrime of kernels/common/pipeline.cuh, field for field.
 /// `k` is the field's constants (F: FP64's p and pinv; Goldilocks' none, an empty struct's
 /// padding), `chain` the weight chains' factors (w_narrow, w_wide, iw_narrow, iw_wide), `tables`
-/// the device addresses of row_tw, row_itw, col_tw, col_itw, w_hi, w_lo, iw_hi, iw_lo, t_hi,
-/// t_lo, it_hi, it_lo, t_step, it_step.
+/// the device addresses of row_tw, row_itw, col_tw, col_itw, w_row, w_tile, iw_row, iw_tile,
+/// t_hi, t_lo, it_hi, it_lo, t_step, it_step.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct FsPrime<K: Copy, V: Copy> {

@@ -110,7 +110,7 @@ impl LaunchWork {
 /// value's, and the next column's twiddle along the chain), the weights and unweights two
 /// products each (the unweights after a reduction), every step the schedule reduces before a
 /// reduction; per word, once, the CRT (two centerings, a reduction, a difference, a product).
-/// The few products a row segment (its first weight or twiddle from two table entries) are not
+/// The few products a row segment (its first weight and twiddle from two table entries) are not
 /// counted, so the kernels execute a few percent more (ncu, bench/RESULTS.md 2026-11-28).
 pub fn launches(plan: &Plan) -> Result<[LaunchWork; 4], PlanError> {
     let t = Fp64Tables::new(plan)?;

@@ -5,7 +5,7 @@
 //!
 //! Storage: element j = r·C + c is row r, column c. Per prime, a squaring is
 //! 1. [`weigh`]: x_j = d_j·a_j, a_j = ρ^(e_j) (ρ = 2^(1/n) in GF(p), e_j = [`Plan::weight_exp`]),
-//!    two table entries ([`Powers`]) at a carry segment's first digit, then a chain of products
+//!    a row's and a tile's table entry ([`RowTile`]) at a carry segment's first digit, then a chain of products
 //!    ([`Chain`]) along it;
 //! 2. [`columns_forward`]: per column, R-point radix-2 DIF stages (natural in, bit-reversed out),
 //!    then element (r, c) times ω_n^(bitrev_R(r)·c) (when R > 1);
@@ -41,24 +41,68 @@ pub struct Powers {
 }
 
 impl Powers {
-    /// g^e for e < 2^log2, times `scale` in every entry of `hi`.
-    fn new(f: &Fp64, g: u64, scale: u64, log2: u32) -> Powers {
+    /// g^e for e < 2^log2.
+    fn new(f: &Fp64, g: u64, log2: u32) -> Powers {
         let p = f.modulus();
         let lo_bits = log2.div_ceil(2);
-        let table = |base: u64, len: usize, scale: u64| -> Vec<f64> {
-            std::iter::successors(Some(scale % p), |&x| Some((u128::from(x) * u128::from(base) % u128::from(p)) as u64))
+        let table = |base: u64, len: usize| -> Vec<f64> {
+            std::iter::successors(Some(1), |&x| Some((u128::from(x) * u128::from(base) % u128::from(p)) as u64))
                 .take(len)
                 .map(|x| f.from_i64(x as i64))
                 .collect()
         };
-        let lo = table(g, 1 << lo_bits, 1);
-        let hi = table(pow_mod(g, 1 << lo_bits, p), 1 << (log2 - lo_bits), scale);
+        let lo = table(g, 1 << lo_bits);
+        let hi = table(pow_mod(g, 1 << lo_bits, p), 1 << (log2 - lo_bits));
         Powers { lo_bits, hi, lo }
     }
 
-    /// g^e (times the scale), |·| ≤ 3p/4.
+    /// g^e, |·| ≤ 3p/4.
     pub fn at(&self, f: &Fp64, e: usize) -> f64 {
         f.mul(self.hi[e >> self.lo_bits], self.lo[e & ((1 << self.lo_bits) - 1)])
+    }
+}
+
+/// The weights' first powers g^(e_j0)·scale at each carry segment's first digit j0 = r·C + c0
+/// as a product of a row's entry and a tile's: e_j0 = (a_r + b_c0) mod n with a_r = −p·r·C mod
+/// n and b_c0 = −p·c0 mod n, so g^(e_j0) = g^(a_r)·g^(b_c0), times g^(−n) where a_r + b_c0 ≥ n
+/// (ρ^n = 2). `row[r]` = g^(a_r)·scale, `tile[2t]` = g^(b_c0) and `tile[2t + 1]` = g^(b_c0 − n)
+/// for tile t = c0/SEG (centered): one coalesced load a row and one a block on the GPU, in place
+/// of two scattered table entries.
+#[derive(Clone, Debug)]
+pub struct RowTile {
+    pub row: Vec<f64>,
+    pub tile: Vec<f64>,
+}
+
+impl RowTile {
+    /// The tables of g (times `scale` in the rows) for p_exp's digits at n = 2^log2 = R·C,
+    /// segments of `seg` digits.
+    fn new(f: &Fp64, g: u64, scale: u64, p_exp: u32, log2: u32, log_r: u32, seg: usize) -> RowTile {
+        let (p, n) = (f.modulus(), 1u64 << log2);
+        let cols = 1u64 << (log2 - log_r);
+        let e = |j: u64| (n - (u64::from(p_exp) * j) % n) % n;
+        let at = |x: u64| f.from_i64(x as i64);
+        let row = (0..1u64 << log_r)
+            .map(|r| at((u128::from(pow_mod(g, e(r * cols), p)) * u128::from(scale % p) % u128::from(p)) as u64))
+            .collect();
+        let down = pow_mod(pow_mod(g, n, p), p - 2, p); // g^(−n)
+        let tile = (0..(cols / seg as u64).max(1))
+            .flat_map(|t| {
+                let b = pow_mod(g, e(t * seg as u64), p);
+                [at(b), at((u128::from(b) * u128::from(down) % u128::from(p)) as u64)]
+            })
+            .collect();
+        RowTile { row, tile }
+    }
+
+    /// g^(e_j0)·scale at the first digit j0 = r·C + c0 of a segment (`p_exp`, n and `seg` the
+    /// plan's; C = n/R).
+    pub fn at(&self, f: &Fp64, p_exp: u32, n: usize, seg: usize, j0: usize) -> f64 {
+        let cols = n / self.row.len();
+        let (r, c0) = (j0 / cols, j0 % cols);
+        let e = |j: usize| (n - (p_exp as usize * j) % n) % n;
+        let wrap = usize::from(e(r * cols) + e(c0) >= n);
+        f.mul(self.row[r], self.tile[2 * (c0 / seg) + wrap])
     }
 }
 
@@ -77,8 +121,8 @@ pub struct PrimeTables {
     pub row: Ntt,
     pub col: Option<Ntt>,
     /// ρ^e and ρ^(−e)·n^(−1) (ρ = 2^(1/n)); ω_n^e and ω_n^(−e).
-    pub weight: Powers,
-    pub inv_weight: Powers,
+    pub weight: RowTile,
+    pub inv_weight: RowTile,
     pub twiddle: Powers,
     pub inv_twiddle: Powers,
     /// ω_n^(bitrev_R(r)) and ω_n^(−bitrev_R(r)) for each row r: the twiddle steps' factor a
@@ -145,7 +189,7 @@ impl StepIndex {
 }
 
 impl PrimeTables {
-    fn new(prime: &Fp64Prime, p_exp: u32, log2: u32, log_r: u32) -> Option<PrimeTables> {
+    fn new(prime: &Fp64Prime, p_exp: u32, log2: u32, log_r: u32, seg: usize) -> Option<PrimeTables> {
         let n = 1u64 << log2;
         let (f, p) = (Fp64::new(prime.p), prime.p);
         let (w_n, rho) = (prime.root_of_unity(n)?, prime.root_of_two(n)?);
@@ -160,14 +204,14 @@ impl PrimeTables {
         let weight_step = chain(down, (2 * u128::from(down) % u128::from(p)) as u64);
         let up = inv(down);
         let inv_weight_step = chain(up, (u128::from(up) * u128::from(inv(2)) % u128::from(p)) as u64);
-        let (twiddle, inv_twiddle) = (Powers::new(&f, w_n, 1, log2), Powers::new(&f, inv(w_n), 1, log2));
+        let (twiddle, inv_twiddle) = (Powers::new(&f, w_n, log2), Powers::new(&f, inv(w_n), log2));
         let rows = 1usize << log_r;
         let row_steps = |pw: &Powers| -> Vec<f64> { (0..rows).map(|r| pw.at(&f, bit_reverse(r, rows))).collect() };
         Some(PrimeTables {
             weight_step,
             inv_weight_step,
-            weight: Powers::new(&f, rho, 1, log2),
-            inv_weight: Powers::new(&f, inv(rho), inv(n % p), log2),
+            weight: RowTile::new(&f, rho, 1, p_exp, log2, log_r, seg),
+            inv_weight: RowTile::new(&f, inv(rho), inv(n % p), p_exp, log2, log_r, seg),
             twiddle_step: row_steps(&twiddle),
             inv_twiddle_step: row_steps(&inv_twiddle),
             twiddle,
@@ -195,7 +239,7 @@ impl Fp64Tables {
         }
         let (log_r, log_c) = split(len.log2);
         let pair = pair_for(p, len).ok_or_else(|| why("no pair of primes holds the digits"))?;
-        let t = |prime| PrimeTables::new(prime, p, len.log2, log_r).ok_or_else(|| why("no roots"));
+        let t = |prime| PrimeTables::new(prime, p, len.log2, log_r, plan.seg_len()).ok_or_else(|| why("no roots"));
         let primes = [t(&pair.primes[0])?, t(&pair.primes[1])?];
         Ok(Fp64Tables { log_r, log_c, pair, primes, crt: Crt::new(pair) })
     }
@@ -231,15 +275,15 @@ impl Fp64Tables {
 }
 
 /// ρ^(e_j) (`table` and `step` of the weights) or ρ^(−e_j)·n^(−1) (of the unweights) for every
-/// digit j: at the first digit of each carry segment the product of two table entries, then
+/// digit j: at the first digit of each carry segment a row's entry times a tile's ([`RowTile::at`]), then
 /// along the segment one product by the chain's factor a digit (|·| ≤ 3p/4 throughout), as a
 /// GPU thread walks its segment.
-fn weights(plan: &Plan, t: &PrimeTables, table: &Powers, step: Chain) -> Vec<f64> {
+fn weights(plan: &Plan, t: &PrimeTables, table: &RowTile, step: Chain) -> Vec<f64> {
     let (n, f) = (plan.n(), plan.exponent() as usize % plan.n());
     let mut out = Vec::with_capacity(n);
     for j0 in (0..n).step_by(plan.seg_len()) {
         let mut e = plan.weight_exp(j0);
-        let mut w = table.at(&t.f, e);
+        let mut w = table.at(&t.f, plan.exponent(), n, plan.seg_len(), j0);
         for k in 0..plan.seg_len() {
             if k > 0 {
                 // Digit j − 1 was wide iff its e was below f (Plan::widths_from).

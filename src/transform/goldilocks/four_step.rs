@@ -22,9 +22,10 @@ pub struct GlFourStep {
     /// The weight chains' factors: ρ^(−f), 2ρ^(−f) (from digit j to j + 1 where j is narrow,
     /// wide; f = p mod n) and their inverses for the unweights.
     pub chain: [u64; 4],
-    /// row_tw, row_itw, col_tw, col_itw, then hi and lo of the weights, the unweights, the
-    /// twiddles and the inverse twiddles, then ω_n^(±bitrev_R(r)) a row (the twiddle steps'
-    /// factors): the order of FsPrime's tables (kernels/common/pipeline.cuh).
+    /// row_tw, row_itw, col_tw, col_itw, then the rows and tiles of the weights and the
+    /// unweights, hi and lo of the twiddles and the inverse twiddles, then ω_n^(±bitrev_R(r)) a
+    /// row (the twiddle steps' factors): the order of FsPrime's tables
+    /// (kernels/common/pipeline.cuh).
     pub tables: [Vec<u64>; 14],
 }
 
@@ -53,10 +54,26 @@ impl GlFourStep {
         let wide = Gl::new(2).mul(down);
         let words = |v: &[Gl]| v.iter().map(|x| x.value()).collect::<Vec<u64>>();
         let (tw, itw) = plan.twiddles();
-        let [w_hi, w_lo, iw_hi, iw_lo] = plan.weight_tables().map(words);
         let [t_hi, t_lo] = hi_lo(w_n, Gl::ONE, log2).map(|t| words(&t));
         let [it_hi, it_lo] = hi_lo(inv(w_n), Gl::ONE, log2).map(|t| words(&t));
         let (r, c) = (1 << log_r, 1 << log_c);
+        // A segment's first weight g^(e_j0)·scale as a row's entry times a tile's (the second of
+        // its pair times g^(−n), where e_(r·C) + e_(c0) ≥ n): src/transform/fp64/stages.rs RowTile.
+        let (n, seg) = (1u64 << log2, plan.seg_len() as u64);
+        let e = |j: u64| (n - u64::from(p) * j % n) % n;
+        let row_tile = |g: Gl, scale: Gl| -> [Vec<u64>; 2] {
+            let row = (0..r as u64).map(|i| g.pow(e(i * c as u64)).mul(scale).value()).collect();
+            let down = inv(g.pow(n));
+            let tile = (0..(c as u64 / seg).max(1))
+                .flat_map(|t| {
+                    let b = g.pow(e(t * seg));
+                    [b.value(), b.mul(down).value()]
+                })
+                .collect();
+            [row, tile]
+        };
+        let [w_row, w_tile] = row_tile(rho, Gl::ONE);
+        let [iw_row, iw_tile] = row_tile(inv(rho), inv(Gl::new(n)));
         // ω_n^(±bitrev_R(row)) a row: the twiddle steps' factor (canonical, as hi·lo gives it).
         let steps = |w: Gl| (0..r).map(|i| w.pow(bit_reverse(i, r) as u64).value()).collect::<Vec<u64>>();
         Ok(GlFourStep {
@@ -69,10 +86,10 @@ impl GlFourStep {
                 words(&itw[..c]),
                 words(&tw[..r]),
                 words(&itw[..r]),
-                w_hi,
-                w_lo,
-                iw_hi,
-                iw_lo,
+                w_row,
+                w_tile,
+                iw_row,
+                iw_tile,
                 t_hi,
                 t_lo,
                 it_hi,
@@ -99,9 +116,17 @@ mod tests {
         let at =
             |hi: &[u64], lo: &[u64], e: usize| Gl::new(hi[e >> t.lo_bits]).mul(Gl::new(lo[e & ((1 << t.lo_bits) - 1)]));
         let n_inv = Gl::new(1 << 13).inverse().unwrap();
+        // Each segment's first weight and unweight from a row's entry and a tile's.
+        let cols = 1usize << t.log_c;
+        for j0 in (0..8192).step_by(SEG_LEN) {
+            let (r, c0) = (j0 / cols, j0 % cols);
+            let e = plan.weight_exp(j0);
+            let wrap = usize::from(plan.weight_exp(r * cols) + plan.weight_exp(c0) >= 8192);
+            let (tile, g) = (2 * (c0 / SEG_LEN) + wrap, |i: usize, k: usize| Gl::new(t.tables[i][k]));
+            assert_eq!(g(4, r).mul(g(5, tile)), rho.pow(e as u64), "j0={j0}");
+            assert_eq!(g(6, r).mul(g(7, tile)), rho.inverse().unwrap().pow(e as u64).mul(n_inv), "j0={j0}");
+        }
         for e in [0, 1, 63, 64, 65, 4095, 8191] {
-            assert_eq!(at(&t.tables[4], &t.tables[5], e), rho.pow(e as u64));
-            assert_eq!(at(&t.tables[6], &t.tables[7], e), rho.inverse().unwrap().pow(e as u64).mul(n_inv));
             assert_eq!(at(&t.tables[8], &t.tables[9], e), w.pow(e as u64));
             assert_eq!(at(&t.tables[10], &t.tables[11], e).mul(w.pow(e as u64)), Gl::ONE);
         }
