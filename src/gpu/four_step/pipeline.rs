@@ -30,11 +30,12 @@ const PRODUCT: u32 = 1;
 
 /// Lengths (log2) whose batches of squarings pass through fp_carry, measured on an H100
 /// (bench/RESULTS.md, 2026-11-28): 2^20 96.1 µs an iteration against 100.1 for fp_inv and
-/// fp_fwd apart, 2^22 350.7 against 364.5; at 2^15 … 2^19 and 2^21 fp_carry was 2–9% slower
-/// (its grid of C/SEG + 1 blocks, both primes each, fills the GPU in fuller waves only here).
-/// Goldilocks takes the same until it is measured. MERSENNE_CERT_FP64_FUSED (0 or 1) overrides
-/// it for either arithmetic, for measuring.
-const FUSED_LOG2: [u32; 2] = [20, 22];
+/// fp_fwd apart, 2^22 350.7 against 364.5; at 2^15 … 2^19 fp_carry was 2–9% slower (its grid
+/// of C/SEG + 1 blocks, both primes each, fills the GPU in fuller waves only here). 2^21 with
+/// its blocks of 512 threads ([`shape::WIDE_TILE_LOG2`]): on an H200 148.4 µs against 152.9
+/// apart (2026-11-29). Goldilocks takes the same until it is measured.
+/// MERSENNE_CERT_FP64_FUSED (0 or 1) overrides it for either arithmetic, for measuring.
+const FUSED_LOG2: [u32; 3] = [20, 21, 22];
 
 /// Whether `plan`'s batches of squarings take fp_carry (FUSED_LOG2 or its override).
 fn fused(plan: &Plan) -> bool {
@@ -51,7 +52,8 @@ fn fused(plan: &Plan) -> bool {
 /// (few rows: [`shape::FEW_ROWS_LOG2`]); else, where a row of C values leaves shared memory for
 /// four blocks an SM (C ≤ 2^12), four blocks of 256 threads (64 registers, no spill): on an H100
 /// at 2^21 fp_rows ran 58.5 µs against 59.5 at 80 registers (three blocks), the loop 188.1
-/// against 192.7 µs; at 2^19 no change (bench/RESULTS.md, 2026-11-28).
+/// against 192.7 µs; at 2^19 no change (bench/RESULTS.md, 2026-11-28). The column kernels'
+/// bounds 512, 2 where they take more than [`shape::MOST_THREADS`] ([`shape::WIDE_TILE_LOG2`]).
 fn preamble(plan: &Plan, threads: BlockThreads) -> String {
     let shape = shape::shape_defines(plan);
     let mut lines: String =
@@ -61,6 +63,9 @@ fn preamble(plan: &Plan, threads: BlockThreads) -> String {
         lines.push_str("#define FP_ROW_BOUNDS 512, 2\n");
     } else if log_c <= 12 {
         lines.push_str("#define FP_ROW_BOUNDS 256, 4\n");
+    }
+    if threads.tile() > shape::MOST_THREADS {
+        lines.push_str("#define FP_FWD_BOUNDS 512, 2\n#define FP_INV_BOUNDS 512, 2\n");
     }
     lines
 }

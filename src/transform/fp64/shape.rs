@@ -65,14 +65,24 @@ pub const MOST_THREADS: u32 = 256;
 /// have C/8 ≤ 256, so only 2^19 takes more today.
 pub const FEW_ROWS_LOG2: u32 = 7;
 
+/// Lengths (log2) whose column kernels take twice the threads (a row of the tile each, R = 2^9;
+/// their bounds then 512, 2: 64 registers, no spill). At 2^21 fp_carry's grid of 513 blocks then
+/// runs in 1.9 waves of two blocks an SM, against 1.3 of three: on an H200 an iteration took
+/// 148.4 µs against 152.9 for 256 threads with fp_inv and fp_fwd apart (155.8 with fp_carry);
+/// at 2^20 and 2^22 the wide blocks lose (76.5 against 73.3 µs, 270.7 against 262.9:
+/// bench/RESULTS.md, 2026-11-29, call N).
+pub const WIDE_TILE_LOG2: [u32; 1] = [21];
+
 /// The threads of `plan`'s blocks, at most `most` (≤ [`MOST_THREADS`]; fp_rows twice that where
-/// R ≤ 2^[`FEW_ROWS_LOG2`]), as the kernels are compiled for them and launched with
-/// (src/gpu/four_step/pipeline.rs): a column kernel's block (fp_fwd, fp_inv, fp_carry: a row of the
-/// tile at a time) and an fp_rows block (a group of 8 values of a pass at a time).
+/// R ≤ 2^[`FEW_ROWS_LOG2`], the column kernels at [`WIDE_TILE_LOG2`]), as the kernels are
+/// compiled for them and launched with (src/gpu/four_step/pipeline.rs): a column kernel's block
+/// (fp_fwd, fp_inv, fp_carry: a row of the tile at a time) and an fp_rows block (a group of 8
+/// values of a pass at a time).
 pub fn block_threads(plan: &Plan, most: u32) -> [(&'static str, u32); 2] {
     let (log_r, log_c) = split(plan.log2());
     let row_most = if log_r <= FEW_ROWS_LOG2 { 2 * most } else { most };
-    [("FP_TILE_THREADS", (1u32 << log_r).min(most)), ("FP_ROW_THREADS", ((1u32 << log_c) / 8).clamp(1, row_most))]
+    let tile_most = if WIDE_TILE_LOG2.contains(&plan.log2()) { 2 * most } else { most };
+    [("FP_TILE_THREADS", (1u32 << log_r).min(tile_most)), ("FP_ROW_THREADS", ((1u32 << log_c) / 8).clamp(1, row_most))]
 }
 
 #[cfg(test)]
@@ -115,14 +125,17 @@ mod tests {
 
     #[test]
     fn block_threads_by_length() {
-        // fp_rows takes twice the threads only where the rows are few and a row has the groups.
+        // fp_rows takes twice the threads only where the rows are few and a row has the groups,
+        // the column kernels only at 2^21.
         let threads = |p: u32, most: u32| {
             let plan = Plan::for_arith(p, Arith::Fp64).unwrap();
             (plan.log2(), block_threads(&plan, most).map(|(_, t)| t))
         };
         assert_eq!(threads(20_996_011, MOST_THREADS), (19, [128, 512]));
         assert_eq!(threads(20_996_011, 128), (19, [128, 256]));
-        assert_eq!(threads(82_589_933, MOST_THREADS), (21, [256, 256]));
+        assert_eq!(threads(82_589_933, MOST_THREADS), (21, [512, 256]));
+        assert_eq!(threads(82_589_933, 128), (21, [256, 128]));
+        assert_eq!(threads(41_943_039, MOST_THREADS), (20, [256, 256]));
         assert_eq!(threads(136_279_841, MOST_THREADS), (22, [256, 256]));
         assert_eq!(threads(3_021_377, MOST_THREADS), (17, [64, 256]));
         assert_eq!(threads(86_243, MOST_THREADS), (11, [1, 256]));
