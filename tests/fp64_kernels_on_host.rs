@@ -1,6 +1,7 @@
 //! The FP64 GPU kernels (kernels/fp64/pipeline.cuh) compiled for the host with a C++ compiler
 //! (scripts/host-kernels/: blocks one after another, a block's threads as fibers) against the
-//! CPU twin's stages, bit for bit, at lengths 2^1 … 2^17 for each pair of primes: what
+//! CPU twin's stages, bit for bit, at lengths 2^1 … 2^17 for each pair of primes and at 2^20 and
+//! 2^21 (tiles of 2^9 rows, 256 and 512 threads a block): what
 //! `gpu-selftest fp64` checks on a GPU, here in CI without one (fp_fwd, fp_rows squaring and
 //! product, fp_inv with the LL term, and a batch of three LL squarings through fp_carry), each
 //! length with the kernels compiled for its shape as the engine compiles them (FP_LOG_R,
@@ -194,6 +195,22 @@ fn the_kernels_on_the_host_equal_the_twin_at_every_length_and_pair() {
         }
     }
     assert!(runs >= 34, "{runs} runs");
+}
+
+#[test]
+fn the_kernels_on_the_host_equal_the_twin_with_tiles_of_512_rows() {
+    // The column kernels' tiles of 2^9 rows (2^20 … 2^22): two rows a thread at 2^20's 256
+    // threads, one at 2^21's 512 (shape::WIDE_TILE_LOG2), once each, random digits at the
+    // largest exponent of the length.
+    let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+    for (log2, threads) in [(20, 256), (21, 512)] {
+        let len = Length { odd: 1, log2 };
+        let plan = Plan::with_length(Arith::Fp64.largest_exponent_at(len).unwrap(), Arith::Fp64, len).unwrap();
+        assert_eq!(shape::split(log2).0, 9);
+        assert_eq!(shape::block_threads(&plan, shape::MOST_THREADS)[0], ("FP_TILE_THREADS", threads));
+        let differ = check(&plan, &mut rng, false, false);
+        assert!(differ.is_empty(), "2^{log2}: {differ:?} differ from the twin");
+    }
 }
 
 #[test]
