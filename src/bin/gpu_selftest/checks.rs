@@ -67,11 +67,12 @@ pub(crate) fn squaring(
             ok &= e.acc_read()? == Residue::from_integer(p, &(a.to_integer() * b.to_integer()));
             what.push_str(" + acc_mul");
         }
+        // Every 20th as it goes, numbered, so that a run cut short says how far it got.
         if !ok {
             bad += 1;
-            println!("MISMATCH p={p} shift={s} {what} ({})", e.describe());
+            println!("MISMATCH {}/{count} p={p} shift={s} {what} ({})", k + 1, e.describe());
         } else if k % 20 == 0 {
-            println!("ok p={p} shift={s} {what} ({})", e.describe());
+            println!("ok {}/{count} p={p} shift={s} {what} ({})", k + 1, e.describe());
         }
     }
     println!("squaring: {} of {count} exponents agree with GMP", count - bad);
