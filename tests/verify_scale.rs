@@ -8,9 +8,13 @@ use common::*;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// A certificate of M_4423 (LL) with 3 residues of its own and up to 16 replay points beside it.
-fn certificate(env: &Env, name: &str) -> PathBuf {
+/// A certificate of M_4423 (LL) at shift count `shift` with 3 residues of its own and up to 16
+/// replay points beside it. Two runs at one shift with one key make the same certificate, byte
+/// for byte, so the tests' "another run" takes another shift: at random shifts it was this one
+/// once in 4423 runs, and then its sidecar and parts were this certificate's (CI, 2026-11-29).
+fn certificate(env: &Env, name: &str, shift: u32) -> PathBuf {
     let cert = env.path(name);
+    let shift = shift.to_string();
     let o = env.prove(&[
         "4423",
         "--cert",
@@ -21,6 +25,8 @@ fn certificate(env: &Env, name: &str) -> PathBuf {
         "1700",
         "--replay-points",
         "16",
+        "--shift",
+        &shift,
         "--fresh",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -47,7 +53,7 @@ fn segments_replayed(o: &Output) -> usize {
 #[test]
 fn sidecar_adds_segments_and_is_bound_to_its_certificate() {
     let env = Env::new();
-    let cert = certificate(&env, "a.cert");
+    let cert = certificate(&env, "a.cert", 1234);
     let points = PathBuf::from(format!("{}.points", cert.display()));
     assert!(points.exists());
     let with = run(verify(&cert, &[]));
@@ -76,7 +82,7 @@ fn sidecar_adds_segments_and_is_bound_to_its_certificate() {
     assert!(stderr(&beside).contains("note: ignoring"), "{}", stderr(&beside));
 
     // Another certificate's sidecar (the same exponent, another run).
-    let other = certificate(&env, "b.cert");
+    let other = certificate(&env, "b.cert", 3210);
     let foreign = run(verify(&cert, &["--points", &format!("{}.points", other.display())]));
     assert!(!foreign.status.success());
     assert!(stderr(&foreign).contains("the points belong to certificate"), "{}", stderr(&foreign));
@@ -130,7 +136,7 @@ fn refused(env: &Env, cert: &Path, parts: &[PathBuf], why: &str) {
 #[test]
 fn shards_merge_only_when_they_cover_this_certificate() {
     let env = Env::new();
-    let cert = certificate(&env, "a.cert");
+    let cert = certificate(&env, "a.cert", 1234);
     let parts = shards(&env, &cert, 4, "a");
     let ok = merge(&env, &cert, &parts);
     assert!(ok.status.success(), "{}", stderr(&ok));
@@ -139,7 +145,7 @@ fn shards_merge_only_when_they_cover_this_certificate() {
     refused(&env, &cert, &parts[..3], "segments missing");
     refused(&env, &cert, &[&parts[..], &parts[1..2]].concat(), "covered twice");
     // A part of another certificate of the same exponent.
-    let other = certificate(&env, "b.cert");
+    let other = certificate(&env, "b.cert", 3210);
     let theirs = shards(&env, &other, 4, "b");
     refused(&env, &cert, &[&parts[..3], &theirs[3..]].concat(), "not this one");
     // A part edited after it was written.
