@@ -34,6 +34,29 @@ pub fn split(log2: u32) -> (u32, u32) {
     (log_r, log2 - log_r)
 }
 
+/// The exponents of the tables that give a carry segment's first weight (or unweight)
+/// g^(e_j0)·scale as a row's entry times a tile's (kernels/common/pipeline.cuh fs_first_power),
+/// for each arithmetic on the four-step kernels: for j0 = r·C + c0, e_j0 = (a + b) mod n with
+/// a = e_(r·C) and b = e_(c0) ([`Plan::weight_exp`]); row r's entry is g^a·scale, tile t's pair
+/// g^b and g^(b − n) (ρ^n = 2) with b = e_(t·SEG). The exponents a of every row and b of every
+/// tile.
+pub fn first_power_exponents(plan: &Plan) -> (Vec<usize>, Vec<usize>) {
+    let (log_r, log_c) = split(plan.log2());
+    let (cols, seg) = (1usize << log_c, plan.seg_len());
+    let rows = (0..1usize << log_r).map(|r| plan.weight_exp(r * cols)).collect();
+    let tiles = (0..(cols / seg).max(1)).map(|t| plan.weight_exp(t * seg)).collect();
+    (rows, tiles)
+}
+
+/// Where the first power of the segment at digit j0 lies in those tables: its row's entry and
+/// its tile's (the second of the pair where a + b ≥ n).
+pub fn first_power_entries(plan: &Plan, j0: usize) -> (usize, usize) {
+    let cols = 1usize << split(plan.log2()).1;
+    let (r, c0) = (j0 / cols, j0 % cols);
+    let wrap = usize::from(plan.weight_exp(r * cols) + plan.weight_exp(c0) >= plan.n());
+    (r, 2 * (c0 / plan.seg_len()) + wrap)
+}
+
 /// The shape of `plan` as the FP64 kernels are compiled for it (kernels/common/pipeline.cuh,
 /// FsLayout): log2 R, log2 C and the segment length as compile-time constants, so that every
 /// stage index, loop bound and shared-memory offset derived from them folds (on an H100 this took

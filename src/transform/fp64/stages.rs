@@ -23,7 +23,7 @@ use super::crt::Crt;
 use super::field::Fp64;
 use super::ntt::{reductions, Ntt, Schedule, Step};
 use super::primes::{pow_mod, Fp64Prime, Pair};
-use super::shape::{split, SEG_LEN};
+use super::shape::{self, split, SEG_LEN};
 use crate::transform::arith::Arith;
 use crate::transform::bit_reverse;
 use crate::transform::plan::Plan;
@@ -75,34 +75,28 @@ pub struct RowTile {
 }
 
 impl RowTile {
-    /// The tables of g (times `scale` in the rows) for p_exp's digits at n = 2^log2 = R·C,
-    /// segments of `seg` digits.
-    fn new(f: &Fp64, g: u64, scale: u64, p_exp: u32, log2: u32, log_r: u32, seg: usize) -> RowTile {
-        let (p, n) = (f.modulus(), 1u64 << log2);
-        let cols = 1u64 << (log2 - log_r);
-        let e = |j: u64| (n - (u64::from(p_exp) * j) % n) % n;
+    /// The tables of g (times `scale` in the rows) at the exponents of
+    /// [`shape::first_power_exponents`] (`rows`, `tiles`), n = 2^log2.
+    fn new(f: &Fp64, g: u64, scale: u64, (rows, tiles): &(Vec<usize>, Vec<usize>), log2: u32) -> RowTile {
+        let p = f.modulus();
         let at = |x: u64| f.from_i64(x as i64);
-        let row = (0..1u64 << log_r)
-            .map(|r| at((u128::from(pow_mod(g, e(r * cols), p)) * u128::from(scale % p) % u128::from(p)) as u64))
-            .collect();
-        let down = pow_mod(pow_mod(g, n, p), p - 2, p); // g^(−n)
-        let tile = (0..(cols / seg as u64).max(1))
-            .flat_map(|t| {
-                let b = pow_mod(g, e(t * seg as u64), p);
-                [at(b), at((u128::from(b) * u128::from(down) % u128::from(p)) as u64)]
+        let times = |a: u64, b: u64| (u128::from(a) * u128::from(b) % u128::from(p)) as u64;
+        let down = pow_mod(pow_mod(g, 1 << log2, p), p - 2, p); // g^(−n)
+        let row = rows.iter().map(|&a| at(times(pow_mod(g, a as u64, p), scale % p))).collect();
+        let tile = tiles
+            .iter()
+            .flat_map(|&b| {
+                let gb = pow_mod(g, b as u64, p);
+                [at(gb), at(times(gb, down))]
             })
             .collect();
         RowTile { row, tile }
     }
 
-    /// g^(e_j0)·scale at the first digit j0 = r·C + c0 of a segment (`p_exp`, n and `seg` the
-    /// plan's; C = n/R).
-    pub fn at(&self, f: &Fp64, p_exp: u32, n: usize, seg: usize, j0: usize) -> f64 {
-        let cols = n / self.row.len();
-        let (r, c0) = (j0 / cols, j0 % cols);
-        let e = |j: usize| (n - (p_exp as usize * j) % n) % n;
-        let wrap = usize::from(e(r * cols) + e(c0) >= n);
-        f.mul(self.row[r], self.tile[2 * (c0 / seg) + wrap])
+    /// g^(e_j0)·scale at the first digit j0 of a segment of `plan`.
+    pub fn at(&self, f: &Fp64, plan: &Plan, j0: usize) -> f64 {
+        let (r, t) = shape::first_power_entries(plan, j0);
+        f.mul(self.row[r], self.tile[t])
     }
 }
 
@@ -189,7 +183,14 @@ impl StepIndex {
 }
 
 impl PrimeTables {
-    fn new(prime: &Fp64Prime, p_exp: u32, log2: u32, log_r: u32, seg: usize) -> Option<PrimeTables> {
+    /// `first`: [`shape::first_power_exponents`] of the plan.
+    fn new(
+        prime: &Fp64Prime,
+        p_exp: u32,
+        log2: u32,
+        log_r: u32,
+        first: &(Vec<usize>, Vec<usize>),
+    ) -> Option<PrimeTables> {
         let n = 1u64 << log2;
         let (f, p) = (Fp64::new(prime.p), prime.p);
         let (w_n, rho) = (prime.root_of_unity(n)?, prime.root_of_two(n)?);
@@ -210,8 +211,8 @@ impl PrimeTables {
         Some(PrimeTables {
             weight_step,
             inv_weight_step,
-            weight: RowTile::new(&f, rho, 1, p_exp, log2, log_r, seg),
-            inv_weight: RowTile::new(&f, inv(rho), inv(n % p), p_exp, log2, log_r, seg),
+            weight: RowTile::new(&f, rho, 1, first, log2),
+            inv_weight: RowTile::new(&f, inv(rho), inv(n % p), first, log2),
             twiddle_step: row_steps(&twiddle),
             inv_twiddle_step: row_steps(&inv_twiddle),
             twiddle,
@@ -239,7 +240,8 @@ impl Fp64Tables {
         }
         let (log_r, log_c) = split(len.log2);
         let pair = pair_for(p, len).ok_or_else(|| why("no pair of primes holds the digits"))?;
-        let t = |prime| PrimeTables::new(prime, p, len.log2, log_r, plan.seg_len()).ok_or_else(|| why("no roots"));
+        let first = shape::first_power_exponents(plan);
+        let t = |prime| PrimeTables::new(prime, p, len.log2, log_r, &first).ok_or_else(|| why("no roots"));
         let primes = [t(&pair.primes[0])?, t(&pair.primes[1])?];
         Ok(Fp64Tables { log_r, log_c, pair, primes, crt: Crt::new(pair) })
     }
@@ -283,7 +285,7 @@ fn weights(plan: &Plan, t: &PrimeTables, table: &RowTile, step: Chain) -> Vec<f6
     let mut out = Vec::with_capacity(n);
     for j0 in (0..n).step_by(plan.seg_len()) {
         let mut e = plan.weight_exp(j0);
-        let mut w = table.at(&t.f, plan.exponent(), n, plan.seg_len(), j0);
+        let mut w = table.at(&t.f, plan, j0);
         for k in 0..plan.seg_len() {
             if k > 0 {
                 // Digit j − 1 was wide iff its e was below f (Plan::widths_from).

@@ -9,7 +9,7 @@
 
 use super::field::Gl;
 use super::tables::hi_lo;
-use crate::transform::fp64::shape::{split, SEG_LEN};
+use crate::transform::fp64::shape::{first_power_exponents, split, SEG_LEN};
 use crate::transform::plan::{Arith, Plan};
 use crate::transform::{bit_reverse, PlanError};
 
@@ -58,16 +58,16 @@ impl GlFourStep {
         let [it_hi, it_lo] = hi_lo(inv(w_n), Gl::ONE, log2).map(|t| words(&t));
         let (r, c) = (1 << log_r, 1 << log_c);
         // A segment's first weight g^(e_j0)·scale as a row's entry times a tile's (the second of
-        // its pair times g^(−n), where e_(r·C) + e_(c0) ≥ n): src/transform/fp64/stages.rs RowTile.
-        let (n, seg) = (1u64 << log2, plan.seg_len() as u64);
-        let e = |j: u64| (n - u64::from(p) * j % n) % n;
+        // its pair times g^(−n)): shape::first_power_exponents.
+        let ((rows, tiles), n) = (first_power_exponents(plan), 1u64 << log2);
         let row_tile = |g: Gl, scale: Gl| -> [Vec<u64>; 2] {
-            let row = (0..r as u64).map(|i| g.pow(e(i * c as u64)).mul(scale).value()).collect();
+            let row = rows.iter().map(|&a| g.pow(a as u64).mul(scale).value()).collect();
             let down = inv(g.pow(n));
-            let tile = (0..(c as u64 / seg).max(1))
-                .flat_map(|t| {
-                    let b = g.pow(e(t * seg));
-                    [b.value(), b.mul(down).value()]
+            let tile = tiles
+                .iter()
+                .flat_map(|&b| {
+                    let gb = g.pow(b as u64);
+                    [gb.value(), gb.mul(down).value()]
                 })
                 .collect();
             [row, tile]
@@ -104,6 +104,7 @@ impl GlFourStep {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transform::fp64::shape::first_power_entries;
     use crate::transform::plan::Length;
 
     #[test]
@@ -117,12 +118,9 @@ mod tests {
             |hi: &[u64], lo: &[u64], e: usize| Gl::new(hi[e >> t.lo_bits]).mul(Gl::new(lo[e & ((1 << t.lo_bits) - 1)]));
         let n_inv = Gl::new(1 << 13).inverse().unwrap();
         // Each segment's first weight and unweight from a row's entry and a tile's.
-        let cols = 1usize << t.log_c;
         for j0 in (0..8192).step_by(SEG_LEN) {
-            let (r, c0) = (j0 / cols, j0 % cols);
             let e = plan.weight_exp(j0);
-            let wrap = usize::from(plan.weight_exp(r * cols) + plan.weight_exp(c0) >= 8192);
-            let (tile, g) = (2 * (c0 / SEG_LEN) + wrap, |i: usize, k: usize| Gl::new(t.tables[i][k]));
+            let ((r, tile), g) = (first_power_entries(&plan, j0), |i: usize, k: usize| Gl::new(t.tables[i][k]));
             assert_eq!(g(4, r).mul(g(5, tile)), rho.pow(e as u64), "j0={j0}");
             assert_eq!(g(6, r).mul(g(7, tile)), rho.inverse().unwrap().pow(e as u64).mul(n_inv), "j0={j0}");
         }
