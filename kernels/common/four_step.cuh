@@ -19,20 +19,35 @@
 
 // ---- shared memory: lines of values ----
 
-// Shared memory holds a pad word after every 8 values of a line, and FS_LINE_SKEW more after
-// each line: a thread's 2^S values of a pass (spaced m_lo apart, down to m_lo = 1) fall in
-// distinct banks across a half-warp, and so do the 8 columns of 2 rows a half-warp moves in a
-// tile (lines of R ≥ 128 values would otherwise start in the same bank).
-#define FS_PAD(a) ((a) + ((a) >> 3))
-// FS_PAD_SPLIT: the values of a group, base + (k << m) for k < 2^S with base = o + a multiple of
-// 2^(m + S) and o < 2^m, lie at FS_PAD(base) + FS_PAD(k << m): for m ≥ 3, k << m is a multiple
-// of 8; for m < 3, o + ((k << m) mod 8) ≤ 2^m − 1 + 8 − 2^m < 8 (and for m + S < 3 the group
-// lies in one aligned run of 8). So a group's addresses are one base and compile-time offsets
-// once m is a compile-time constant.
-#define FS_LINE_SKEW 2
-// Values of shared memory between the starts of lines of `words` values (host: lines_bytes in
-// src/gpu/four_step/pipeline.rs).
-__device__ __forceinline__ u32 fs_stride(u32 words) { return FS_PAD(words) + FS_LINE_SKEW; }
+// Shared memory pads each line of values (value a of a line at FS_PAD(a)) so that the accesses
+// of a half-warp (16 threads, 8-byte values: value a's banks are those of a mod 16) fall in
+// distinct banks: two pad words after every 16 values and one more after every 128, so that
+// value a's slot (FS_PAD(a) mod 16) moves by 1, 2, 4, 8 for bits 0 … 3 of a, by 2, 4, 8 for
+// bits 4 … 6 and by 1 for bit 7. A half-warp then takes 16 distinct slots where its values
+// are 16 consecutive ones (a row of a tile a thread, a pass of half-size ≥ 16), 8 consecutive
+// ones in each of two blocks 64 apart (a pass of half-size 8: bits 0 … 2 and 6), or 16 groups
+// of 8 whose bits 4 … 7 differ (the passes of half-sizes 1, 2, 4 and the row's middle pass, a
+// thread's group index with bits 0 and 4 swapped: fs_group). Lines start 2 mod 8 words apart
+// (fs_stride), so that the 8 columns of 2 rows a half-warp moves in a tile do too. The layout
+// before this one (a pad word after every 8 values) put two values of every half-warp of
+// consecutive values in one slot: 1.57 wavefronts an access against 1.00 now at 2^20 … 2^22
+// (H200 profile of 2026-11-29: 5.8M of fp_carry's 16.8M wavefronts at 2^22 were excess).
+#define FS_PAD(a) ((a) + 2 * ((a) >> 4) + ((a) >> 7))
+// FS_PAD_SPLIT: FS_PAD(x + y) = FS_PAD(x) + FS_PAD(y) where x and y have no bit in common (then
+// (x + y) >> u = (x >> u) + (y >> u)). A group's values, base + (k << m) for k < 2^S with base =
+// o + a multiple of 2^(m + S) and o < 2^m, so lie at FS_PAD(base) + FS_PAD(k << m): one base
+// and compile-time offsets once m is a compile-time constant.
+// Values of shared memory between the starts of lines of `words` values: 2 mod 8 (host:
+// lines_bytes in src/gpu/four_step/pipeline.rs).
+__device__ __forceinline__ constexpr u32 fs_stride(u32 words) { return FS_PAD(words) + ((2u - FS_PAD(words)) & 7u); }
+
+// The group a thread takes in a pass whose groups are 8 consecutive values (half-sizes 1, 2, 4,
+// and the row's middle pass): g with bits 0 and 4 swapped where the line has at least 32 groups,
+// so that a half-warp's 16 groups differ in bits 4 … 7 of their first value (FS_PAD: distinct
+// slots) instead of bits 3 … 6 (two in each slot).
+__device__ __forceinline__ u32 fs_group(u32 g, u32 groups_log) {
+    return groups_log < 5 ? g : (g & ~0x11u) | ((g & 1u) << 4) | ((g >> 4) & 1u);
+}
 
 // log2 of a power of two, folded where x is a compile-time constant.
 __device__ __forceinline__ constexpr u32 fs_log2(u32 x) { return x <= 1 ? 0 : 1 + fs_log2(x >> 1); }
@@ -131,7 +146,8 @@ __device__ __forceinline__ void fs_pass_of(typename F::V* s, u32 lines, u32 stri
                                            const typename F::V* tw, F f, u32 nt) {
     const u32 m_lo_log = INV ? k0 : log_l - k0 - S;
     const u32 m_lo = 1u << m_lo_log, groups_log = log_l - S;
-    for (u32 g = threadIdx.x; g < (lines << groups_log); g += nt) {
+    for (u32 g0 = threadIdx.x; g0 < (lines << groups_log); g0 += nt) {
+        const u32 g = S == 3 && m_lo_log == 0 ? fs_group(g0, groups_log) : g0;
         const u32 line = g >> groups_log, gi = g & ((1u << groups_log) - 1);
         // o = g mod m_lo: where nt is a multiple of m_lo, threadIdx.x mod m_lo in every one of a
         // thread's groups, so that their twiddles (at tw + m + o) are loaded once.
@@ -357,7 +373,8 @@ template <class F, int S, int M>
 __device__ __forceinline__ void fs_middle_of(typename F::V* s, u32 stride, u32 log_l, u32 rd, u32 ri,
                                              const typename F::V* twf, const typename F::V* twi, F f, u32 nt) {
     constexpr bool RED = M & 1, PRODUCT = M & 2;
-    for (u32 g = threadIdx.x; g < (1u << (log_l - S)); g += nt) {
+    for (u32 g0 = threadIdx.x; g0 < (1u << (log_l - S)); g0 += nt) {
+        const u32 g = fs_group(g0, log_l - S);
         typename F::V* sg = s + FS_PAD(g << S);  // FS_PAD_SPLIT, m = 0
         typename F::V v[1 << S];
 #pragma unroll

@@ -10,7 +10,7 @@
 #include "goldilocks/field.cuh"
 #include "common/four_step.cuh"
 #include "io.h"
-static u64 gl_s[2 * (FS_PAD(1 << 14) + FS_LINE_SKEW)];
+static u64 gl_s[2 * fs_stride(1 << 14)];
 
 // A row of the Goldilocks field as fs_row_square takes it (W): nothing reduced, no steps to
 // count (the reduce mask is 0).

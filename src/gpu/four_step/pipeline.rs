@@ -126,6 +126,14 @@ pub(crate) type FpPipeline = FsPipeline<super::fp64::Fp64>;
 /// What a launch sequence returns.
 type Launched = Result<(), EngineError>;
 
+/// Shared memory of `lines` lines of `words` values each: two pad words after every 16 values and
+/// one more after every 128, and lines 2 mod 8 values apart (FS_PAD and fs_stride in
+/// kernels/common/four_step.cuh).
+fn lines_bytes(lines: u32, words: u32) -> u32 {
+    let padded = words + 2 * (words >> 4) + (words >> 7);
+    lines * (padded + (2u32.wrapping_sub(padded) & 7)) * 8
+}
+
 impl<A: FourStep> FsPipeline<A> {
     pub fn new(dev: &Device, plan: Plan) -> Result<FsPipeline<A>, EngineError> {
         let threads = BlockThreads::of(&plan);
@@ -178,20 +186,14 @@ impl<A: FourStep> FsPipeline<A> {
         1 << self.s.layout.log_c
     }
 
-    /// Shared memory of `lines` lines of `words` values each: a pad word after every 8 values and
-    /// two after each line (fs_stride in kernels/common/four_step.cuh).
-    fn lines_bytes(lines: u32, words: u32) -> u32 {
-        lines * (words + words / 8 + 2) * 8
-    }
-
     /// Shared memory of `tiles` tiles of the column kernels: SEG columns of R values each.
     fn tile_bytes(&self, tiles: u32) -> u32 {
-        Self::lines_bytes(tiles * self.s.layout.seg_len, self.rows_count())
+        lines_bytes(tiles * self.s.layout.seg_len, self.rows_count())
     }
 
     /// Shared memory of `rows` rows.
     fn row_bytes(&self, rows: u32) -> u32 {
-        Self::lines_bytes(rows, self.cols() as u32)
+        lines_bytes(rows, self.cols() as u32)
     }
 
     /// The column kernels' grid: a block per tile, [`BlockThreads::tile`] threads (each a row
@@ -397,5 +399,24 @@ impl<A: FourStep> Pipeline for FsPipeline<A> {
             ),
         ];
         time_steps(dev, reps, &steps)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lines_bytes;
+
+    /// The layout's sizes: a line of 512 values takes 512 + 64 + 4 pad words and 6 to the next
+    /// line (2 mod 8), and the largest blocks at 2^22 (both FP64 primes' tiles of 2^9 rows × 8
+    /// columns; a row of 2^13 values) leave room for three an SM (228 KiB on Hopper, 1 KiB of
+    /// it reserved a block), the occupancy the kernels' launch bounds assume.
+    #[test]
+    fn lines_are_padded_and_three_blocks_fit_an_sm() {
+        assert_eq!(lines_bytes(1, 512), 586 * 8);
+        assert_eq!(lines_bytes(1, 16), 18 * 8);
+        assert_eq!(lines_bytes(2, 8), 2 * 10 * 8);
+        for block in [lines_bytes(2 * 8, 1 << 9), lines_bytes(1, 1 << 13)] {
+            assert!(3 * (block + 1024) <= 228 * 1024, "{block} bytes");
+        }
     }
 }

@@ -6,9 +6,9 @@
 
 use crate::transform::plan::Plan;
 
-/// The longest row (log2 C): a row of 2^13 values and a product's second row beside it fill 147
+/// The longest row (log2 C): a row of 2^13 values and a product's second row beside it fill 145
 /// KiB of a GPU block's shared memory (kernels/common/pipeline.cuh rows); rows of 2^14 would need
-/// 295 KiB, more than a Hopper block has (227 KiB).
+/// 290 KiB, more than a Hopper block has (227 KiB).
 pub const MAX_COLS_LOG2: u32 = 13;
 /// Lengths up to 2^SINGLE_ROW_LOG2 are one row (R = 1): the row pass does every stage.
 pub const SINGLE_ROW_LOG2: u32 = 12;
@@ -23,9 +23,9 @@ pub const SEG_LEN: usize = 8;
 const ROWS_LOG2: [u32; 10] = [6, 7, 6, 6, 6, 7, 7, 9, 9, 9];
 
 /// log2 R, log2 C of length 2^k: one row up to 2^SINGLE_ROW_LOG2, R = 2^ROWS_LOG2[k − 13] up to
-/// 2^22 (a tile of 2^9 rows of SEG_LEN columns in both FP64 primes fills 72 KiB: three blocks an
+/// 2^22 (a tile of 2^9 rows of SEG_LEN columns in both FP64 primes fills 73 KiB: three blocks an
 /// H100 SM), and rows of 2^MAX_COLS_LOG2 beyond (the FP64 pair ends at 2^22; Goldilocks, one
-/// prime, runs 2^23 and 2^24 on these kernels: tiles of 2^10 and 2^11 rows, 72 and 144 KiB).
+/// prime, runs 2^23 and 2^24 on these kernels: tiles of 2^10 and 2^11 rows, 73 and 145 KiB).
 pub fn split(log2: u32) -> (u32, u32) {
     let log_r = match log2.checked_sub(SINGLE_ROW_LOG2 + 1) {
         None => 0,
