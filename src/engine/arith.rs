@@ -102,15 +102,14 @@ impl SpeedTable {
     /// M61·M31 at the same five exponents (3·2^14, 3·2^15, 3·2^18, 3·2^20, 2^22) from the call of
     /// 2026-11-26 18:26 (7a44c05; 1.8× or more slower than the others there); FP64 at the largest
     /// exponent of each length 2^15 … 2^22 (2000 iterations; at 2^22 the widest pair, as on the
-    /// H100) from the call of 2026-11-29 15:13 (fad92fb: the per-row twiddle and weight tables,
-    /// 512-thread column blocks and fp_carry at 2^21).
+    /// H100) from the call of 2026-11-29 18:17 (5f8d37e: shared memory without bank conflicts).
     /// Where an arithmetic's shortest length is unmeasured the tuner keeps Goldilocks, so FP64 is
-    /// picked where all three are measured and it is faster: 18,874,369 … 21,233,663 (2^19, 40.9
-    /// against 58.6 µs/iter), 73,400,321 … 82,837,503 (2^21, 148.2 against 208.4), 85,983,233 …
-    /// 144,703,487 (2^22, 301.6 against 426.0).
+    /// picked where all three are measured and it is faster: 18,874,369 … 21,233,663 (2^19, 39.6
+    /// against 58.6 µs/iter), 73,400,321 … 82,837,503 (2^21, 144.5 against 208.4), 85,983,233 …
+    /// 144,703,487 (2^22, 297.9 against 426.0).
     pub fn h200() -> SpeedTable {
         SpeedTable {
-            source: "H200, Goldilocks of 2026-11-28 03:25, FP64 of 2026-11-29 15:13 (bench/notes/gpu.md)",
+            source: "H200, Goldilocks of 2026-11-28 03:25, FP64 of 2026-11-29 18:17 (bench/notes/gpu.md)",
             card: "H200",
             rows: vec![
                 gl(16, 14.6),
@@ -124,13 +123,13 @@ impl SpeedTable {
                 mm(3, 20, 517.6),
                 mm(1, 22, 625.9),
                 fp(15, 18.3),
-                fp(16, 20.5),
-                fp(17, 21.9),
-                fp(18, 27.3),
-                fp(19, 40.9),
-                fp(20, 73.3),
-                fp(21, 148.2),
-                fp(22, 301.6),
+                fp(16, 20.3),
+                fp(17, 21.7),
+                fp(18, 27.1),
+                fp(19, 39.6),
+                fp(20, 72.3),
+                fp(21, 144.5),
+                fp(22, 297.9),
             ],
         }
     }
