@@ -139,11 +139,47 @@ __device__ __forceinline__ u32 fs_red(u64 reduce, u32 first, u32 k0) {
 
 // ---- passes over lines in shared memory ----
 
+// A barrier among `count` threads of the block (a multiple of 32) that take named barrier `id`
+// (1 … 15; 0 is __syncthreads'), or among a warp's threads where count is 32. On the host
+// (scripts/host-kernels/shim.h) the threads that reach it may run on past it before the others
+// of the block reach theirs, so a missing dependency reads stale values there too.
+__device__ __forceinline__ void fs_sync_group(u32 id, u32 count) {
+#ifdef __CUDA_ARCH__
+    if (count == 32) {
+        __syncwarp();
+    } else {
+        asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(count) : "memory");
+    }
+#else
+    host_block::group_barrier(count == 32 ? 16 + (threadIdx.x >> 5) : id, count);
+#endif
+}
+
+// The barrier after a pass over `lines` lines of 2^groups_log groups each whose next pass has
+// the same groups (fs_pass_of's order: thread t takes groups t + i·nt, so its lines are (t +
+// i·nt) >> groups_log): where nt is a multiple of 2^groups_log ≥ 32, the threads with the same t
+// >> groups_log take the same lines and no other thread touches them (a barrier among those
+// 2^groups_log threads), and where 2^groups_log < 32 (nt a multiple of 32) a warp's lines are
+// its own (a warp's barrier). Elsewhere, and where more groups than barriers would be needed,
+// the block's. The columns of a tile (SEG lines of R values: 2^(log R − 3) groups a line) sync
+// by pairs of warps at R = 2^9 and by warps up to R = 2^7, not by the block.
+__device__ __forceinline__ void fs_sync_lines(u32 groups_log, u32 nt) {
+    if (groups_log < 5 && nt % 32 == 0) {
+        fs_sync_group(0, 32);
+    } else if (groups_log >= 5 && nt % (1u << groups_log) == 0 && (nt >> groups_log) > 1 &&
+               (nt >> groups_log) <= 15) {
+        fs_sync_group(1 + (threadIdx.x >> groups_log), 1u << groups_log);
+    } else {
+        __syncthreads();
+    }
+}
+
 // A pass over the groups of `lines` lines `stride` values apart from s, in shared memory (in
-// place), with the reductions RED.
+// place), with the reductions RED; then the block's barrier, or with `own` (the next pass has
+// the same groups) the barrier of the threads that share the pass's lines (fs_sync_lines).
 template <class F, int S, bool INV, int RED>
 __device__ __forceinline__ void fs_pass_of(typename F::V* s, u32 lines, u32 stride, u32 log_l, u32 k0,
-                                           const typename F::V* tw, F f, u32 nt) {
+                                           const typename F::V* tw, F f, u32 nt, bool own) {
     const u32 m_lo_log = INV ? k0 : log_l - k0 - S;
     const u32 m_lo = 1u << m_lo_log, groups_log = log_l - S;
     for (u32 g0 = threadIdx.x; g0 < (lines << groups_log); g0 += nt) {
@@ -162,7 +198,11 @@ __device__ __forceinline__ void fs_pass_of(typename F::V* s, u32 lines, u32 stri
 #pragma unroll
         for (int k = 0; k < (1 << S); k++) sg[FS_PAD((u32)k << m_lo_log)] = v[k];
     }
-    __syncthreads();
+    if (own) {
+        fs_sync_lines(groups_log, nt);
+    } else {
+        __syncthreads();
+    }
 }
 
 // The first S DIF stages of a row of L = 2^log_l values, read from global memory `in` and
@@ -229,23 +269,27 @@ template <class F, int S, bool INV>
 struct FsPassOp {
     template <int RED>
     __device__ __forceinline__ static void run(typename F::V* s, u32 lines, u32 stride, u32 log_l, u32 k0,
-                                               const typename F::V* tw, F f, u32 nt) {
-        fs_pass_of<F, S, INV, RED>(s, lines, stride, log_l, k0, tw, f, nt);
+                                               const typename F::V* tw, F f, u32 nt, bool own) {
+        fs_pass_of<F, S, INV, RED>(s, lines, stride, log_l, k0, tw, f, nt, own);
     }
 };
 
 // fs_pass_of with the pass's reductions from `reduce` (reduce both inputs of stage k first);
-// `first` is the step of the transform's stage 0.
+// `first` is the step of the transform's stage 0; `own` as fs_pass_of's.
 template <class F, int S, bool INV>
 __device__ __forceinline__ void fs_pass(typename F::V* s, u32 lines, u32 stride, u32 log_l, u32 k0,
-                                        const typename F::V* tw, F f, u64 reduce, u32 first, u32 nt) {
-    fs_dispatch<FsPassOp<F, S, INV>, S>(fs_red<S>(reduce, first, k0), s, lines, stride, log_l, k0, tw, f, nt);
+                                        const typename F::V* tw, F f, u64 reduce, u32 first, u32 nt,
+                                        bool own = false) {
+    fs_dispatch<FsPassOp<F, S, INV>, S>(fs_red<S>(reduce, first, k0), s, lines, stride, log_l, k0, tw, f, nt,
+                                        own);
 }
 
 // Every stage of an L-point transform (forward DIF or inverse DIT) on `lines` lines in shared
 // memory, in passes of up to FS_S stages: the remainder (the head) in the pass of the largest
 // half-sizes, the first of DIF and the last of DIT, so that the stages of half-size ≤ 4 are one
-// pass with m_lo = 1 (fs_stages_of); `first`: the step of stage 0.
+// pass with m_lo = 1 (fs_stages_of); `first`: the step of stage 0. Between two passes of FS_S
+// stages only the threads that share lines wait for each other (fs_sync_lines); the head pass
+// and the last pass of FS_S end with the block's barrier.
 template <class F, bool INV>
 __device__ __forceinline__ void fs_transform(typename F::V* s, u32 lines, u32 stride, u32 log_l,
                                              const typename F::V* tw, F f, u64 reduce, u32 first, u32 nt) {
@@ -253,9 +297,10 @@ __device__ __forceinline__ void fs_transform(typename F::V* s, u32 lines, u32 st
     const u32 head = log_l % FS_S, k_head = INV ? log_l - head : 0;
     if (!INV && head == 1) fs_pass<F, 1, INV>(s, lines, stride, log_l, k_head, tw, f, reduce, first, nt);
     if (!INV && head == 2) fs_pass<F, 2, INV>(s, lines, stride, log_l, k_head, tw, f, reduce, first, nt);
+    const u32 k_end = INV ? log_l - head : log_l;
 #pragma unroll
-    for (u32 k = INV ? 0 : head; k < (INV ? log_l - head : log_l); k += FS_S) {
-        fs_pass<F, FS_S, INV>(s, lines, stride, log_l, k, tw, f, reduce, first, nt);
+    for (u32 k = INV ? 0 : head; k < k_end; k += FS_S) {
+        fs_pass<F, FS_S, INV>(s, lines, stride, log_l, k, tw, f, reduce, first, nt, k + FS_S < k_end);
     }
     if (INV && head == 1) fs_pass<F, 1, INV>(s, lines, stride, log_l, k_head, tw, f, reduce, first, nt);
     if (INV && head == 2) fs_pass<F, 2, INV>(s, lines, stride, log_l, k_head, tw, f, reduce, first, nt);

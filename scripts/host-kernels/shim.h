@@ -2,10 +2,11 @@
 // tests/fp64_kernels_on_host.rs, tests/four_step_on_host.rs, scripts/fp64-kernel-equiv.sh): the
 // kernels compiled as plain C++ run the blocks of a grid one after another (so fp_carry's ready flags are set before they
 // are waited for), and a block's threads as fibers on one OS thread (host_block below): each runs
-// until its next barrier, in thread order, and the next round of the block starts once every
-// thread has reached it. So a block has the threads the GPU's has and each does its share, a
-// value read before a barrier that another thread writes after it is read stale (as it can be
-// on a GPU), and a barrier that not every thread reaches stops the run. The FP64 intrinsics are
+// until its next barrier, the lowest-numbered first, and goes on once every thread of the block
+// (or of its group, at a group barrier) has reached it. So a block has the threads the GPU's
+// has and each does its share, a value read before a barrier that another thread writes after
+// it is read stale (as it can be on a GPU), and a barrier that not every thread reaches stops
+// the run. The FP64 intrinsics are
 // IEEE-754 double operations with round-to-nearest (compile with -ffp-contract=off).
 #pragma once
 #include <cmath>
@@ -48,23 +49,47 @@ inline unsigned atomicAdd(unsigned* a, unsigned v) { unsigned o = *a; *a += v; r
 inline unsigned atomicExch(unsigned* a, unsigned v) { unsigned o = *a; *a = v; return o; }
 inline void __threadfence() {}
 // A block's threads as fibers: run(nt, kernel) runs kernel() as threads 0 .. nt - 1 of one
-// block (threadIdx.x set for each as it runs; blockDim.x is the caller's to set), barrier by
-// barrier.
+// block (threadIdx.x set for each as it runs; blockDim.x is the caller's to set), always the
+// lowest-numbered thread that can run, until its next barrier. At __syncthreads a thread waits
+// for every thread of the block; at a group barrier (group_barrier(id, count): a named barrier
+// or a warp's, kernels/common/four_step.cuh fs_sync_group) only for the `count` threads that
+// reach barrier `id`, after which those run on, ahead of the rest of the block.
 namespace host_block {
 const size_t STACK = 1 << 16;
+enum State : char { READY, BLOCK, GROUP, EXITED };
 inline ucontext_t scheduler;
 inline std::vector<ucontext_t> threads;
-inline std::vector<char> exited;
+inline std::vector<char> state;
+inline std::vector<unsigned> waits_on;
 inline std::vector<std::vector<char>> stacks;
 inline unsigned current = 0, count = 0;
+inline unsigned arrived[64];
 inline void (*body)(void*) = nullptr;
 inline void* body_arg = nullptr;
 inline void entry() {
     body(body_arg);
-    exited[current] = 1;  // back to the scheduler through uc_link
+    state[current] = EXITED;  // back to the scheduler through uc_link
 }
 inline void barrier() {
-    if (count > 1) swapcontext(&threads[current], &scheduler);
+    if (count <= 1) return;
+    state[current] = BLOCK;
+    swapcontext(&threads[current], &scheduler);
+}
+inline void group_barrier(unsigned id, unsigned n) {
+    if (count <= 1) return;
+    if (id >= 64 || n > count) {
+        fprintf(stderr, "host_block: group barrier %u of %u threads in a block of %u\n", id, n, count);
+        exit(3);
+    }
+    state[current] = GROUP;
+    waits_on[current] = id;
+    if (++arrived[id] == n) {
+        arrived[id] = 0;
+        for (unsigned t = 0; t < count; t++) {
+            if (state[t] == GROUP && waits_on[t] == id) state[t] = READY;
+        }
+    }
+    swapcontext(&threads[current], &scheduler);
 }
 template <class K> void run(unsigned nt, K& kernel) {
     threadIdx = {0, 0, 0};
@@ -76,7 +101,9 @@ template <class K> void run(unsigned nt, K& kernel) {
     body_arg = &kernel;
     count = nt;
     threads.resize(nt);
-    exited.assign(nt, 0);
+    state.assign(nt, READY);
+    waits_on.assign(nt, 0);
+    memset(arrived, 0, sizeof arrived);
     if (stacks.size() < nt) stacks.resize(nt, std::vector<char>(STACK));
     for (unsigned t = 0; t < nt; t++) {
         getcontext(&threads[t]);
@@ -86,21 +113,28 @@ template <class K> void run(unsigned nt, K& kernel) {
         makecontext(&threads[t], entry, 0);
     }
     for (;;) {
-        unsigned done = 0;
-        for (unsigned t = 0; t < nt; t++) {
-            if (!exited[t]) {
-                current = t;
-                threadIdx = {t, 0, 0};
-                swapcontext(&scheduler, &threads[t]);
-            }
-            done += exited[t];
+        unsigned t = 0;
+        while (t < nt && state[t] != READY) t++;
+        if (t < nt) {
+            current = t;
+            threadIdx = {t, 0, 0};
+            swapcontext(&scheduler, &threads[t]);
+            continue;
         }
-        if (done == nt) break;
-        if (done > 0) {
-            fprintf(stderr, "host_block: %u of %u threads left the kernel while the others wait at a barrier\n",
-                    done, nt);
+        unsigned exited = 0, blocked = 0;
+        for (unsigned u = 0; u < nt; u++) {
+            exited += state[u] == EXITED;
+            blocked += state[u] == BLOCK;
+        }
+        if (exited == nt) break;
+        if (blocked + exited < nt || exited > 0) {
+            fprintf(stderr,
+                    "host_block: of %u threads %u left the kernel and %u wait at __syncthreads, the rest at a "
+                    "group barrier\n",
+                    nt, exited, blocked);
             exit(3);
         }
+        for (unsigned u = 0; u < nt; u++) state[u] = READY;
     }
     count = 0;
     threadIdx = {0, 0, 0};
