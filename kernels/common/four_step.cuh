@@ -144,15 +144,15 @@ __device__ __forceinline__ u32 fs_red(u64 reduce, u32 first, u32 k0) {
 // (scripts/host-kernels/shim.h) the threads that reach it may run on past it before the others
 // of the block reach theirs, so a missing dependency reads stale values there too.
 __device__ __forceinline__ void fs_sync_group(u32 id, u32 count) {
-#ifdef __CUDA_ARCH__
     if (count == 32) {
         __syncwarp();
     } else {
+#ifdef __CUDA_ARCH__
         asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(count) : "memory");
-    }
 #else
-    host_block::group_barrier(count == 32 ? 16 + (threadIdx.x >> 5) : id, count);
+        host_block::group_barrier(id, count);
 #endif
+    }
 }
 
 // The barrier after a pass over `lines` lines of 2^groups_log groups each whose next pass has

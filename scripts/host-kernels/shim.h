@@ -141,4 +141,6 @@ template <class K> void run(unsigned nt, K& kernel) {
 }
 }  // namespace host_block
 inline void __syncthreads() { host_block::barrier(); }
+// A warp's barrier: a group barrier of its 32 threads, past the named barriers' ids 0 … 15.
+inline void __syncwarp() { host_block::group_barrier(16 + (threadIdx.x >> 5), 32); }
 inline void __nanosleep(unsigned) {}
