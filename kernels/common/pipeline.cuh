@@ -254,34 +254,68 @@ __device__ __forceinline__ void fs_tile_store(V* s, V* v, const FsLayout& L, u32
     fs_copy<V, false, true>(s, fs_stride(R), v + c0, 1u << L.lc(), fs_log2(T), R * T, L.tile_nt());
 }
 
-// Each row r of the tile times the twiddles ω^(k·c) of its columns c = c0 .. c0 + T - 1, k =
-// bitrev(r) (ω: the table pair hi, lo; each value reduced first when RED): ω^(k·c0) from the
-// tables, then a product by ω^k (steps[r]: one coalesced load) a column (stages.rs twiddle).
-template <bool RED>
-__device__ __forceinline__ void fs_twiddle_of(V* s, const FsLayout& L, u32 c0, u64 hi, u64 lo, u64 steps, F f) {
-    const u32 R = 1u << L.lr(), T = L.seg(), stride = fs_stride(R);
-    for (u32 r = threadIdx.x; r < R; r += L.tile_nt()) {
-        const u32 k = fs_bitrev(r, L.lr());
-        const V step = ((const V*)steps)[r];
-        V w = fs_pow(hi, lo, k * c0, L.lo_bits, f);
+// The twiddle step: each row r of the tile times the twiddles ω^(k·c) of its columns c = c0 ..
+// c0 + T - 1, k = bitrev(r) (ω: the table pair hi, lo; each value reduced first when RED):
+// ω^(k·c0) from the tables, then a product by ω^k (steps[r]: one coalesced load) a column
+// (stages.rs twiddle). A thread's rows are r = thread + i·nt; FS_TW_ROWS of them at a time take
+// their table values (FsTwiddleRows) before they touch the tile, so where a thread has at most
+// that many rows (every FP64 tile) the column kernels fetch them ahead, before the tile's own
+// loads, and the tables' latency runs under the tile's (fs_inverse_tiles).
+#define FS_TW_ROWS 2
+struct FsTwiddleRows {
+    V w[FS_TW_ROWS], step[FS_TW_ROWS];  // ω^(k·c0) and ω^k of rows r0 + thread + i·nt
+};
+__device__ __forceinline__ FsTwiddleRows fs_twiddle_fetch(const FsLayout& L, u32 r0, u32 c0, u64 hi, u64 lo,
+                                                          u64 steps, F f) {
+    FsTwiddleRows t;
 #pragma unroll
-        for (u32 t = 0; t < FS_MAX_SEG; t++) {
-            if (t < T) {
-                if (t > 0) w = f.mul(w, step);
-                V& x = s[t * stride + FS_PAD(r)];
-                x = f.mul(RED ? f.reduce(x) : x, w);
+    for (u32 i = 0; i < FS_TW_ROWS; i++) {
+        const u32 r = r0 + threadIdx.x + i * L.tile_nt();
+        if (r < (1u << L.lr())) {
+            t.step[i] = ((const V*)steps)[r];
+            t.w[i] = fs_pow(hi, lo, fs_bitrev(r, L.lr()) * c0, L.lo_bits, f);
+        }
+    }
+    return t;
+}
+template <bool RED>
+__device__ __forceinline__ void fs_twiddle_rows_of(V* s, const FsLayout& L, u32 r0, const FsTwiddleRows& tw, F f) {
+    const u32 T = L.seg(), stride = fs_stride(1u << L.lr());
+#pragma unroll
+    for (u32 i = 0; i < FS_TW_ROWS; i++) {
+        const u32 r = r0 + threadIdx.x + i * L.tile_nt();
+        if (r < (1u << L.lr())) {
+            V w = tw.w[i];
+#pragma unroll
+            for (u32 t = 0; t < FS_MAX_SEG; t++) {
+                if (t < T) {
+                    if (t > 0) w = f.mul(w, tw.step[i]);
+                    V& x = s[t * stride + FS_PAD(r)];
+                    x = f.mul(RED ? f.reduce(x) : x, w);
+                }
             }
         }
     }
-    __syncthreads();
 }
+__device__ __forceinline__ void fs_twiddle_rows(V* s, const FsLayout& L, u32 r0, const FsTwiddleRows& tw, F f,
+                                                bool red) {
+    if (red) {
+        fs_twiddle_rows_of<true>(s, L, r0, tw, f);
+    } else {
+        fs_twiddle_rows_of<false>(s, L, r0, tw, f);
+    }
+}
+// Whether a thread's rows are FS_TW_ROWS or fewer, so that one fetch covers them.
+__device__ __forceinline__ bool fs_twiddle_ahead(const FsLayout& L) {
+    return (1u << L.lr()) <= FS_TW_ROWS * L.tile_nt();
+}
+// The whole step, fetching as it goes (FS_TW_ROWS rows a thread at a time), then the barrier.
 __device__ __forceinline__ void fs_twiddle(V* s, const FsLayout& L, u32 c0, u64 hi, u64 lo, u64 steps, F f,
                                            bool red) {
-    if (red) {
-        fs_twiddle_of<true>(s, L, c0, hi, lo, steps, f);
-    } else {
-        fs_twiddle_of<false>(s, L, c0, hi, lo, steps, f);
+    for (u32 r0 = 0; r0 < (1u << L.lr()); r0 += FS_TW_ROWS * L.tile_nt()) {
+        fs_twiddle_rows(s, L, r0, fs_twiddle_fetch(L, r0, c0, hi, lo, steps, f), f, red);
     }
+    __syncthreads();
 }
 
 // ---- 1. fix-up, weights, column DIF, twiddles ----
@@ -403,15 +437,24 @@ extern "C" __global__ void __launch_bounds__(FP_ROW_BOUNDS)
 // ---- 3. inverse twiddles, column DIT, unweight, combination, carry ----
 
 // Every prime's tile at column c0 of z into s (prime h's at s + h·tile), inverse twiddles and
-// column DIT stages.
+// column DIT stages; a prime's twiddle tables read before its tile where one fetch covers a
+// thread's rows (fs_twiddle_ahead).
 __device__ __forceinline__ void fs_inverse_tiles(V* s, u32 tile, const V* z, const FsLayout& L, u32 c0) {
     const FsSteps st(L);
     for (u32 h = 0; h < A::NP; h++) {
         const FsPrime& q = L.q[h];
         V* sh = s + h * tile;
+        const bool ahead = L.lr() > 0 && fs_twiddle_ahead(L);
+        FsTwiddleRows tw;
+        if (ahead) tw = fs_twiddle_fetch(L, 0, c0, q.it_hi, q.it_lo, q.it_step, q.f);
         fs_tile_load(sh, z + (size_t)h * L.len(), L, c0);
         __syncthreads();
-        if (L.lr() > 0) fs_twiddle(sh, L, c0, q.it_hi, q.it_lo, q.it_step, q.f, fs_reduces(q, st.tw_inv()));
+        if (ahead) {
+            fs_twiddle_rows(sh, L, 0, tw, q.f, fs_reduces(q, st.tw_inv()));
+            __syncthreads();
+        } else if (L.lr() > 0) {
+            fs_twiddle(sh, L, c0, q.it_hi, q.it_lo, q.it_step, q.f, fs_reduces(q, st.tw_inv()));
+        }
         fs_column_stages(sh, L, q, true);
     }
 }
