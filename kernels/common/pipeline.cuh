@@ -378,10 +378,20 @@ __device__ __forceinline__ void fs_weigh(V* s, u32 tile, const i128* carries, co
 }
 
 // Prime q's weighted tile in s through the column DIF stages and the twiddles, into z (that
-// prime's vector).
+// prime's vector); the twiddle tables read before the stages where one fetch covers a thread's
+// rows (fs_twiddle_ahead).
 __device__ __forceinline__ void fs_forward_tile(V* s, V* z, const FsLayout& L, const FsPrime& q, u32 c0) {
+    const bool ahead = L.lr() > 0 && fs_twiddle_ahead(L);
+    const bool red = fs_reduces(q, FsSteps(L).tw_fwd());
+    FsTwiddleRows tw;
+    if (ahead) tw = fs_twiddle_fetch(L, 0, c0, q.t_hi, q.t_lo, q.t_step, q.f);
     fs_column_stages(s, L, q, false);
-    if (L.lr() > 0) fs_twiddle(s, L, c0, q.t_hi, q.t_lo, q.t_step, q.f, fs_reduces(q, FsSteps(L).tw_fwd()));
+    if (ahead) {
+        fs_twiddle_rows(s, L, 0, tw, q.f, red);
+        __syncthreads();
+    } else if (L.lr() > 0) {
+        fs_twiddle(s, L, c0, q.t_hi, q.t_lo, q.t_step, q.f, red);
+    }
     fs_tile_store(s, z, L, c0);
 }
 
