@@ -33,14 +33,16 @@ __device__ __forceinline__ double fp_reduce(double x, Fp f) {
     return __fma_rn(-q, f.p, x);
 }
 
-__device__ __forceinline__ double fp_center(double x, Fp f) {
-    const double r = fp_reduce(x, f);
+// x's residue in [−(p−1)/2, (p−1)/2] for |x| < 3p/2 (a product, or a reduced value): x itself,
+// less or plus p (selects, not branches).
+__device__ __forceinline__ double fp_center_near(double x, Fp f) {
     const double half = __dmul_rn(__dsub_rn(f.p, 1.0), 0.5);
-    // Both corrections computed and one picked (selects, not branches).
-    const double down = __dsub_rn(r, f.p), up = __dadd_rn(r, f.p);
-    const double s = r < -half ? up : r;
-    return r > half ? down : s;
+    const double down = __dsub_rn(x, f.p), up = __dadd_rn(x, f.p);
+    const double s = x < -half ? up : x;
+    return x > half ? down : s;
 }
+
+__device__ __forceinline__ double fp_center(double x, Fp f) { return fp_center_near(fp_reduce(x, f), f); }
 
 // (x, y) -> (x + y, (x - y)·w)
 __device__ __forceinline__ void fp_dif(double& x, double& y, double w, Fp f) {
@@ -96,9 +98,12 @@ __device__ __forceinline__ void fp_crt(double x1, double x2, Fp f1, Fp f2, doubl
 // rounded to an integer (the scaling is exact), r = h - q·2^w (exact: an integer of at most
 // 2^(w-1)), z = (r + l) + a (exact: integers below 2^53 while |c| < 2^103 and w <= 51, which
 // the FP64 bound guarantees). |q| <= (|c| + 2^52)/2^w + 1.
+// Its residues are products (|x| <= 3P/4: the unweighted values), so the digits need no
+// reduction: a = x1 centered, (x2 − a)·inv (|x2 − a|·|inv| <= (3P2/8 + P1/4)·P2 <= 2^50·P2 for
+// every pair) centered: the same a and t as fp_crt_digits, three FP64 reductions fewer.
 __device__ __forceinline__ i64 fp_crt_split(double x1, double x2, Fp f1, Fp f2, double inv, u32 w, i64& q) {
-    double a, t;
-    fp_crt_digits(x1, x2, f1, f2, inv, a, t);
+    const double a = fp_center_near(x1, f1);
+    const double t = fp_center_near(fp_mul(__dsub_rn(x2, a), inv, f2), f2);
     const double h = __dmul_rn(t, f1.p);
     const double l = __fma_rn(t, f1.p, -h);
     const double down = __longlong_as_double((long long)(1023 - w) << 52);  // 2^-w
