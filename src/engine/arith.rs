@@ -96,40 +96,54 @@ impl SpeedTable {
         }
     }
 
-    /// The arithmetics on one H200, as far as they were measured there (bench/notes/gpu.md):
-    /// Goldilocks at 1,257,787 (2^16), 3,021,377 (2^18), 20,996,011 (2^20), 82,589,933 (2^22) and
-    /// 136,279,841 (2^23), in one call (2026-11-28 03:25 UTC; its kernels unchanged since);
-    /// M61·M31 at the same five exponents (3·2^14, 3·2^15, 3·2^18, 3·2^20, 2^22) from the call of
-    /// 2026-11-26 18:26 (7a44c05; 1.8× or more slower than the others there); FP64 at the largest
-    /// exponent of each length 2^15 … 2^22 (2000 iterations; at 2^22 the widest pair, as on the
-    /// H100) from the call of 2026-11-29 18:17 (5f8d37e: shared memory without bank conflicts).
-    /// Where an arithmetic's shortest length is unmeasured the tuner keeps Goldilocks, so FP64 is
-    /// picked where all three are measured and it is faster: 18,874,369 … 21,233,663 (2^19, 39.6
-    /// against 58.6 µs/iter), 73,400,321 … 82,837,503 (2^21, 144.5 against 208.4), 85,983,233 …
-    /// 144,703,487 (2^22, 297.9 against 426.0).
+    /// The arithmetics side by side on one H200, in one call (`gpu-selftest --arith A bench
+    /// --iters 2000` at the largest exponent of each length, main 2c57578, 2026-11-29 23:10 UTC,
+    /// bench/RESULTS.md): Goldilocks 2^15 … 2^23, M61·M31 2^15 … 2^22 and 3·2^14 … 3·2^21, FP64
+    /// 2^15 … 2^22 (at 2^22 the widest pair's, 163,577,855, with the i128 walk; 136,279,841 runs
+    /// 251.5). As on the H100, every exponent from 946,177 to FP64's bound has each arithmetic's
+    /// shortest length measured, and FP64 is picked in the same five bands, one length shorter
+    /// than Goldilocks and faster there: 5,898,241 … 10,747,903 (26.6 against 31.7 µs/iter),
+    /// 11,534,337 … 21,233,663 (39.1 against 58.4), 22,544,385 … 41,943,039 (71.1 against 105.2),
+    /// 44,040,193 … 82,837,503 (142.9 against 208.3), 85,983,233 … 163,577,855 (295.8 against
+    /// 440.9). M61·M31 is the slowest at every length.
     pub fn h200() -> SpeedTable {
         SpeedTable {
-            source: "H200, Goldilocks of 2026-11-28 03:25, FP64 of 2026-11-29 18:17 (bench/notes/gpu.md)",
+            source: "H200, every arithmetic in one call, bench/RESULTS.md 2026-11-29 23:10",
             card: "H200",
             rows: vec![
+                gl(15, 13.1),
                 gl(16, 14.6),
+                gl(17, 16.8),
                 gl(18, 20.1),
-                gl(20, 58.6),
-                gl(22, 208.4),
-                gl(23, 426.0),
-                mm(3, 14, 36.4),
-                mm(3, 15, 39.4),
-                mm(3, 18, 140.7),
-                mm(3, 20, 517.6),
-                mm(1, 22, 625.9),
-                fp(15, 18.3),
-                fp(16, 20.3),
-                fp(17, 21.7),
-                fp(18, 27.1),
-                fp(19, 39.6),
-                fp(20, 72.3),
-                fp(21, 144.5),
-                fp(22, 297.9),
+                gl(19, 31.7),
+                gl(20, 58.4),
+                gl(21, 105.2),
+                gl(22, 208.3),
+                gl(23, 440.9),
+                mm(1, 15, 31.7),
+                mm(3, 14, 36.3),
+                mm(1, 16, 36.4),
+                mm(3, 15, 39.6),
+                mm(1, 17, 39.6),
+                mm(3, 16, 52.0),
+                mm(1, 18, 52.0),
+                mm(3, 17, 78.4),
+                mm(1, 19, 84.9),
+                mm(3, 18, 141.0),
+                mm(1, 20, 156.8),
+                mm(3, 19, 256.7),
+                mm(1, 21, 295.9),
+                mm(3, 20, 517.5),
+                mm(1, 22, 626.4),
+                mm(3, 21, 1126.4),
+                fp(15, 18.2),
+                fp(16, 20.4),
+                fp(17, 21.6),
+                fp(18, 26.6),
+                fp(19, 39.1),
+                fp(20, 71.1),
+                fp(21, 142.9),
+                fp(22, 295.8),
             ],
         }
     }
@@ -234,12 +248,12 @@ mod tests {
         }
     }
 
-    #[test]
-    fn the_h100_table_picks_fp64_where_it_is_a_length_shorter_and_faster() {
-        let t = SpeedTable::h100();
-        rows_are_lengths_once_each(&t);
-        // Every exponent from 946,177 (M61·M31 at 2^15) to FP64's bound has each arithmetic
-        // measured at its shortest length, so the pick is the fastest: FP64 in five bands.
+    /// Every exponent from 946,177 (M61·M31 at 3·2^14) to FP64's bound has each arithmetic
+    /// measured at its shortest length in `t`, and the pick is FP64 in five bands (where it is a
+    /// length shorter than Goldilocks and faster there: their ends and points inside), else
+    /// Goldilocks; below and above, something is unmeasured: Goldilocks.
+    fn picks_fp64_in_the_five_bands(t: &SpeedTable) {
+        rows_are_lengths_once_each(t);
         let fp = [
             5_898_241u32,
             8_000_009,
@@ -272,12 +286,24 @@ mod tests {
             163_577_857,
         ];
         for p in fp.into_iter().chain(gl) {
-            let pick = fastest(p, &t).unwrap();
+            let pick = fastest(p, t).unwrap();
             let want = if fp.contains(&p) { Arith::Fp64 } else { Arith::Goldilocks };
             assert_eq!(pick.arith, want, "p={p}: {}", pick.why);
             assert_eq!(pick.length, smallest_length(p, want).unwrap());
             assert!(!pick.why.contains("not measured"), "p={p}: {}", pick.why);
+            assert!(pick.why.contains(&format!("({}, ", t.card)), "p={p}: {}", pick.why);
         }
+        for p in [9_689, 999_999_937] {
+            let pick = fastest(p, t).unwrap();
+            assert_eq!(pick.arith, Arith::Goldilocks, "p={p}: {}", pick.why);
+            assert!(pick.why.contains("not measured"), "{}", pick.why);
+        }
+    }
+
+    #[test]
+    fn the_h100_table_picks_fp64_where_it_is_a_length_shorter_and_faster() {
+        let t = SpeedTable::h100();
+        picks_fp64_in_the_five_bands(&t);
         let pick = fastest(136_279_841, &t).unwrap();
         assert!(
             pick.why.contains(
@@ -286,49 +312,20 @@ mod tests {
             "{}",
             pick.why
         );
-        // Below that and above FP64's bound, something is unmeasured: Goldilocks.
-        for p in [9_689, 999_999_937] {
-            let pick = fastest(p, &t).unwrap();
-            assert_eq!(pick.arith, Arith::Goldilocks, "p={p}: {}", pick.why);
-            assert!(pick.why.contains("not measured"), "{}", pick.why);
-        }
     }
 
     #[test]
-    fn the_h200_table_picks_fp64_only_where_every_arithmetic_is_measured_there() {
+    fn the_h200_table_picks_fp64_where_it_is_a_length_shorter_and_faster() {
         let t = SpeedTable::h200();
-        rows_are_lengths_once_each(&t);
-        // The three bands where all three arithmetics' shortest lengths are measured and FP64 is
-        // the fastest, their ends and a point inside.
-        let fp = [
-            18_874_369u32,
-            20_996_011,
-            21_233_663,
-            73_400_321,
-            82_589_933,
-            82_837_503,
-            110_100_481,
-            136_279_841,
-            144_703_487,
-        ];
-        for p in fp {
-            let pick = fastest(p, &t).unwrap();
-            assert_eq!(pick.arith, Arith::Fp64, "p={p}: {}", pick.why);
-            assert!(pick.why.contains("(H200, "), "{}", pick.why);
-        }
-        // Measured and Goldilocks faster (1,257,787 and 3,021,377: FP64 2^15 and 2^17 against
-        // Goldilocks 2^16 and 2^18; 21,233,665 and 82,837,505 … 85,983,231: both at 2^20 and
-        // 2^22), or something unmeasured just outside each band: Goldilocks.
-        for p in [1_257_787u32, 3_021_377, 21_233_665, 82_837_505, 85_983_231] {
-            let pick = fastest(p, &t).unwrap();
-            assert_eq!(pick.arith, Arith::Goldilocks, "p={p}: {}", pick.why);
-            assert!(!pick.why.contains("not measured"), "p={p}: {}", pick.why);
-        }
-        for p in [18_874_367u32, 73_400_319, 144_703_489] {
-            let pick = fastest(p, &t).unwrap();
-            assert_eq!(pick.arith, Arith::Goldilocks, "p={p}: {}", pick.why);
-            assert!(pick.why.contains("not measured"), "p={p}: {}", pick.why);
-        }
+        picks_fp64_in_the_five_bands(&t);
+        let pick = fastest(30_000_001, &t).unwrap();
+        assert!(
+            pick.why.contains(
+                "fp64 n=2^20 71.1 µs/iter, faster than goldilocks n=2^21 105.2 µs/iter, m61m31 n=2^20 156.8 µs/iter"
+            ),
+            "{}",
+            pick.why
+        );
     }
 
     #[test]
