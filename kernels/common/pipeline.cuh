@@ -213,10 +213,10 @@ __device__ __forceinline__ i64 fs_balance(T t, u32 w, T* up) {
 
 // The kernels' launch bounds (threads, and blocks an SM to fit in registers: FP64's fwd 4 of 37
 // KB of shared memory at 2^22, rows and inv 3 of 74 KB, so 64, 80 and 80 registers a thread);
-// the host launches at most 256, but rows 512 where the rows are few, and defines FP_ROW_BOUNDS
-// as 512, 2 there, else as 256, 4 where a row leaves shared memory for four blocks; the column
-// kernels 512 at the lengths where that fills the SMs in fuller waves, FP_FWD_BOUNDS and
-// FP_INV_BOUNDS 512, 2 there (src/gpu/four_step/pipeline.rs preamble).
+// the host launches at most 256 and defines FP_ROW_BOUNDS as 256, 4 where a row leaves shared
+// memory for four blocks; the column kernels 512 at the lengths where that fills the SMs in
+// fuller waves, FP_FWD_BOUNDS and FP_INV_BOUNDS 512, 2 there (src/gpu/four_step/pipeline.rs
+// preamble).
 #ifndef FP_FWD_BOUNDS
 #define FP_FWD_BOUNDS 256, 4
 #endif
@@ -428,7 +428,7 @@ struct FsRow {
     __device__ __forceinline__ u32 inv() const { return st.row_inv(0); }
 };
 
-// Grid (R rows, NP primes), up to 512 threads, fs_stride(C) values of shared memory (twice that
+// Grid (R rows, NP primes), up to 256 threads, fs_stride(C) values of shared memory (twice that
 // with FS_PRODUCT: y's row beside): a row's C-point DIF stages, square (or product) and DIT
 // stages (fs_row_square). With FS_ADVANCE, one thread doubles the shift count mod p (inv and
 // carry read it after this kernel; nothing here does).

@@ -48,10 +48,8 @@ fn fused(plan: &Plan) -> bool {
 
 /// The `#define` lines the unit is compiled with for `plan`: its shape
 /// ([`shape::shape_defines`]), the threads its blocks are launched with (`threads`) and
-/// fp_rows's launch bounds: 512, 2 where it takes more than [`shape::MOST_THREADS`] threads
-/// (few rows: [`shape::FEW_ROWS_LOG2`]); else, where a row of C values leaves shared memory for
-/// four blocks an SM (C ≤ 2^12), four blocks of 256 threads (64 registers, no spill): on an H100
-/// at 2^21 fp_rows ran 58.5 µs against 59.5 at 80 registers (three blocks), the loop 188.1
+/// fp_rows's launch bounds: where a row of C values leaves shared memory for four blocks an SM
+/// (C ≤ 2^12), four blocks of 256 threads (64 registers, no spill): on an H100 at 2^21 fp_rows ran 58.5 µs against 59.5 at 80 registers (three blocks), the loop 188.1
 /// against 192.7 µs; at 2^19 no change (bench/RESULTS.md, 2026-11-28). The column kernels'
 /// bounds 512, 2 where they take more than [`shape::MOST_THREADS`] ([`shape::WIDE_TILE_LOG2`]).
 fn preamble(plan: &Plan, threads: BlockThreads) -> String {
@@ -59,9 +57,7 @@ fn preamble(plan: &Plan, threads: BlockThreads) -> String {
     let mut lines: String =
         shape.iter().chain(&threads.defines).map(|(name, v)| format!("#define {name} {v}\n")).collect();
     let [_, (_, log_c), _, _] = shape;
-    if threads.row() > shape::MOST_THREADS {
-        lines.push_str("#define FP_ROW_BOUNDS 512, 2\n");
-    } else if log_c <= 12 {
+    if log_c <= 12 {
         lines.push_str("#define FP_ROW_BOUNDS 256, 4\n");
     }
     if threads.tile() > shape::MOST_THREADS {

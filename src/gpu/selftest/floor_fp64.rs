@@ -162,7 +162,9 @@ mod tests {
     /// second prime's reduces twice more in fp_carry, before the inverse twiddles and column DIT
     /// stage 5, as the unreduced ω^0 sums grow its bound faster; the wide pair's is unchanged):
     /// within a few percent below them (the products a row segment and a thread's constants are
-    /// left out), never above (a floor). Warp instructions × 32 = thread instructions.
+    /// left out), never above (a floor). Warp instructions × 32 = thread instructions. (That call
+    /// also counted fp_carry at 2^19, the wide pair, then 2^7 rows; since the H200's split takes
+    /// 2^8 there, 2^22 is the shape both the count and the model have.)
     #[test]
     fn launches_count_what_the_kernels_execute() {
         let work = |p: u32| launches(&Plan::for_arith(p, Arith::Fp64).unwrap()).unwrap();
@@ -175,7 +177,6 @@ mod tests {
         close(rows.fp64, 31_588_352.0, skipped(22, 2.0), "fp_rows at 2^22");
         let gained = 2.0 * REDUCE * (1u64 << 22) as f64;
         close(carry.fp64, 36_489_696.0, skipped(22, 2.0) - gained, "fp_carry at 2^22");
-        close(work(20_996_011)[3].fp64, 4_879_232.0, skipped(19, 2.0), "fp_carry at 2^19 (the wide pair)");
         assert_eq!(carry.fp64, fwd.fp64 + inv.fp64);
         let n = 4_194_304.0;
         assert_eq!((rows.bytes, carry.bytes), (32.0 * n, 32.0 * n + 2.0 * 16.0 * n / 8.0));

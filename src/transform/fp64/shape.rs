@@ -16,11 +16,13 @@ pub const SINGLE_ROW_LOG2: u32 = 12;
 pub const SEG_LEN: usize = 8;
 /// log2 R of the lengths 2^13 … 2^22 (longer ones take rows of 2^MAX_COLS_LOG2), the fastest on an H100
 /// (bench/RESULTS.md, 2026-11-28: every R from 2^3 to 2^9 at the largest exponent of each length
-/// 2^15 … 2^22; 2^13 and 2^14 keep ⌊k/2⌋). The column passes take a block a tile of SEG_LEN
-/// columns and the row pass a block a row (in each prime), so R trades the one's blocks against
-/// the other's: at 2^18 R = 2^7 runs 35.1 µs an iteration against 48.4 for 2^9, at 2^19 53.4
-/// against 64.9; from 2^20 on 2^9 is fastest.
-const ROWS_LOG2: [u32; 10] = [6, 7, 6, 6, 6, 7, 7, 9, 9, 9];
+/// 2^15 … 2^22; 2^13 and 2^14 keep ⌊k/2⌋), re-timed on an H200 at 2^17 … 2^21 (2026-11-29 23:40,
+/// call AC), where only 2^19 moved: 2^8 ran 38.7 µs an iteration against 38.9 for 2^7 (with
+/// fp_rows at 512 threads then), 42.2 for 2^6 and 44.7 for 2^9. The column passes take a block a
+/// tile of SEG_LEN columns and the row pass a block a row (in each prime), so R trades the one's
+/// blocks against the other's: on the H200 at 2^20 2^9 runs 71.3 against 78.3 for 2^8, at 2^17
+/// 2^6 21.5 against 23.0 for 2^7.
+const ROWS_LOG2: [u32; 10] = [6, 7, 6, 6, 6, 7, 8, 9, 9, 9];
 
 /// log2 R, log2 C of length 2^k: one row up to 2^SINGLE_ROW_LOG2, R = 2^ROWS_LOG2[k − 13] up to
 /// 2^22 (a tile of 2^9 rows of SEG_LEN columns in both FP64 primes fills 73 KiB: three blocks an
@@ -76,17 +78,9 @@ pub fn carries_fit_i64(plan: &Plan) -> bool {
     plan.carry_bound() < 1 << 61
 }
 
-/// The most threads a block of the FP64 kernels takes (their `__launch_bounds__`), but for fp_rows
-/// where the rows are few ([`FEW_ROWS_LOG2`]).
+/// The most threads a block of the FP64 kernels takes (their `__launch_bounds__`), but for the
+/// column kernels at [`WIDE_TILE_LOG2`].
 pub const MOST_THREADS: u32 = 256;
-
-/// log2 R up to which fp_rows takes twice the threads (a group of 8 values a thread, at most 512;
-/// its bounds then 512, 2: 64 registers): there the row pass has few blocks (2R, both primes), and
-/// more threads a block fill the SMs. On an H200 at 2^19 (R = 2^7, C = 2^12: 256 blocks) 512
-/// threads ran 43.4 µs an iteration against 44.5 for 256; with R = 2^9 they lose (2^21 177.9
-/// against 170.7, 2^22 305.3 against 299.6: bench/RESULTS.md, 2026-11-28). Lengths up to 2^18
-/// have C/8 ≤ 256, so only 2^19 takes more today.
-pub const FEW_ROWS_LOG2: u32 = 7;
 
 /// Lengths (log2) whose column kernels take twice the threads (a row of the tile each, R = 2^9;
 /// their bounds then 512, 2: 64 registers, no spill). At 2^21 fp_carry's grid of 513 blocks then
@@ -96,16 +90,14 @@ pub const FEW_ROWS_LOG2: u32 = 7;
 /// bench/RESULTS.md, 2026-11-29, call N).
 pub const WIDE_TILE_LOG2: [u32; 1] = [21];
 
-/// The threads of `plan`'s blocks, at most `most` (≤ [`MOST_THREADS`]; fp_rows twice that where
-/// R ≤ 2^[`FEW_ROWS_LOG2`], the column kernels at [`WIDE_TILE_LOG2`]), as the kernels are
-/// compiled for them and launched with (src/gpu/four_step/pipeline.rs): a column kernel's block
-/// (fp_fwd, fp_inv, fp_carry: a row of the tile at a time) and an fp_rows block (a group of 8
-/// values of a pass at a time).
+/// The threads of `plan`'s blocks, at most `most` (≤ [`MOST_THREADS`]; the column kernels twice
+/// that at [`WIDE_TILE_LOG2`]), as the kernels are compiled for them and launched with
+/// (src/gpu/four_step/pipeline.rs): a column kernel's block (fp_fwd, fp_inv, fp_carry: a row of
+/// the tile at a time) and an fp_rows block (a group of 8 values of a pass at a time).
 pub fn block_threads(plan: &Plan, most: u32) -> [(&'static str, u32); 2] {
     let (log_r, log_c) = split(plan.log2());
-    let row_most = if log_r <= FEW_ROWS_LOG2 { 2 * most } else { most };
     let tile_most = if WIDE_TILE_LOG2.contains(&plan.log2()) { 2 * most } else { most };
-    [("FP_TILE_THREADS", (1u32 << log_r).min(tile_most)), ("FP_ROW_THREADS", ((1u32 << log_c) / 8).clamp(1, row_most))]
+    [("FP_TILE_THREADS", (1u32 << log_r).min(tile_most)), ("FP_ROW_THREADS", ((1u32 << log_c) / 8).clamp(1, most))]
 }
 
 #[cfg(test)]
@@ -126,7 +118,7 @@ mod tests {
         assert_eq!(split(23), (10, 13));
         assert_eq!((1..=22).map(split).collect::<Vec<_>>()[9..].to_vec(), {
             let mut v: Vec<(u32, u32)> = (10..=12).map(|k| (0, k)).collect();
-            v.extend([(6, 7), (7, 7), (6, 9), (6, 10), (6, 11), (7, 11), (7, 12), (9, 11), (9, 12), (9, 13)]);
+            v.extend([(6, 7), (7, 7), (6, 9), (6, 10), (6, 11), (7, 11), (8, 11), (9, 11), (9, 12), (9, 13)]);
             v
         });
     }
@@ -148,14 +140,14 @@ mod tests {
 
     #[test]
     fn block_threads_by_length() {
-        // fp_rows takes twice the threads only where the rows are few and a row has the groups,
-        // the column kernels only at 2^21.
+        // A block takes at most `most` threads (a row of the tile, or a group of 8 of a row, each),
+        // but the column kernels twice that at 2^21.
         let threads = |p: u32, most: u32| {
             let plan = Plan::for_arith(p, Arith::Fp64).unwrap();
             (plan.log2(), block_threads(&plan, most).map(|(_, t)| t))
         };
-        assert_eq!(threads(20_996_011, MOST_THREADS), (19, [128, 512]));
-        assert_eq!(threads(20_996_011, 128), (19, [128, 256]));
+        assert_eq!(threads(20_996_011, MOST_THREADS), (19, [256, 256]));
+        assert_eq!(threads(20_996_011, 128), (19, [128, 128]));
         assert_eq!(threads(82_589_933, MOST_THREADS), (21, [512, 256]));
         assert_eq!(threads(82_589_933, 128), (21, [256, 128]));
         assert_eq!(threads(41_943_039, MOST_THREADS), (20, [256, 256]));
