@@ -257,19 +257,22 @@ __device__ __forceinline__ void fs_tile_store(V* s, V* v, const FsLayout& L, u32
 // The twiddle step: each row r of the tile times the twiddles ω^(k·c) of its columns c = c0 ..
 // c0 + T - 1, k = bitrev(r) (ω: the table pair hi, lo; each value reduced first when RED):
 // ω^(k·c0) from the tables, then a product by ω^k (steps[r]: one coalesced load) a column
-// (stages.rs twiddle). A thread's rows are r = thread + i·nt; FS_TW_ROWS of them at a time take
-// their table values (FsTwiddleRows) before they touch the tile, so where a thread has at most
-// that many rows (every FP64 tile) the column kernels fetch them ahead, before the tile's own
-// loads, and the tables' latency runs under the tile's (fs_inverse_tiles).
+// (stages.rs twiddle). A thread's rows are r = thread + i·nt; K of them at a time take their
+// table values (FsTwiddleRows) before they touch the tile, so where a thread has at most
+// FS_TW_ROWS rows the column kernels fetch them ahead (fs_twiddle_ahead), before the tile's own
+// loads or the DIF passes, and the tables' latency runs under those (fs_inverse_tiles,
+// fs_forward_tile); else the step fetches a row at a time as it goes (fs_twiddle).
 #define FS_TW_ROWS 2
+template <u32 K>
 struct FsTwiddleRows {
-    V w[FS_TW_ROWS], step[FS_TW_ROWS];  // ω^(k·c0) and ω^k of rows r0 + thread + i·nt
+    V w[K], step[K];  // ω^(k·c0) and ω^k of rows r0 + thread + i·nt
 };
-__device__ __forceinline__ FsTwiddleRows fs_twiddle_fetch(const FsLayout& L, u32 r0, u32 c0, u64 hi, u64 lo,
-                                                          u64 steps, F f) {
-    FsTwiddleRows t;
+template <u32 K>
+__device__ __forceinline__ FsTwiddleRows<K> fs_twiddle_fetch(const FsLayout& L, u32 r0, u32 c0, u64 hi, u64 lo,
+                                                             u64 steps, F f) {
+    FsTwiddleRows<K> t;
 #pragma unroll
-    for (u32 i = 0; i < FS_TW_ROWS; i++) {
+    for (u32 i = 0; i < K; i++) {
         const u32 r = r0 + threadIdx.x + i * L.tile_nt();
         if (r < (1u << L.lr())) {
             t.step[i] = ((const V*)steps)[r];
@@ -278,11 +281,12 @@ __device__ __forceinline__ FsTwiddleRows fs_twiddle_fetch(const FsLayout& L, u32
     }
     return t;
 }
-template <bool RED>
-__device__ __forceinline__ void fs_twiddle_rows_of(V* s, const FsLayout& L, u32 r0, const FsTwiddleRows& tw, F f) {
+template <bool RED, u32 K>
+__device__ __forceinline__ void fs_twiddle_rows_of(V* s, const FsLayout& L, u32 r0, const FsTwiddleRows<K>& tw,
+                                                   F f) {
     const u32 T = L.seg(), stride = fs_stride(1u << L.lr());
 #pragma unroll
-    for (u32 i = 0; i < FS_TW_ROWS; i++) {
+    for (u32 i = 0; i < K; i++) {
         const u32 r = r0 + threadIdx.x + i * L.tile_nt();
         if (r < (1u << L.lr())) {
             V w = tw.w[i];
@@ -297,23 +301,35 @@ __device__ __forceinline__ void fs_twiddle_rows_of(V* s, const FsLayout& L, u32 
         }
     }
 }
-__device__ __forceinline__ void fs_twiddle_rows(V* s, const FsLayout& L, u32 r0, const FsTwiddleRows& tw, F f,
+template <u32 K>
+__device__ __forceinline__ void fs_twiddle_rows(V* s, const FsLayout& L, u32 r0, const FsTwiddleRows<K>& tw, F f,
                                                 bool red) {
     if (red) {
-        fs_twiddle_rows_of<true>(s, L, r0, tw, f);
+        fs_twiddle_rows_of<true, K>(s, L, r0, tw, f);
     } else {
-        fs_twiddle_rows_of<false>(s, L, r0, tw, f);
+        fs_twiddle_rows_of<false, K>(s, L, r0, tw, f);
     }
 }
-// Whether a thread's rows are FS_TW_ROWS or fewer, so that one fetch covers them.
+// Whether the column kernels fetch a twiddle step's tables ahead: where a thread's rows are
+// FS_TW_ROWS or fewer, so that one fetch covers them, and the block has at most 256 threads (at
+// 512, 64 registers a thread, holding the fetched values spills in fp_carry: at 2^21 the fetch
+// ahead ran 143.8 µs an iteration against 142.1 without it on an H200, 2026-11-29, call Z).
 __device__ __forceinline__ bool fs_twiddle_ahead(const FsLayout& L) {
-    return (1u << L.lr()) <= FS_TW_ROWS * L.tile_nt();
+    return (1u << L.lr()) <= FS_TW_ROWS * L.tile_nt() && L.tile_nt() <= 256;
 }
-// The whole step, fetching as it goes (FS_TW_ROWS rows a thread at a time), then the barrier.
+// The whole step, a row at a time, then the barrier.
+template <bool RED>
+__device__ __forceinline__ void fs_twiddle_of(V* s, const FsLayout& L, u32 c0, u64 hi, u64 lo, u64 steps, F f) {
+    for (u32 r0 = 0; r0 < (1u << L.lr()); r0 += L.tile_nt()) {
+        fs_twiddle_rows_of<RED, 1>(s, L, r0, fs_twiddle_fetch<1>(L, r0, c0, hi, lo, steps, f), f);
+    }
+}
 __device__ __forceinline__ void fs_twiddle(V* s, const FsLayout& L, u32 c0, u64 hi, u64 lo, u64 steps, F f,
                                            bool red) {
-    for (u32 r0 = 0; r0 < (1u << L.lr()); r0 += FS_TW_ROWS * L.tile_nt()) {
-        fs_twiddle_rows(s, L, r0, fs_twiddle_fetch(L, r0, c0, hi, lo, steps, f), f, red);
+    if (red) {
+        fs_twiddle_of<true>(s, L, c0, hi, lo, steps, f);
+    } else {
+        fs_twiddle_of<false>(s, L, c0, hi, lo, steps, f);
     }
     __syncthreads();
 }
@@ -382,15 +398,14 @@ __device__ __forceinline__ void fs_weigh(V* s, u32 tile, const i128* carries, co
 // rows (fs_twiddle_ahead).
 __device__ __forceinline__ void fs_forward_tile(V* s, V* z, const FsLayout& L, const FsPrime& q, u32 c0) {
     const bool ahead = L.lr() > 0 && fs_twiddle_ahead(L);
-    const bool red = fs_reduces(q, FsSteps(L).tw_fwd());
-    FsTwiddleRows tw;
-    if (ahead) tw = fs_twiddle_fetch(L, 0, c0, q.t_hi, q.t_lo, q.t_step, q.f);
+    FsTwiddleRows<FS_TW_ROWS> tw;
+    if (ahead) tw = fs_twiddle_fetch<FS_TW_ROWS>(L, 0, c0, q.t_hi, q.t_lo, q.t_step, q.f);
     fs_column_stages(s, L, q, false);
     if (ahead) {
-        fs_twiddle_rows(s, L, 0, tw, q.f, red);
+        fs_twiddle_rows<FS_TW_ROWS>(s, L, 0, tw, q.f, fs_reduces(q, FsSteps(L).tw_fwd()));
         __syncthreads();
     } else if (L.lr() > 0) {
-        fs_twiddle(s, L, c0, q.t_hi, q.t_lo, q.t_step, q.f, red);
+        fs_twiddle(s, L, c0, q.t_hi, q.t_lo, q.t_step, q.f, fs_reduces(q, FsSteps(L).tw_fwd()));
     }
     fs_tile_store(s, z, L, c0);
 }
@@ -455,12 +470,12 @@ __device__ __forceinline__ void fs_inverse_tiles(V* s, u32 tile, const V* z, con
         const FsPrime& q = L.q[h];
         V* sh = s + h * tile;
         const bool ahead = L.lr() > 0 && fs_twiddle_ahead(L);
-        FsTwiddleRows tw;
-        if (ahead) tw = fs_twiddle_fetch(L, 0, c0, q.it_hi, q.it_lo, q.it_step, q.f);
+        FsTwiddleRows<FS_TW_ROWS> tw;
+        if (ahead) tw = fs_twiddle_fetch<FS_TW_ROWS>(L, 0, c0, q.it_hi, q.it_lo, q.it_step, q.f);
         fs_tile_load(sh, z + (size_t)h * L.len(), L, c0);
         __syncthreads();
         if (ahead) {
-            fs_twiddle_rows(sh, L, 0, tw, q.f, fs_reduces(q, st.tw_inv()));
+            fs_twiddle_rows<FS_TW_ROWS>(sh, L, 0, tw, q.f, fs_reduces(q, st.tw_inv()));
             __syncthreads();
         } else if (L.lr() > 0) {
             fs_twiddle(sh, L, c0, q.it_hi, q.it_lo, q.it_step, q.f, fs_reduces(q, st.tw_inv()));
