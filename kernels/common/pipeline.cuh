@@ -333,6 +333,32 @@ __device__ __forceinline__ void fs_twiddle(V* s, const FsLayout& L, u32 c0, u64 
     }
     __syncthreads();
 }
+// A column kernel's twiddle step for prime q (the inverse one's tables, or the forward one's) in
+// two halves: fs_twiddle_begin fetches the tables ahead where fs_twiddle_ahead holds (before the
+// work whose latency it is to hide), fs_twiddle_end applies the step (none where R = 1) from
+// those values or fetching as it goes, then the barrier.
+__device__ __forceinline__ bool fs_twiddle_early(const FsLayout& L) { return L.lr() > 0 && fs_twiddle_ahead(L); }
+__device__ __forceinline__ void fs_twiddle_begin(FsTwiddleRows<FS_TW_ROWS>& tw, const FsLayout& L,
+                                                 const FsPrime& q, u32 c0, bool inverse) {
+    if (fs_twiddle_early(L)) {
+        tw = inverse ? fs_twiddle_fetch<FS_TW_ROWS>(L, 0, c0, q.it_hi, q.it_lo, q.it_step, q.f)
+                     : fs_twiddle_fetch<FS_TW_ROWS>(L, 0, c0, q.t_hi, q.t_lo, q.t_step, q.f);
+    }
+}
+__device__ __forceinline__ void fs_twiddle_end(V* s, const FsLayout& L, const FsTwiddleRows<FS_TW_ROWS>& tw,
+                                               const FsPrime& q, u32 c0, bool inverse) {
+    const FsSteps st(L);
+    if (fs_twiddle_early(L)) {
+        fs_twiddle_rows<FS_TW_ROWS>(s, L, 0, tw, q.f, fs_reduces(q, inverse ? st.tw_inv() : st.tw_fwd()));
+        __syncthreads();
+    } else if (L.lr() > 0) {
+        if (inverse) {
+            fs_twiddle(s, L, c0, q.it_hi, q.it_lo, q.it_step, q.f, fs_reduces(q, st.tw_inv()));
+        } else {
+            fs_twiddle(s, L, c0, q.t_hi, q.t_lo, q.t_step, q.f, fs_reduces(q, st.tw_fwd()));
+        }
+    }
+}
 
 // ---- 1. fix-up, weights, column DIF, twiddles ----
 
@@ -394,19 +420,13 @@ __device__ __forceinline__ void fs_weigh(V* s, u32 tile, const i128* carries, co
 }
 
 // Prime q's weighted tile in s through the column DIF stages and the twiddles, into z (that
-// prime's vector); the twiddle tables read before the stages where one fetch covers a thread's
-// rows (fs_twiddle_ahead).
+// prime's vector); the twiddle tables read before the stages where they can be
+// (fs_twiddle_begin).
 __device__ __forceinline__ void fs_forward_tile(V* s, V* z, const FsLayout& L, const FsPrime& q, u32 c0) {
-    const bool ahead = L.lr() > 0 && fs_twiddle_ahead(L);
     FsTwiddleRows<FS_TW_ROWS> tw;
-    if (ahead) tw = fs_twiddle_fetch<FS_TW_ROWS>(L, 0, c0, q.t_hi, q.t_lo, q.t_step, q.f);
+    fs_twiddle_begin(tw, L, q, c0, false);
     fs_column_stages(s, L, q, false);
-    if (ahead) {
-        fs_twiddle_rows<FS_TW_ROWS>(s, L, 0, tw, q.f, fs_reduces(q, FsSteps(L).tw_fwd()));
-        __syncthreads();
-    } else if (L.lr() > 0) {
-        fs_twiddle(s, L, c0, q.t_hi, q.t_lo, q.t_step, q.f, fs_reduces(q, FsSteps(L).tw_fwd()));
-    }
+    fs_twiddle_end(s, L, tw, q, c0, false);
     fs_tile_store(s, z, L, c0);
 }
 
@@ -462,24 +482,17 @@ extern "C" __global__ void __launch_bounds__(FP_ROW_BOUNDS)
 // ---- 3. inverse twiddles, column DIT, unweight, combination, carry ----
 
 // Every prime's tile at column c0 of z into s (prime h's at s + h·tile), inverse twiddles and
-// column DIT stages; a prime's twiddle tables read before its tile where one fetch covers a
-// thread's rows (fs_twiddle_ahead).
+// column DIT stages; a prime's twiddle tables read before its tile where they can be
+// (fs_twiddle_begin).
 __device__ __forceinline__ void fs_inverse_tiles(V* s, u32 tile, const V* z, const FsLayout& L, u32 c0) {
-    const FsSteps st(L);
     for (u32 h = 0; h < A::NP; h++) {
         const FsPrime& q = L.q[h];
         V* sh = s + h * tile;
-        const bool ahead = L.lr() > 0 && fs_twiddle_ahead(L);
         FsTwiddleRows<FS_TW_ROWS> tw;
-        if (ahead) tw = fs_twiddle_fetch<FS_TW_ROWS>(L, 0, c0, q.it_hi, q.it_lo, q.it_step, q.f);
+        fs_twiddle_begin(tw, L, q, c0, true);
         fs_tile_load(sh, z + (size_t)h * L.len(), L, c0);
         __syncthreads();
-        if (ahead) {
-            fs_twiddle_rows<FS_TW_ROWS>(sh, L, 0, tw, q.f, fs_reduces(q, st.tw_inv()));
-            __syncthreads();
-        } else if (L.lr() > 0) {
-            fs_twiddle(sh, L, c0, q.it_hi, q.it_lo, q.it_step, q.f, fs_reduces(q, st.tw_inv()));
-        }
+        fs_twiddle_end(sh, L, tw, q, c0, true);
         fs_column_stages(sh, L, q, true);
     }
 }
