@@ -49,8 +49,9 @@ fn fused(plan: &Plan) -> bool {
 /// The `#define` lines the unit is compiled with for `plan`: its shape
 /// ([`shape::shape_defines`]), the threads its blocks are launched with (`threads`) and
 /// fp_rows's launch bounds: where a row of C values leaves shared memory for four blocks an SM
-/// (C ≤ 2^12), four blocks of 256 threads (64 registers, no spill): on an H100 at 2^21 fp_rows ran 58.5 µs against 59.5 at 80 registers (three blocks), the loop 188.1
-/// against 192.7 µs; at 2^19 no change (bench/RESULTS.md, 2026-11-28). The column kernels'
+/// (C ≤ 2^12), four blocks of 256 threads (64 registers, no spill): on an H100 at 2^21 fp_rows
+/// ran 58.5 µs against 59.5 at 80 registers (three blocks), the loop 188.1 against 192.7 µs; at
+/// 2^19 no change (bench/RESULTS.md, 2026-11-28). The column kernels'
 /// bounds 512, 2 where they take more than [`shape::MOST_THREADS`] ([`shape::WIDE_TILE_LOG2`]).
 fn preamble(plan: &Plan, threads: BlockThreads) -> String {
     let shape = shape::shape_defines(plan);

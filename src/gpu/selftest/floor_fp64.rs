@@ -167,13 +167,12 @@ mod tests {
     /// 2^8 there, 2^22 is the shape both the count and the model have.)
     #[test]
     fn launches_count_what_the_kernels_execute() {
-        let work = |p: u32| launches(&Plan::for_arith(p, Arith::Fp64).unwrap()).unwrap();
         let skipped = |log2: u32, transforms: f64| 6.0 * 2.0 * (1u64 << log2) as f64 * transforms * 7.0 / 8.0;
         let close = |model: f64, warp_instructions: f64, skipped: f64, what: &str| {
             let ratio = model / (32.0 * warp_instructions - skipped);
             assert!((0.95..=1.0).contains(&ratio), "{what}: {ratio}");
         };
-        let [rows, fwd, inv, carry] = work(136_279_841);
+        let [rows, fwd, inv, carry] = launches(&Plan::for_arith(136_279_841, Arith::Fp64).unwrap()).unwrap();
         close(rows.fp64, 31_588_352.0, skipped(22, 2.0), "fp_rows at 2^22");
         let gained = 2.0 * REDUCE * (1u64 << 22) as f64;
         close(carry.fp64, 36_489_696.0, skipped(22, 2.0) - gained, "fp_carry at 2^22");
