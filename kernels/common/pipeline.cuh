@@ -362,6 +362,21 @@ __device__ __forceinline__ void fs_twiddle_end(V* s, const FsLayout& L, const Fs
 
 // ---- 1. fix-up, weights, column DIF, twiddles ----
 
+// Where the carry out of the segment at row r, column c0 is kept: tile-major (slot (c0 / SEG)·R
+// + r: src/transform/fp64/shape.rs carry_slot), so that a tile's carries are consecutive and a
+// warp's loads and stores of them coalesce (a row-major slot, r·C/SEG + c0/SEG, put the 32 rows
+// of a warp's access in 32 lines: +2.1% an iteration at 2^22, +2.6% at 2^21 on an H200,
+// bench/RESULTS.md 2026-11-30, call AG).
+__device__ __forceinline__ u32 fs_carry_slot(const FsLayout& L, u32 r, u32 c0) {
+    return ((c0 / L.seg()) << L.lr()) + r;
+}
+// The slot of the carry into that segment: the previous segment's, along the row or, at column
+// 0, the last of the row before (cyclically).
+__device__ __forceinline__ u32 fs_carry_in_slot(const FsLayout& L, u32 r, u32 c0) {
+    const u32 R = 1u << L.lr(), C = 1u << L.lc();
+    return c0 > 0 ? fs_carry_slot(L, r, c0 - L.seg()) : fs_carry_slot(L, (r + R - 1) & (R - 1), C - L.seg());
+}
+
 // A pending carry (an i128, two words low first; with FP_CARRY64 below 2^61, its low word) from
 // global memory through L2: the carry kernel reads carries that another block of the same launch
 // has just written.
@@ -380,13 +395,13 @@ __device__ __forceinline__ FsCarry fs_load_carry(const i128* c) {
 // i at s + i·tile).
 template <int NQ>
 __device__ __forceinline__ void fs_weigh(V* s, u32 tile, const i128* carries, const FsLayout& L, u32 c0, u32 h0) {
-    const u32 R = 1u << L.lr(), C = 1u << L.lc(), T = L.seg(), segs = L.len() / T, stride = fs_stride(R);
+    const u32 R = 1u << L.lr(), C = 1u << L.lc(), T = L.seg(), stride = fs_stride(R);
     for (u32 r = threadIdx.x; r < R; r += L.tile_nt()) {
-        const u32 j0 = r * C + c0, seg = j0 / T;
+        const u32 j0 = r * C + c0;
         i64 d[FS_MAX_SEG];
 #pragma unroll
         for (u32 t = 0; t < FS_MAX_SEG; t++) d[t] = t < T ? fs_bits(s[t * stride + FS_PAD(r)]) : 0;
-        FsCarry carry = fs_load_carry(carries + (seg + segs - 1) % segs);
+        FsCarry carry = fs_load_carry(carries + fs_carry_in_slot(L, r, c0));
         FsWidths ws(L, j0);
 #pragma unroll
         for (u32 t = 0; t < FS_MAX_SEG; t++) {
@@ -545,7 +560,7 @@ __device__ __forceinline__ void fs_carry_out(V* s, u32 tile, i128* carries, cons
                 carry += q;
             }
         }
-        carries[j0 / T] = carry;
+        carries[fs_carry_slot(L, r, c0)] = carry;
     }
     __syncthreads();
 }

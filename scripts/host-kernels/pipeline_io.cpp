@@ -170,8 +170,20 @@ int main(int argc, char** argv) {
     const u32 s0 = one<u32>() % L.p;
     const std::vector<V> r = many<V>(A::NP * n), y = many<V>(A::NP * n);
     std::vector<V> z(A::NP * n);
+    // IN and OUT hold the carries in segment order (segment g = r·B + t at row r, tile t), the
+    // kernels at their slots (fs_carry_slot).
+    auto slots = [&](const std::vector<i128>& c) {
+        std::vector<i128> k(c.size());
+        for (u32 g = 0; g < c.size(); g++) k[fs_carry_slot(L, g / B, g % B * T)] = c[g];
+        return k;
+    };
+    auto segments = [&](const std::vector<i128>& k) {
+        std::vector<i128> c(k.size());
+        for (u32 g = 0; g < c.size(); g++) c[g] = k[fs_carry_slot(L, g / B, g % B * T)];
+        return c;
+    };
     std::vector<u64> x = x0;
-    std::vector<i128> carries = c0;
+    std::vector<i128> carries = slots(c0);
     std::vector<u32> shift{s0}, sync(1 + B, 0);
     auto fwd = [&] { launch(tile_nt, B, A::NP, [&] { FS_NAME(fwd)(x.data(), carries.data(), z.data(), L); }); };
     auto rows = [&](u32 flags) {
@@ -193,8 +205,8 @@ int main(int argc, char** argv) {
     z = r;
     inv();
     put(o, x);
-    put(o, carries);
-    x = x0, carries = c0, shift[0] = s0;
+    put(o, segments(carries));
+    x = x0, carries = slots(c0), shift[0] = s0;
     fwd();
     for (int k = 0; k < 2; k++) {
         rows(FS_ADVANCE);
@@ -203,17 +215,17 @@ int main(int argc, char** argv) {
     rows(FS_ADVANCE);
     inv();
     put(o, x);
-    put(o, carries);
+    put(o, segments(carries));
     put(o, shift);
     // The engine's product: (digits, carries) after the squarings times the input's, no LL term.
     std::vector<V> w(A::NP * n);
     launch(tile_nt, B, A::NP, [&] { FS_NAME(fwd)(x.data(), carries.data(), w.data(), L); });
-    x = x0, carries = c0;
+    x = x0, carries = slots(c0);
     fwd();
     launch(row_nt, R, A::NP, [&] { FS_NAME(rows)(z.data(), w.data(), shift.data(), L, FS_PRODUCT); });
     launch(tile_nt, B, 1, [&] { FS_NAME(inv)(z.data(), x.data(), carries.data(), shift.data(), L, 0); });
     put(o, x);
-    put(o, carries);
+    put(o, segments(carries));
     fclose(o);
     return 0;
 }

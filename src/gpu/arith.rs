@@ -11,7 +11,7 @@ use super::four_step::{FpPipeline, FsPipeline, GoldilocksFs};
 use super::goldilocks::Passes;
 use super::goldilocks::SmallPipeline;
 use super::graphs::Graphs;
-use super::launch::{carries_from_words, Res};
+use super::launch::{carries_from_words, carries_to_words, Res};
 use super::m61m31::MmPipeline;
 use super::module::Device;
 use crate::engine::EngineError;
@@ -42,14 +42,35 @@ pub(crate) trait Pipeline: Send {
     fn carry_words(&self) -> usize {
         self.carry_width() * self.plan().n() / self.plan().seg_len()
     }
+    /// Where the device keeps the pending carry of carry segment `seg` (in units of
+    /// [`Pipeline::carry_width`] words): the segment's index, or the four-step kernels' slot.
+    fn carry_slot(&self, seg: usize) -> usize {
+        seg
+    }
+    /// Pending carries in segment order as the device keeps them: at their slots, in
+    /// `carry_width` words each.
+    fn carries_to_device(&self, carries: &[i128]) -> Vec<i64> {
+        let mut slots = vec![0; carries.len()];
+        for (seg, &c) in carries.iter().enumerate() {
+            slots[self.carry_slot(seg)] = c;
+        }
+        if self.carry_width() == 2 {
+            carries_to_words(&slots)
+        } else {
+            slots.iter().map(|&c| c as i64).collect()
+        }
+    }
+    /// The pending carries of a downloaded value (`words`, as the device keeps them) in segment
+    /// order ([`Pipeline::carries_to_device`] undone).
+    fn carries_from_device(&self, words: &[i64]) -> Vec<i128> {
+        let slots =
+            if self.carry_width() == 2 { carries_from_words(words) } else { words.iter().map(|&w| w.into()).collect() };
+        (0..slots.len()).map(|seg| slots[self.carry_slot(seg)]).collect()
+    }
     /// Apply the pending carries of a downloaded value (`words`, as the device keeps them) to
     /// its digits, as the CPU twin's carry_fixup does.
     fn apply_carries(&self, digits: &mut [i64], words: &[i64]) {
-        if self.carry_width() == 2 {
-            carry_fixup(self.plan(), digits, &carries_from_words(words));
-        } else {
-            carry_fixup(self.plan(), digits, words);
-        }
+        carry_fixup(self.plan(), digits, &self.carries_from_device(words));
     }
     /// The transform and its length, for the engine's description ("NTT n=2^20").
     fn transform_name(&self) -> String {

@@ -317,6 +317,9 @@ impl<A: FourStep> Pipeline for FsPipeline<A> {
     fn carry_width(&self) -> usize {
         2
     }
+    fn carry_slot(&self, seg: usize) -> usize {
+        shape::carry_slot(&self.plan, seg)
+    }
     fn transform_name(&self) -> String {
         format!("{} n={}", A::NAME, self.plan.length())
     }

@@ -75,7 +75,7 @@ pub(crate) fn check_plan(
     let s2 = ((2 * u64::from(s)) % u64::from(p)) as u32;
 
     // 1. fp_fwd: fix-up, weights, column DIF stages, twiddles.
-    let x = WideResidue::upload(dev, &d, &pending, s)?;
+    let x = WideResidue::upload(dev, &c.pipe, &d, &pending, s)?;
     // SAFETY: the checker's buffers, allocated for this plan on this device.
     unsafe { c.pipe.fwd(dev, x.res(), c.pipe.work(0)) }?;
     let want = t.primes.each_ref().map(|q| fs::columns_in(plan, t, q, &fixed));
@@ -88,11 +88,11 @@ pub(crate) fn check_plan(
         c.put(0, &r)?;
         c.put(1, &other)?;
         let y = product.then(|| c.pipe.work(1));
-        let x = WideResidue::upload(dev, &d, &pending, s)?;
+        let x = WideResidue::upload(dev, &c.pipe, &d, &pending, s)?;
         let flags = if product { 0 } else { ADVANCE };
         // SAFETY: the checker's buffers, allocated for this plan on this device.
         unsafe { c.pipe.rows(dev, c.pipe.work(0), y, &x.shift, flags) }?;
-        let shift_ok = x.download(dev)?.2 == if product { s } else { s2 };
+        let shift_ok = x.download(dev, &c.pipe)?.2 == if product { s } else { s2 };
         let mut want = r.clone();
         for (h, q) in t.primes.iter().enumerate() {
             fs::rows(t, q, &mut want[h], product.then_some(other[h].as_slice()));
@@ -103,28 +103,28 @@ pub(crate) fn check_plan(
 
     // 3. fp_inv: inverse twiddles, column DIT, unweight, CRT, carry walk with the LL term.
     c.put(0, &r)?;
-    let x = WideResidue::upload(dev, &d, &pending, s2)?;
+    let x = WideResidue::upload(dev, &c.pipe, &d, &pending, s2)?;
     // SAFETY: the checker's buffers, allocated for this plan on this device.
     unsafe { c.pipe.inv(dev, c.pipe.work(0), x.res(), &x.shift, LL) }?;
     let [y1, y2] = [0, 1].map(|h| fs::columns_out(plan, t, &t.primes[h], r[h].clone()));
     let (wd, wc) = twin::carry_walk(plan, &t.recombine(&y1, &y2), Some(plan.minus_two_at(s2)));
-    let (gd, gc, _) = x.download(dev)?;
+    let (gd, gc, _) = x.download(dev, &c.pipe)?;
     verdict("fp_inv (twiddles, column DIT, unweight, CRT, carry, -2*2^s)", gd == wd && gc == wc);
 
     // 4. a whole LL squaring and a product of digits with pending carries.
-    let x = WideResidue::upload(dev, &d, &pending, s)?;
+    let x = WideResidue::upload(dev, &c.pipe, &d, &pending, s)?;
     // SAFETY: the checker's buffers, allocated for this plan on this device.
     unsafe { c.pipe.square(dev, x.res(), &x.shift, true) }?;
-    let (mut gd, gc, gs) = x.download(dev)?;
+    let (mut gd, gc, gs) = x.download(dev, &c.pipe)?;
     twin::carry_fixup(plan, &mut gd, &gc);
     let want = t.square_digits(plan, &fixed, Some(plan.minus_two_at(s2)));
     verdict("LL squaring (all kernels)", gd == want && gs == s2);
     // A batch of three (at every length, whether or not the engine's batches take fp_carry
     // there): fp_carry passes the carries between its blocks twice.
-    let x = WideResidue::upload(dev, &d, &pending, s)?;
+    let x = WideResidue::upload(dev, &c.pipe, &d, &pending, s)?;
     // SAFETY: the checker's buffers, allocated for this plan on this device.
     unsafe { c.pipe.squarings(dev, x.res(), &x.shift, true, 3, 3) }?;
-    let (mut gd, gc, gs) = x.download(dev)?;
+    let (mut gd, gc, gs) = x.download(dev, &c.pipe)?;
     twin::carry_fixup(plan, &mut gd, &gc);
     let (want, sh) = t.iterate_digits(plan, TestKind::Ll, fixed.clone(), Shift::new(p, s), 3);
     verdict("3 LL squarings (fp_fwd, fp_rows, fp_carry, fp_inv)", gd == want && gs == sh.get());
@@ -132,12 +132,12 @@ pub(crate) fn check_plan(
     let acc_pending: Vec<i128> = (0..segs).map(|_| i128::from(rng.next_u64() as i64 >> 3)).collect();
     let mut acc_fixed = e.clone();
     twin::carry_fixup(plan, &mut acc_fixed, &acc_pending);
-    let acc = WideResidue::upload(dev, &e, &acc_pending, s)?;
-    let x = WideResidue::upload(dev, &d, &pending, s)?;
+    let acc = WideResidue::upload(dev, &c.pipe, &e, &acc_pending, s)?;
+    let x = WideResidue::upload(dev, &c.pipe, &d, &pending, s)?;
     let tmp = dev.stream.alloc_zeros::<u64>(n).map_err(cuda_err("alloc"))?;
     // SAFETY: the checker's buffers, allocated for this plan on this device.
     unsafe { c.pipe.multiply(dev, acc.res(), x.res(), &tmp, &acc.shift) }?;
-    let (mut gd, gc, _) = acc.download(dev)?;
+    let (mut gd, gc, _) = acc.download(dev, &c.pipe)?;
     twin::carry_fixup(plan, &mut gd, &gc);
     verdict("product (all kernels)", gd == t.multiply_digits(plan, &acc_fixed, &fixed));
     Ok(out)

@@ -190,20 +190,20 @@ pub(crate) fn check_plan(
     let s2 = ((2 * u64::from(s)) % u64::from(p)) as u32;
 
     // 1. weigh (fix-up, weights, pack, shift).
-    let x = WideResidue::upload(dev, &d, &pending, s)?;
+    let x = WideResidue::upload(dev, &c.pipe, &d, &pending, s)?;
     // SAFETY: the checker's buffers and x, allocated for this plan on this device.
     unsafe { c.pipe.weigh(dev, x.res(), c.zs(false), &x.shift, ADVANCE) }?;
     let want = Pair { v61: mm::weight_in(plan, &c.t.t61, &fixed), v31: mm::weight_in(plan, &c.t.t31, &fixed) };
-    let got_shift = x.download(dev)?.2;
+    let got_shift = x.download(dev, &c.pipe)?.2;
     verdict("weigh (carry fix-up, weights, pack, shift)", c.get_pair()? == want && got_shift == s2);
     // The weigh and the global forward passes as a squaring launches them.
-    let x = WideResidue::upload(dev, &d, &pending, s)?;
+    let x = WideResidue::upload(dev, &c.pipe, &d, &pending, s)?;
     // SAFETY: the checker's buffers and x, allocated for this plan on this device.
     unsafe { c.pipe.head(dev, x.res(), c.zs(false), &x.shift, ADVANCE) }?;
     let mut want = want;
     Stage::Radix3 { inverse: false }.twin_pair(&c.t, &mut want, m, chunk);
     Stage::Global { inverse: false }.twin_pair(&c.t, &mut want, m, chunk);
-    let got_shift = x.download(dev)?.2;
+    let got_shift = x.download(dev, &c.pipe)?.2;
     verdict("weigh + forward down to the chunks (shift)", c.get_pair()? == want && got_shift == s2);
 
     // 2. the stages, each on random field input.
@@ -252,20 +252,20 @@ pub(crate) fn check_plan(
     }
 
     // 3. unweight, CRT and the carry walk with the LL term, on random field input.
-    let x = WideResidue::upload(dev, &d, &pending, s2)?;
+    let x = WideResidue::upload(dev, &c.pipe, &d, &pending, s2)?;
     c.put_pair(false, &r)?;
     // SAFETY: the checker's buffers and x, allocated for this plan on this device.
     unsafe { c.pipe.carry(dev, c.zs(false), x.res(), &x.shift, LL) }?;
     let conv = mm::recombine(&mm::unweight_out(plan, &c.t.t61, &r.v61), &mm::unweight_out(plan, &c.t.t31, &r.v31));
     let (wd, wc) = twin::carry_walk(plan, &conv, Some(plan.minus_two_at(s2)));
-    let (gd, gc, _) = x.download(dev)?;
+    let (gd, gc, _) = x.download(dev, &c.pipe)?;
     verdict("unweight, CRT, carry walk, -2*2^s", gd == wd && gc == wc);
 
     // 4. a whole LL squaring and a product of digits with pending carries.
-    let x = WideResidue::upload(dev, &d, &pending, s)?;
+    let x = WideResidue::upload(dev, &c.pipe, &d, &pending, s)?;
     // SAFETY: x, allocated for this plan on this device.
     unsafe { c.pipe.square(dev, x.res(), &x.shift, true) }?;
-    let (mut gd, gc, gs) = x.download(dev)?;
+    let (mut gd, gc, gs) = x.download(dev, &c.pipe)?;
     twin::carry_fixup(plan, &mut gd, &gc);
     let want = c.t.square_digits(plan, &fixed, Some(plan.minus_two_at(s2)));
     verdict("LL squaring (all kernels)", gd == want && gs == s2);
@@ -273,12 +273,12 @@ pub(crate) fn check_plan(
     let acc_pending: Vec<i128> = (0..segs).map(|_| i128::from(rng.next_u64() as i64 >> 3)).collect();
     let mut acc_fixed = e.clone();
     twin::carry_fixup(plan, &mut acc_fixed, &acc_pending);
-    let acc = WideResidue::upload(dev, &e, &acc_pending, s)?;
-    let x = WideResidue::upload(dev, &d, &pending, s)?;
+    let acc = WideResidue::upload(dev, &c.pipe, &e, &acc_pending, s)?;
+    let x = WideResidue::upload(dev, &c.pipe, &d, &pending, s)?;
     let tmp = alloc64(n)?;
     // SAFETY: acc, x and tmp, allocated for this plan on this device.
     unsafe { c.pipe.multiply(dev, acc.res(), x.res(), &tmp, &acc.shift) }?;
-    let (mut gd, gc, _) = acc.download(dev)?;
+    let (mut gd, gc, _) = acc.download(dev, &c.pipe)?;
     twin::carry_fixup(plan, &mut gd, &gc);
     verdict("product (all kernels)", gd == c.t.multiply_digits(plan, &acc_fixed, &fixed));
     Ok(out)

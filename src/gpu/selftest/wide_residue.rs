@@ -4,7 +4,8 @@
 
 use super::verdict::signed_words;
 use crate::engine::EngineError;
-use crate::gpu::launch::{carries_from_words, carries_to_words, Res};
+use crate::gpu::arith::Pipeline;
+use crate::gpu::launch::Res;
 use crate::gpu::module::{cuda_err, Device};
 use cudarc::driver::CudaSlice;
 
@@ -16,12 +17,19 @@ pub(super) struct WideResidue {
 }
 
 impl WideResidue {
-    /// `digits` with pending `carries`, at shift count `shift`, in new buffers of `dev`.
-    pub fn upload(dev: &Device, digits: &[i64], carries: &[i128], shift: u32) -> Result<WideResidue, EngineError> {
+    /// `digits` with pending `carries` (in segment order; on the device where `pipe` keeps them),
+    /// at shift count `shift`, in new buffers of `dev`.
+    pub fn upload(
+        dev: &Device,
+        pipe: &dyn Pipeline,
+        digits: &[i64],
+        carries: &[i128],
+        shift: u32,
+    ) -> Result<WideResidue, EngineError> {
         let s = &dev.stream;
         Ok(WideResidue {
             x: s.clone_htod(&signed_words(digits)).map_err(cuda_err("upload"))?,
-            carries: s.clone_htod(&carries_to_words(carries)).map_err(cuda_err("upload"))?,
+            carries: s.clone_htod(&pipe.carries_to_device(carries)).map_err(cuda_err("upload"))?,
             shift: s.clone_htod(&[shift]).map_err(cuda_err("upload"))?,
         })
     }
@@ -31,13 +39,14 @@ impl WideResidue {
         Res { x: &self.x, carries: &self.carries }
     }
 
-    /// The digits, pending carries and shift count, once the work queued on `dev` has run.
-    pub fn download(&self, dev: &Device) -> Result<(Vec<i64>, Vec<i128>, u32), EngineError> {
+    /// The digits, pending carries (in segment order) and shift count, once the work queued on
+    /// `dev` has run.
+    pub fn download(&self, dev: &Device, pipe: &dyn Pipeline) -> Result<(Vec<i64>, Vec<i128>, u32), EngineError> {
         let s = &dev.stream;
         let x = s.clone_dtoh(&self.x).map_err(cuda_err("download"))?;
         let c = s.clone_dtoh(&self.carries).map_err(cuda_err("download"))?;
         let sh = s.clone_dtoh(&self.shift).map_err(cuda_err("download"))?;
         s.synchronize().map_err(cuda_err("run"))?;
-        Ok((x.iter().map(|&w| w as i64).collect(), carries_from_words(&c), sh[0]))
+        Ok((x.iter().map(|&w| w as i64).collect(), pipe.carries_from_device(&c), sh[0]))
     }
 }

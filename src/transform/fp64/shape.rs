@@ -59,6 +59,16 @@ pub fn first_power_entries(plan: &Plan, j0: usize) -> (usize, usize) {
     (r, 2 * (c0 / plan.seg_len()) + wrap)
 }
 
+/// Where the four-step kernels keep the pending carry of carry segment `seg` (digits seg·SEG ..,
+/// row r, tile t of the split): at slot t·R + r, tile-major, so that a tile's carries are
+/// consecutive and a warp's accesses of them coalesce (kernels/common/pipeline.cuh
+/// fs_carry_slot).
+pub fn carry_slot(plan: &Plan, seg: usize) -> usize {
+    let (log_r, log_c) = split(plan.log2());
+    let tiles = (1usize << log_c) / plan.seg_len();
+    ((seg % tiles) << log_r) + seg / tiles
+}
+
 /// The shape of `plan` as the FP64 kernels are compiled for it (kernels/common/pipeline.cuh,
 /// FsLayout): log2 R, log2 C and the segment length as compile-time constants, so that every
 /// stage index, loop bound and shared-memory offset derived from them folds (on an H100 this took
@@ -121,6 +131,27 @@ mod tests {
             v.extend([(6, 7), (7, 7), (6, 9), (6, 10), (6, 11), (7, 11), (8, 11), (9, 11), (9, 12), (9, 13)]);
             v
         });
+    }
+
+    #[test]
+    fn carry_slots_are_tile_major() {
+        // Every segment has its own slot, a tile's segments (one a row) are consecutive, and a
+        // single row (R = 1) keeps the segments' order.
+        for p in [86_243, 1_257_787, 20_996_011, 136_279_841] {
+            let plan = Plan::for_arith(p, Arith::Fp64).unwrap();
+            let (log_r, log_c) = split(plan.log2());
+            let (segs, tiles) = (plan.n() / plan.seg_len(), (1usize << log_c) / plan.seg_len());
+            let mut seen = vec![false; segs];
+            for seg in 0..segs {
+                let slot = carry_slot(&plan, seg);
+                assert!(!std::mem::replace(&mut seen[slot], true), "p={p}: slot {slot} twice");
+                let (r, t) = (seg / tiles, seg % tiles);
+                assert_eq!(slot, t * (1 << log_r) + r, "p={p}");
+                if log_r == 0 {
+                    assert_eq!(slot, seg);
+                }
+            }
+        }
     }
 
     #[test]
