@@ -12,7 +12,7 @@ use mersenne_cert::exponent::TestKind;
 use mersenne_cert::residue::Shift;
 use mersenne_cert::transform::fp64::bound::largest_exponent_per_pair;
 use mersenne_cert::transform::fp64::shape;
-use mersenne_cert::transform::fp64::stages::{self as fs, Fp64Tables, Powers};
+use mersenne_cert::transform::fp64::stages::{self as fs, Fp64Tables, TilePowers};
 use mersenne_cert::transform::plan::{Arith, Length, Plan};
 use mersenne_cert::transform::twin::{self, Convolution};
 use std::path::{Path, PathBuf};
@@ -63,7 +63,7 @@ fn input(plan: &Plan, t: &Fp64Tables, v: &Values, tamper: bool) -> Vec<u8> {
         words(&mut b, [q.reduce_mask()]);
         let none: &[f64] = &[];
         let col = q.col.as_ref().map_or([none, none], |c| [c.twiddles(), c.inv_twiddles()]);
-        let pows = |p: &Powers| [p.hi.clone(), p.lo.clone()];
+        let pows = |p: &TilePowers| [p.hi.clone(), p.lo.clone()];
         let mut all: Vec<Vec<f64>> = vec![q.row.twiddles().to_vec(), q.row.inv_twiddles().to_vec()];
         if tamper && std::ptr::eq(q, &t.primes[0]) {
             let last = all[0].len() - 1;

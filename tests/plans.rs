@@ -105,13 +105,15 @@ const CASES: [Case; 19] = [
     // the narrow pair's schedules since the stages of half-size ≤ 4 skip their products by ω^0
     // (P2 reduces before more inverse steps: ntt::UNIT_HALF); a segment's first weight from a
     // row's and a tile's table entry (stages.rs RowTile) since branch next/row-tables.
-    (9689, Arith::Fp64, None, 2335170515645194393),
-    (1257787, Arith::Fp64, None, 6745190830527619887),
-    (20996011, Arith::Fp64, Some((1, 20)), 17643849677376308304),
-    (136279841, Arith::Fp64, None, 4407478832254793082),
+    (9689, Arith::Fp64, None, 8861636607753559605),
+    (1257787, Arith::Fp64, None, 12875001136653081113),
+    (20996011, Arith::Fp64, Some((1, 20)), 11758003210793822495),
+    (136279841, Arith::Fp64, None, 13644111605655777307),
     // The wide pair of primes (Q1·Q2) where the narrow one's bound fails: 2^19, not 2^20; rows
-    // of 2^11 since the H200's split (2^8 rows at 2^19, src/transform/fp64/shape.rs).
-    (20996011, Arith::Fp64, None, 7073514166967030356),
+    // of 2^11 since the H200's split (2^8 rows at 2^19, src/transform/fp64/shape.rs). All five
+    // since a segment's first twiddle is a tile's hi entry times its lo entry by the row's bits
+    // (stages.rs TilePowers), not a split of the exponent's.
+    (20996011, Arith::Fp64, None, 264165315431720934),
 ];
 
 #[test]

@@ -58,7 +58,8 @@ __device__ __forceinline__ void fs_set_bits(u64& v, i64 b) { v = (u64)b; }
 // squaring (src/transform/fp64/stages.rs StepIndex). row_tw[m + j] = w_2m^j of the C-point
 // transform, col_tw of the R-point one (itw: w^-j); a segment's first weight rho^e (unweight
 // rho^-e n^-1) is a row's entry times a tile's (w_row, w_tile: fs_first_power, stages.rs
-// RowTile), the twiddles' powers g^e = hi[e >> lo_bits] · lo[e & mask] of w_n and w_n^-1, and
+// RowTile), a row's twiddle at a tile's first column a hi entry times a lo entry of the tile
+// (fs_tile_power) for w_n and w_n^-1, and
 // t_step[r] = w_n^bitrev(r). Along a segment a weight is the previous one times w_narrow or
 // w_wide (the previous digit narrow or wide), an unweight times iw_narrow or iw_wide, the
 // twiddle of column c + 1 that of column c times w_n^k: a few table entries a segment, not a
@@ -70,7 +71,7 @@ struct FsPrime {
     u64 row_tw, row_itw, col_tw, col_itw;
     u64 w_row, w_tile, iw_row, iw_tile;  // a segment's first weight, unweight: fs_first_power
     u64 t_hi, t_lo, it_hi, it_lo;
-    u64 t_step, it_step;  // ω_n^(±bitrev_R(r)) a row r: fs_pow's product, whole (stages.rs twiddle_step)
+    u64 t_step, it_step;  // ω_n^(±bitrev_R(r)) a row r, whole (stages.rs twiddle_step)
 };
 
 // The plan as these kernels see it (FsLayout in src/gpu/four_step/setup.rs).
@@ -124,9 +125,13 @@ struct FsSteps {
 
 __device__ __forceinline__ bool fs_reduces(const FsPrime& q, u32 step) { return (q.reduce >> step) & 1; }
 
-// g^e = hi[e >> lo_bits] · lo[e & mask] (src/transform/fp64/stages.rs Powers::at).
-__device__ __forceinline__ V fs_pow(u64 hi, u64 lo, u32 e, u32 lo_bits, F f) {
-    return f.mul(((const V*)hi)[e >> lo_bits], ((const V*)lo)[e & ((1u << lo_bits) - 1)]);
+// Row r's twiddle ω^(bitrev_R(r)·c0) at the tile of column c0 (tile t = c0/SEG) from the tile's
+// tables: hi[t·R/L + r/L] · lo[t·L + r mod L], L = 2^lo_bits = min(R, 32) (src/transform/fp64/
+// shape.rs tile_twiddle_exponents, stages.rs TilePowers::at): a warp's rows load one hi entry
+// and a run of lo entries.
+__device__ __forceinline__ V fs_tile_power(u64 hi, u64 lo, const FsLayout& L, u32 r, u32 c0, F f) {
+    const u32 t = c0 / L.seg(), lb = L.lo_bits;
+    return f.mul(((const V*)hi)[(t << (L.lr() - lb)) + (r >> lb)], ((const V*)lo)[(t << lb) + (r & ((1u << lb) - 1))]);
 }
 
 // e_j = -p·j mod n (src/transform/plan.rs weight_exp).
@@ -144,7 +149,6 @@ __device__ __forceinline__ V fs_first_power(u64 row, u64 tile, const FsLayout& L
     return f.mul(((const V*)row)[r], ((const V*)tile)[2 * (c0 / L.seg()) + wrap]);
 }
 
-__device__ __forceinline__ u32 fs_bitrev(u32 x, u32 bits) { return bits == 0 ? 0 : __brev(x) >> (32 - bits); }
 
 // ---- the digit layout (src/transform/plan.rs; n = 2^k) ----
 
@@ -276,7 +280,7 @@ __device__ __forceinline__ FsTwiddleRows<K> fs_twiddle_fetch(const FsLayout& L, 
         const u32 r = r0 + threadIdx.x + i * L.tile_nt();
         if (r < (1u << L.lr())) {
             t.step[i] = ((const V*)steps)[r];
-            t.w[i] = fs_pow(hi, lo, fs_bitrev(r, L.lr()) * c0, L.lo_bits, f);
+            t.w[i] = fs_tile_power(hi, lo, L, r, c0, f);
         }
     }
     return t;

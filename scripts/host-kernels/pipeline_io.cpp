@@ -17,8 +17,8 @@
 //       constants (FP64: f64 p, pinv; Goldilocks: nothing), the values w_narrow, w_wide,
 //       iw_narrow, iw_wide, u64 reduce, then 14 tables (u64 length, values): row_tw, row_itw,
 //       col_tw, col_itw, w_row, w_tile, iw_row, iw_tile, t_hi, t_lo, it_hi, it_lo, t_step, it_step
-//       (--random: the last two are fs_pow of the two before them at bitrev(r), as a plan's
-//       are, so that revisions which compute them in the kernel agree); n i64 digits;
+//       (--random: the last two products of the two before them's entries, as a plan's are);
+//       n i64 digits;
 //       n/seg_len i128 pending carries (two i64, low first); u32 shift; NP·n values r and NP·n
 //       values y (every prime's n values one after the other). A value is 8 bytes (an f64, or a
 //       u64 below P).
@@ -68,27 +68,28 @@ static std::vector<char> random_input(u32 log_r, u32 log_c, u32 seg, u64 seed) {
     std::vector<char> b;
     auto add = [&](const void* p, size_t bytes) { b.insert(b.end(), (const char*)p, (const char*)p + bytes); };
     auto word = [&](auto v) { add(&v, sizeof v); };
-    const u32 n = 1u << (log_r + log_c), lo_bits = (log_r + log_c + 1) / 2;
+    const u32 n = 1u << (log_r + log_c), lo_bits = log_r < 5 ? log_r : 5;
     for (u32 v : {log_r, log_c, seg, n * 30 + 2 * (u32)(rnd() % (n / 2 + 1)) + 1, 2u, lo_bits, n}) word(v);
     word(fval(1));
     for (int h = 0; h < 2; h++) {
         for (double v : {P[h], 1.0 / P[h], fval(h), fval(h), fval(h), fval(h)}) word(v);
         word(rnd());
-        const u64 tiles = 2 * ((1u << log_c) / seg > 1 ? (1u << log_c) / seg : 1);
+        const u64 b = (1u << log_c) / seg > 1 ? (1u << log_c) / seg : 1, tiles = 2 * b;
+        const u64 hi = b << (log_r - lo_bits), lo = b << lo_bits;
         const u64 lens[12] = {1u << log_c, 1u << log_c, 1u << log_r, 1u << log_r, 1u << log_r, tiles, 1u << log_r, tiles,
-                              (n >> lo_bits) + 1, 1u << lo_bits, (n >> lo_bits) + 1, 1u << lo_bits};
+                              hi, lo, hi, lo};
         std::vector<double> drawn[12];
         for (int t = 0; t < 12; t++) {
             word(lens[t]);
             for (u64 i = 0; i < lens[t]; i++) drawn[t].push_back(fval(h)), word(drawn[t].back());
         }
-        // t_step and it_step from t_hi, t_lo and it_hi, it_lo (no draws of their own).
+        // t_step and it_step: products of t_hi's and t_lo's (it_hi's, it_lo's) entries, as a
+        // plan's are of two table entries (no draws of their own).
         const Fp f{P[h], 1.0 / P[h]};
         for (int t : {8, 10}) {
             word((u64)1 << log_r);
             for (u32 r = 0; r < (1u << log_r); r++) {
-                const u32 k = fs_bitrev(r, log_r);
-                word(f.mul(drawn[t][k >> lo_bits], drawn[t + 1][k & ((1u << lo_bits) - 1)]));
+                word(f.mul(drawn[t][r >> lo_bits], drawn[t + 1][r & ((1u << lo_bits) - 1)]));
             }
         }
     }

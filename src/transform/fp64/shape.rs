@@ -4,6 +4,7 @@
 //! integer width, [`carries_fit_i64`]) and the threads of its blocks ([`block_threads`]). The
 //! twin's stages (`stages.rs`) and Goldilocks on the same kernels take the same split.
 
+use crate::transform::bit_reverse;
 use crate::transform::plan::Plan;
 
 /// The longest row (log2 C): a row of 2^13 values and a product's second row beside it fill 145
@@ -57,6 +58,25 @@ pub fn first_power_entries(plan: &Plan, j0: usize) -> (usize, usize) {
     let (r, c0) = (j0 / cols, j0 % cols);
     let wrap = usize::from(plan.weight_exp(r * cols) + plan.weight_exp(c0) >= plan.n());
     (r, 2 * (c0 / plan.seg_len()) + wrap)
+}
+
+/// The tables that give row r's twiddle ω^(k·c0) (k = bitrev_R(r)) at a tile's first column c0
+/// = t·SEG as a product of two entries, for each arithmetic on the four-step kernels
+/// (kernels/common/pipeline.cuh fs_tile_power): with r = a + h·L (L = 2^lo_bits = min(R, 32):
+/// the rows of a warp), bitrev_R(r) = bitrev_R(a) + bitrev_R(h·L), so ω^(k·c0) =
+/// `hi[t·R/L + h]`·`lo[t·L + a]` with hi's entry ω^(bitrev_R(h·L)·c0) and lo's ω^(bitrev_R(a)·c0):
+/// a warp's loads of them are one broadcast and one coalesced run (a split of k·c0's bits put
+/// them in 32 lines: bench/RESULTS.md, 2026-11-30, calls AG and AI). 2^lo_bits + R/2^lo_bits entries a
+/// tile: n/87 at 2^22. lo_bits and the exponents of hi and lo.
+pub fn tile_twiddle_exponents(plan: &Plan) -> (u32, Vec<usize>, Vec<usize>) {
+    let (log_r, log_c) = split(plan.log2());
+    let (rows, seg) = (1usize << log_r, plan.seg_len());
+    let lo_bits = log_r.min(5);
+    let tiles = ((1usize << log_c) / seg).max(1);
+    let exp = move |r: usize, t: usize| bit_reverse(r, rows) * t * seg;
+    let hi = (0..tiles).flat_map(|t| (0..rows >> lo_bits).map(move |h| exp(h << lo_bits, t))).collect();
+    let lo = (0..tiles).flat_map(|t| (0..1 << lo_bits).map(move |a| exp(a, t))).collect();
+    (lo_bits, hi, lo)
 }
 
 /// Where the four-step kernels keep the pending carry of carry segment `seg` (digits seg·SEG ..,

@@ -62,6 +62,29 @@ impl Powers {
     }
 }
 
+/// Row r's twiddle ω^(bitrev_R(r)·c0) at tile t's first column c0 as the product of a `hi` and
+/// a `lo` entry of the tile ([`shape::tile_twiddle_exponents`]: centered values), |·| ≤ 3p/4.
+#[derive(Clone, Debug)]
+pub struct TilePowers {
+    pub lo_bits: u32,
+    pub hi: Vec<f64>,
+    pub lo: Vec<f64>,
+}
+
+impl TilePowers {
+    /// `exps`: [`shape::tile_twiddle_exponents`] of the plan.
+    fn new(f: &Fp64, g: u64, (lo_bits, hi, lo): &(u32, Vec<usize>, Vec<usize>)) -> TilePowers {
+        let table = |e: &[usize]| e.iter().map(|&e| f.from_i64(pow_mod(g, e as u64, f.modulus()) as i64)).collect();
+        TilePowers { lo_bits: *lo_bits, hi: table(hi), lo: table(lo) }
+    }
+
+    /// Row r's twiddle at tile t (R rows).
+    pub fn at(&self, f: &Fp64, r: usize, t: usize, rows: usize) -> f64 {
+        let lanes = 1 << self.lo_bits;
+        f.mul(self.hi[t * (rows / lanes) + r / lanes], self.lo[t * lanes + r % lanes])
+    }
+}
+
 /// The weights' first powers g^(e_j0)·scale at each carry segment's first digit j0 = r·C + c0
 /// as a product of a row's entry and a tile's: e_j0 = (a_r + b_c0) mod n with a_r = −p·r·C mod
 /// n and b_c0 = −p·c0 mod n, so g^(e_j0) = g^(a_r)·g^(b_c0), times g^(−n) where a_r + b_c0 ≥ n
@@ -117,11 +140,11 @@ pub struct PrimeTables {
     /// ρ^e and ρ^(−e)·n^(−1) (ρ = 2^(1/n)); ω_n^e and ω_n^(−e).
     pub weight: RowTile,
     pub inv_weight: RowTile,
-    pub twiddle: Powers,
-    pub inv_twiddle: Powers,
+    /// A segment's first twiddle ω_n^(bitrev_R(r)·c0) and ω_n^(−bitrev_R(r)·c0).
+    pub twiddle: TilePowers,
+    pub inv_twiddle: TilePowers,
     /// ω_n^(bitrev_R(r)) and ω_n^(−bitrev_R(r)) for each row r: the twiddle steps' factor a
-    /// column, [`Powers::at`] of `twiddle` and `inv_twiddle` (the same values), so that a GPU
-    /// thread loads it whole, one coalesced load a row, not two scattered entries and a product.
+    /// column ([`Powers::at`]), one coalesced load a row.
     pub twiddle_step: Vec<f64>,
     pub inv_twiddle_step: Vec<f64>,
     /// The steps of the weights along a segment ([`Chain`]): from digit j to j + 1 the weight
@@ -183,13 +206,15 @@ impl StepIndex {
 }
 
 impl PrimeTables {
-    /// `first`: [`shape::first_power_exponents`] of the plan.
+    /// `first`, `tw`: [`shape::first_power_exponents`] and [`shape::tile_twiddle_exponents`] of
+    /// the plan.
     fn new(
         prime: &Fp64Prime,
         p_exp: u32,
         log2: u32,
         log_r: u32,
         first: &(Vec<usize>, Vec<usize>),
+        tw: &(u32, Vec<usize>, Vec<usize>),
     ) -> Option<PrimeTables> {
         let n = 1u64 << log2;
         let (f, p) = (Fp64::new(prime.p), prime.p);
@@ -205,18 +230,20 @@ impl PrimeTables {
         let weight_step = chain(down, (2 * u128::from(down) % u128::from(p)) as u64);
         let up = inv(down);
         let inv_weight_step = chain(up, (u128::from(up) * u128::from(inv(2)) % u128::from(p)) as u64);
-        let (twiddle, inv_twiddle) = (Powers::new(&f, w_n, log2), Powers::new(&f, inv(w_n), log2));
         let rows = 1usize << log_r;
-        let row_steps = |pw: &Powers| -> Vec<f64> { (0..rows).map(|r| pw.at(&f, bit_reverse(r, rows))).collect() };
+        let row_steps = |g: u64| -> Vec<f64> {
+            let pw = Powers::new(&f, g, log2);
+            (0..rows).map(|r| pw.at(&f, bit_reverse(r, rows))).collect()
+        };
         Some(PrimeTables {
             weight_step,
             inv_weight_step,
             weight: RowTile::new(&f, rho, 1, first, log2),
             inv_weight: RowTile::new(&f, inv(rho), inv(n % p), first, log2),
-            twiddle_step: row_steps(&twiddle),
-            inv_twiddle_step: row_steps(&inv_twiddle),
-            twiddle,
-            inv_twiddle,
+            twiddle_step: row_steps(w_n),
+            inv_twiddle_step: row_steps(inv(w_n)),
+            twiddle: TilePowers::new(&f, w_n, tw),
+            inv_twiddle: TilePowers::new(&f, inv(w_n), tw),
             // A weighted digit is a product: at most 3p/4.
             schedule: reductions(p, u128::from(3 * p / 4), &steps),
             f,
@@ -240,8 +267,8 @@ impl Fp64Tables {
         }
         let (log_r, log_c) = split(len.log2);
         let pair = pair_for(p, len).ok_or_else(|| why("no pair of primes holds the digits"))?;
-        let first = shape::first_power_exponents(plan);
-        let t = |prime| PrimeTables::new(prime, p, len.log2, log_r, &first).ok_or_else(|| why("no roots"));
+        let (first, tw) = (shape::first_power_exponents(plan), shape::tile_twiddle_exponents(plan));
+        let t = |prime| PrimeTables::new(prime, p, len.log2, log_r, &first, &tw).ok_or_else(|| why("no roots"));
         let primes = [t(&pair.primes[0])?, t(&pair.primes[1])?];
         Ok(Fp64Tables { log_r, log_c, pair, primes, crt: Crt::new(pair) })
     }
@@ -319,13 +346,20 @@ fn per_column(x: &mut [f64], cols: usize, mut op: impl FnMut(&mut [f64])) {
 /// Element (r, c) times g^(k·c), k = bitrev_R(r), g the element `powers` tabulates, reducing
 /// first where the schedule says: along each segment of a row from its first column c0 the
 /// twiddle is g^(k·c0) (two table entries), then one product by g^k (`steps[r]`) a column.
-fn twiddle(all: &Fp64Tables, t: &PrimeTables, x: &mut [f64], powers: &Powers, steps: &[f64], reduce: bool, seg: usize) {
+fn twiddle(
+    all: &Fp64Tables,
+    t: &PrimeTables,
+    x: &mut [f64],
+    powers: &TilePowers,
+    steps: &[f64],
+    reduce: bool,
+    seg: usize,
+) {
     let (rows, cols) = (all.rows(), all.cols());
     for (r, row) in x.chunks_exact_mut(cols).enumerate() {
-        let k = bit_reverse(r, rows);
         let step = steps[r];
-        for (c0, part) in row.chunks_exact_mut(seg).enumerate().map(|(i, p)| (i * seg, p)) {
-            let mut w = powers.at(&t.f, k * c0);
+        for (tile, part) in row.chunks_exact_mut(seg).enumerate() {
+            let mut w = powers.at(&t.f, r, tile, rows);
             for (i, v) in part.iter_mut().enumerate() {
                 if i > 0 {
                     w = t.f.mul(w, step);

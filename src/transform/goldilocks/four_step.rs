@@ -3,13 +3,12 @@
 //! segments of [`SEG_LEN`] digits, a GPU thread's walk) and the tables it reads, in the layout the
 //! FP64 arithmetic's are (src/transform/fp64/stages.rs): the C-point and R-point twiddles of the
 //! skeleton's stages and the weights and unweights, all the plan's own ([`super::tables`]), and
-//! the powers of ω_n and ω_n^(−1) (the twiddles between the passes) as two tables of √n entries
-//! each. Values are canonical, so nothing is reduced lazily (every reduce mask is 0). The shape
+//! the twiddles between the passes (powers of ω_n and ω_n^(−1)) as a product of two entries a
+//! row and tile ([`tile_twiddle_exponents`]). Values are canonical, so nothing is reduced lazily (every reduce mask is 0). The shape
 //! n = R·C is the FP64 arithmetic's ([`split`]).
 
 use super::field::Gl;
-use super::tables::hi_lo;
-use crate::transform::fp64::shape::{first_power_exponents, split, SEG_LEN};
+use crate::transform::fp64::shape::{first_power_exponents, split, tile_twiddle_exponents, SEG_LEN};
 use crate::transform::plan::{Arith, Plan};
 use crate::transform::{bit_reverse, PlanError};
 
@@ -17,7 +16,7 @@ use crate::transform::{bit_reverse, PlanError};
 pub struct GlFourStep {
     pub log_r: u32,
     pub log_c: u32,
-    /// log2 of the low tables' length: g^e = `hi[e >> lo_bits]·lo[e & (2^lo_bits − 1)]`.
+    /// log2 of the twiddles' low tables' entries a tile ([`tile_twiddle_exponents`]).
     pub lo_bits: u32,
     /// The weight chains' factors: ρ^(−f), 2ρ^(−f) (from digit j to j + 1 where j is narrow,
     /// wide; f = p mod n) and their inverses for the unweights.
@@ -54,8 +53,10 @@ impl GlFourStep {
         let wide = Gl::new(2).mul(down);
         let words = |v: &[Gl]| v.iter().map(|x| x.value()).collect::<Vec<u64>>();
         let (tw, itw) = plan.twiddles();
-        let [t_hi, t_lo] = hi_lo(w_n, Gl::ONE, log2).map(|t| words(&t));
-        let [it_hi, it_lo] = hi_lo(inv(w_n), Gl::ONE, log2).map(|t| words(&t));
+        let (lo_bits, hi_exps, lo_exps) = tile_twiddle_exponents(plan);
+        let powers = |g: Gl, e: &[usize]| e.iter().map(|&e| g.pow(e as u64).value()).collect::<Vec<u64>>();
+        let [t_hi, t_lo, it_hi, it_lo] =
+            [(w_n, &hi_exps), (w_n, &lo_exps), (inv(w_n), &hi_exps), (inv(w_n), &lo_exps)].map(|(g, e)| powers(g, e));
         let (r, c) = (1 << log_r, 1 << log_c);
         // A segment's first weight g^(e_j0)·scale as a row's entry times a tile's (the second of
         // its pair times g^(−n)): shape::first_power_exponents.
@@ -79,7 +80,7 @@ impl GlFourStep {
         Ok(GlFourStep {
             log_r,
             log_c,
-            lo_bits: plan.lo_bits(),
+            lo_bits,
             chain: [down, wide, inv(down), inv(wide)].map(Gl::value),
             tables: [
                 words(&tw[..c]),
@@ -114,8 +115,6 @@ mod tests {
         assert_eq!(plan.seg_len(), SEG_LEN);
         let t = GlFourStep::new(&plan).unwrap();
         let (rho, w) = (Gl::root_of_two(13).unwrap(), Gl::root_of_unity(13).unwrap());
-        let at =
-            |hi: &[u64], lo: &[u64], e: usize| Gl::new(hi[e >> t.lo_bits]).mul(Gl::new(lo[e & ((1 << t.lo_bits) - 1)]));
         let n_inv = Gl::new(1 << 13).inverse().unwrap();
         // Each segment's first weight and unweight from a row's entry and a tile's.
         for j0 in (0..8192).step_by(SEG_LEN) {
@@ -124,12 +123,19 @@ mod tests {
             assert_eq!(g(4, r).mul(g(5, tile)), rho.pow(e as u64), "j0={j0}");
             assert_eq!(g(6, r).mul(g(7, tile)), rho.inverse().unwrap().pow(e as u64).mul(n_inv), "j0={j0}");
         }
-        for e in [0, 1, 63, 64, 65, 4095, 8191] {
-            assert_eq!(at(&t.tables[8], &t.tables[9], e), w.pow(e as u64));
-            assert_eq!(at(&t.tables[10], &t.tables[11], e).mul(w.pow(e as u64)), Gl::ONE);
+        // Row r's twiddle at tile t's first column c0: ω_n^(±bitrev_R(r)·c0) from a hi and a lo
+        // entry of the tile (2^6 rows: 2 hi and 32 lo entries a tile).
+        let (rows, lanes) = (1usize << t.log_r, 1usize << t.lo_bits);
+        assert_eq!((t.lo_bits, t.tables[8].len(), t.tables[9].len()), (5, 2 * 16, 32 * 16));
+        for (tile, r) in (0..16).flat_map(|tile| (0..rows).map(move |r| (tile, r))) {
+            let at = |hi: usize, lo: usize| {
+                Gl::new(t.tables[hi][tile * rows / lanes + r / lanes])
+                    .mul(Gl::new(t.tables[lo][tile * lanes + r % lanes]))
+            };
+            let e = (bit_reverse(r, rows) * tile * SEG_LEN) as u64;
+            assert_eq!((at(8, 9), at(10, 11).mul(w.pow(e))), (w.pow(e), Gl::ONE), "tile {tile} row {r}");
         }
         // The twiddle steps' factors: ω_n^(±bitrev_R(r)) for each row r.
-        let rows = 1usize << t.log_r;
         assert_eq!((t.tables[12].len(), t.tables[13].len()), (rows, rows));
         for r in 0..rows {
             let k = bit_reverse(r, rows) as u64;
