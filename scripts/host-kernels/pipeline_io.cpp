@@ -17,8 +17,8 @@
 //       constants (FP64: f64 p, pinv; Goldilocks: nothing), the values w_narrow, w_wide,
 //       iw_narrow, iw_wide, u64 reduce, then 14 tables (u64 length, values): row_tw, row_itw,
 //       col_tw, col_itw, w_row, w_tile, iw_row, iw_tile, t_hi, t_lo, it_hi, it_lo, t_step, it_step
-//       (--random: the last two products of the two before them's entries, as a plan's are);
-//       n i64 digits;
+//       (--random: the last two are products of an entry of each of the two tables before them,
+//       as a plan's are products of two entries); n i64 digits;
 //       n/seg_len i128 pending carries (two i64, low first); u32 shift; NP·n values r and NP·n
 //       values y (every prime's n values one after the other). A value is 8 bytes (an f64, or a
 //       u64 below P).

@@ -4,8 +4,8 @@
 //! FP64 arithmetic's are (src/transform/fp64/stages.rs): the C-point and R-point twiddles of the
 //! skeleton's stages and the weights and unweights, all the plan's own ([`super::tables`]), and
 //! the twiddles between the passes (powers of ω_n and ω_n^(−1)) as a product of two entries a
-//! row and tile ([`tile_twiddle_exponents`]). Values are canonical, so nothing is reduced lazily (every reduce mask is 0). The shape
-//! n = R·C is the FP64 arithmetic's ([`split`]).
+//! row and tile ([`tile_twiddle_exponents`]). Values are canonical, so nothing is reduced
+//! lazily (every reduce mask is 0). The shape n = R·C is the FP64 arithmetic's ([`split`]).
 
 use super::field::Gl;
 use crate::transform::fp64::shape::{first_power_exponents, split, tile_twiddle_exponents, SEG_LEN};
