@@ -81,7 +81,8 @@ struct FsPrime {
 // FP_ROW_THREADS defined (module.rs unit preambles) and launches those threads, so that every
 // length, stage index, loop count and address offset derived from them is a compile-time
 // constant; without them (scripts/fp64-kernel-equiv.sh's runtime build) the fields and blockDim
-// are read.
+// are read; lob() is log2 of the rows a tile's lo twiddle table covers, min(log2 R, 5)
+// (src/transform/fp64/shape.rs tile_twiddle_exponents; the field lo_bits at run time).
 struct FsLayout {
     FsPrime q[A::NP];
     A::Extra x;
@@ -94,6 +95,7 @@ struct FsLayout {
     __device__ __forceinline__ u32 len() const { return 1u << (FP_LOG_R + FP_LOG_C); }
     __device__ __forceinline__ u32 tile_nt() const { return FP_TILE_THREADS; }
     __device__ __forceinline__ u32 row_nt() const { return FP_ROW_THREADS; }
+    __device__ __forceinline__ u32 lob() const { return FP_LOG_R < 5 ? FP_LOG_R : 5; }
 #else
     __device__ __forceinline__ u32 lr() const { return log_r; }
     __device__ __forceinline__ u32 lc() const { return log_c; }
@@ -101,6 +103,7 @@ struct FsLayout {
     __device__ __forceinline__ u32 len() const { return n; }
     __device__ __forceinline__ u32 tile_nt() const { return blockDim.x; }
     __device__ __forceinline__ u32 row_nt() const { return blockDim.x; }
+    __device__ __forceinline__ u32 lob() const { return lo_bits; }
 #endif
 };
 
@@ -130,7 +133,7 @@ __device__ __forceinline__ bool fs_reduces(const FsPrime& q, u32 step) { return 
 // shape.rs tile_twiddle_exponents, stages.rs TilePowers::at): a warp's rows load one hi entry
 // and a run of lo entries.
 __device__ __forceinline__ V fs_tile_power(u64 hi, u64 lo, const FsLayout& L, u32 r, u32 c0, F f) {
-    const u32 t = c0 / L.seg(), lb = L.lo_bits;
+    const u32 t = c0 / L.seg(), lb = L.lob();
     return f.mul(((const V*)hi)[(t << (L.lr() - lb)) + (r >> lb)], ((const V*)lo)[(t << lb) + (r & ((1u << lb) - 1))]);
 }
 
@@ -265,8 +268,18 @@ __device__ __forceinline__ void fs_tile_store(V* s, V* v, const FsLayout& L, u32
 // table values (FsTwiddleRows) before they touch the tile, so where a thread has at most
 // FS_TW_ROWS rows the column kernels fetch them ahead (fs_twiddle_ahead), before the tile's own
 // loads or the DIF passes, and the tables' latency runs under those (fs_inverse_tiles,
-// fs_forward_tile); else the step fetches a row at a time as it goes (fs_twiddle).
+// fs_forward_tile); else the step fetches a row at a time as it goes (fs_twiddle). FS_TW_K is
+// the rows a fetch ahead holds: one where the unit is compiled for a shape whose threads have one
+// row each, so that no register holds a row that does not exist (at 2^21, 512 threads of 64
+// registers, the fetch ahead of two rows spilled in fp_carry and lost, 143.8 µs an iteration
+// against 142.1 on an H200, 2026-11-29, call Z; of one row it does not spill and runs 138.0
+// against 138.9, 2026-11-30, call AJ); FS_TW_ROWS in the runtime build.
 #define FS_TW_ROWS 2
+#if defined(FP_LOG_R) && defined(FP_TILE_THREADS)
+#define FS_TW_K ((1u << FP_LOG_R) <= FP_TILE_THREADS ? 1u : FS_TW_ROWS)
+#else
+#define FS_TW_K FS_TW_ROWS
+#endif
 template <u32 K>
 struct FsTwiddleRows {
     V w[K], step[K];  // ω^(k·c0) and ω^k of rows r0 + thread + i·nt
@@ -315,11 +328,9 @@ __device__ __forceinline__ void fs_twiddle_rows(V* s, const FsLayout& L, u32 r0,
     }
 }
 // Whether the column kernels fetch a twiddle step's tables ahead: where a thread's rows are
-// FS_TW_ROWS or fewer, so that one fetch covers them, and the block has at most 256 threads (at
-// 512, 64 registers a thread, holding the fetched values spills in fp_carry: at 2^21 the fetch
-// ahead ran 143.8 µs an iteration against 142.1 without it on an H200, 2026-11-29, call Z).
+// FS_TW_ROWS or fewer, so that one fetch covers them.
 __device__ __forceinline__ bool fs_twiddle_ahead(const FsLayout& L) {
-    return (1u << L.lr()) <= FS_TW_ROWS * L.tile_nt() && L.tile_nt() <= 256;
+    return (1u << L.lr()) <= FS_TW_ROWS * L.tile_nt();
 }
 // The whole step, a row at a time, then the barrier.
 template <bool RED>
@@ -342,18 +353,18 @@ __device__ __forceinline__ void fs_twiddle(V* s, const FsLayout& L, u32 c0, u64 
 // work whose latency it is to hide), fs_twiddle_end applies the step (none where R = 1) from
 // those values or fetching as it goes, then the barrier.
 __device__ __forceinline__ bool fs_twiddle_early(const FsLayout& L) { return L.lr() > 0 && fs_twiddle_ahead(L); }
-__device__ __forceinline__ void fs_twiddle_begin(FsTwiddleRows<FS_TW_ROWS>& tw, const FsLayout& L,
+__device__ __forceinline__ void fs_twiddle_begin(FsTwiddleRows<FS_TW_K>& tw, const FsLayout& L,
                                                  const FsPrime& q, u32 c0, bool inverse) {
     if (fs_twiddle_early(L)) {
-        tw = inverse ? fs_twiddle_fetch<FS_TW_ROWS>(L, 0, c0, q.it_hi, q.it_lo, q.it_step, q.f)
-                     : fs_twiddle_fetch<FS_TW_ROWS>(L, 0, c0, q.t_hi, q.t_lo, q.t_step, q.f);
+        tw = inverse ? fs_twiddle_fetch<FS_TW_K>(L, 0, c0, q.it_hi, q.it_lo, q.it_step, q.f)
+                     : fs_twiddle_fetch<FS_TW_K>(L, 0, c0, q.t_hi, q.t_lo, q.t_step, q.f);
     }
 }
-__device__ __forceinline__ void fs_twiddle_end(V* s, const FsLayout& L, const FsTwiddleRows<FS_TW_ROWS>& tw,
+__device__ __forceinline__ void fs_twiddle_end(V* s, const FsLayout& L, const FsTwiddleRows<FS_TW_K>& tw,
                                                const FsPrime& q, u32 c0, bool inverse) {
     const FsSteps st(L);
     if (fs_twiddle_early(L)) {
-        fs_twiddle_rows<FS_TW_ROWS>(s, L, 0, tw, q.f, fs_reduces(q, inverse ? st.tw_inv() : st.tw_fwd()));
+        fs_twiddle_rows<FS_TW_K>(s, L, 0, tw, q.f, fs_reduces(q, inverse ? st.tw_inv() : st.tw_fwd()));
         __syncthreads();
     } else if (L.lr() > 0) {
         if (inverse) {
@@ -442,7 +453,7 @@ __device__ __forceinline__ void fs_weigh(V* s, u32 tile, const i128* carries, co
 // prime's vector); the twiddle tables read before the stages where they can be
 // (fs_twiddle_begin).
 __device__ __forceinline__ void fs_forward_tile(V* s, V* z, const FsLayout& L, const FsPrime& q, u32 c0) {
-    FsTwiddleRows<FS_TW_ROWS> tw;
+    FsTwiddleRows<FS_TW_K> tw;
     fs_twiddle_begin(tw, L, q, c0, false);
     fs_column_stages(s, L, q, false);
     fs_twiddle_end(s, L, tw, q, c0, false);
@@ -507,7 +518,7 @@ __device__ __forceinline__ void fs_inverse_tiles(V* s, u32 tile, const V* z, con
     for (u32 h = 0; h < A::NP; h++) {
         const FsPrime& q = L.q[h];
         V* sh = s + h * tile;
-        FsTwiddleRows<FS_TW_ROWS> tw;
+        FsTwiddleRows<FS_TW_K> tw;
         fs_twiddle_begin(tw, L, q, c0, true);
         fs_tile_load(sh, z + (size_t)h * L.len(), L, c0);
         __syncthreads();
