@@ -72,10 +72,12 @@ fn fp64(plan: &Plan) -> u64 {
         let tables = [q.row.twiddles(), q.row.inv_twiddles(), col[0], col[1]];
         let rows_tiles = [&q.weight, &q.inv_weight].map(|w| [w.row.as_slice(), w.tile.as_slice()]);
         let powers = [&q.twiddle, &q.inv_twiddle];
+        let steps = [q.twiddle_step.as_slice(), q.inv_twiddle_step.as_slice()];
         let all = tables
             .into_iter()
             .chain(rows_tiles.into_iter().flatten())
-            .chain(powers.iter().flat_map(|w| [w.hi.as_slice(), w.lo.as_slice()]));
+            .chain(powers.iter().flat_map(|w| [w.hi.as_slice(), w.lo.as_slice()]))
+            .chain(steps);
         all.for_each(|v| h.words(v.iter().map(|x| x.to_bits())));
     }
     h.0
@@ -105,15 +107,16 @@ const CASES: [Case; 19] = [
     // the narrow pair's schedules since the stages of half-size ≤ 4 skip their products by ω^0
     // (P2 reduces before more inverse steps: ntt::UNIT_HALF); a segment's first weight from a
     // row's and a tile's table entry (stages.rs RowTile) since branch next/row-tables.
-    (9689, Arith::Fp64, None, 8861636607753559605),
-    (1257787, Arith::Fp64, None, 12875001136653081113),
-    (20996011, Arith::Fp64, Some((1, 20)), 11758003210793822495),
-    (136279841, Arith::Fp64, None, 13644111605655777307),
+    (9689, Arith::Fp64, None, 15101919040642287605),
+    (1257787, Arith::Fp64, None, 9688548793268525203),
+    (20996011, Arith::Fp64, Some((1, 20)), 5315287626816349908),
+    (136279841, Arith::Fp64, None, 12062959731292027840),
     // The wide pair of primes (Q1·Q2) where the narrow one's bound fails: 2^19, not 2^20; rows
     // of 2^11 since the H200's split (2^8 rows at 2^19, src/transform/fp64/shape.rs). All five
     // since a segment's first twiddle is a tile's hi entry times its lo entry by the row's bits
-    // (stages.rs TilePowers), not a split of the exponent's.
-    (20996011, Arith::Fp64, None, 264165315431720934),
+    // (stages.rs TilePowers), not a split of the exponent's; and since the hash takes the twiddle
+    // steps' tables, whose entries are centered powers (before: a product of two table entries).
+    (20996011, Arith::Fp64, None, 17778182646542086285),
 ];
 
 #[test]

@@ -30,38 +30,6 @@ use crate::transform::plan::Plan;
 use crate::transform::twin::Convolution;
 use crate::transform::PlanError;
 
-/// The powers g^e of one element for 0 ≤ e < n as the product of two centered table entries,
-/// g^e = `hi[e >> lo_bits]·lo[e & (2^lo_bits − 1)]` (field product: |·| ≤ 3p/4), with tables of
-/// √n entries instead of n.
-#[derive(Clone, Debug)]
-pub struct Powers {
-    pub lo_bits: u32,
-    pub hi: Vec<f64>,
-    pub lo: Vec<f64>,
-}
-
-impl Powers {
-    /// g^e for e < 2^log2.
-    fn new(f: &Fp64, g: u64, log2: u32) -> Powers {
-        let p = f.modulus();
-        let lo_bits = log2.div_ceil(2);
-        let table = |base: u64, len: usize| -> Vec<f64> {
-            std::iter::successors(Some(1), |&x| Some((u128::from(x) * u128::from(base) % u128::from(p)) as u64))
-                .take(len)
-                .map(|x| f.from_i64(x as i64))
-                .collect()
-        };
-        let lo = table(g, 1 << lo_bits);
-        let hi = table(pow_mod(g, 1 << lo_bits, p), 1 << (log2 - lo_bits));
-        Powers { lo_bits, hi, lo }
-    }
-
-    /// g^e, |·| ≤ 3p/4.
-    pub fn at(&self, f: &Fp64, e: usize) -> f64 {
-        f.mul(self.hi[e >> self.lo_bits], self.lo[e & ((1 << self.lo_bits) - 1)])
-    }
-}
-
 /// Row r's twiddle ω^(bitrev_R(r)·c0) at tile t's first column c0 as the product of a `hi` and
 /// a `lo` entry of the tile ([`shape::tile_twiddle_exponents`]: centered values), |·| ≤ 3p/4.
 #[derive(Clone, Debug)]
@@ -143,8 +111,8 @@ pub struct PrimeTables {
     /// A segment's first twiddle ω_n^(bitrev_R(r)·c0) and ω_n^(−bitrev_R(r)·c0).
     pub twiddle: TilePowers,
     pub inv_twiddle: TilePowers,
-    /// ω_n^(bitrev_R(r)) and ω_n^(−bitrev_R(r)) for each row r: the twiddle steps' factor a
-    /// column ([`Powers::at`]), one coalesced load a row.
+    /// ω_n^(bitrev_R(r)) and ω_n^(−bitrev_R(r)) for each row r (centered): the twiddle steps'
+    /// factor a column, one coalesced load a row.
     pub twiddle_step: Vec<f64>,
     pub inv_twiddle_step: Vec<f64>,
     /// The steps of the weights along a segment ([`Chain`]): from digit j to j + 1 the weight
@@ -232,8 +200,7 @@ impl PrimeTables {
         let inv_weight_step = chain(up, (u128::from(up) * u128::from(inv(2)) % u128::from(p)) as u64);
         let rows = 1usize << log_r;
         let row_steps = |g: u64| -> Vec<f64> {
-            let pw = Powers::new(&f, g, log2);
-            (0..rows).map(|r| pw.at(&f, bit_reverse(r, rows))).collect()
+            (0..rows).map(|r| f.from_i64(pow_mod(g, bit_reverse(r, rows) as u64, p) as i64)).collect()
         };
         Some(PrimeTables {
             weight_step,
