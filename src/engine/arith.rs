@@ -96,19 +96,20 @@ impl SpeedTable {
         }
     }
 
-    /// The arithmetics side by side on one H200, in one call (`gpu-selftest --arith A bench
-    /// --iters 2000` at the largest exponent of each length, main 2c57578, 2026-11-29 23:10 UTC,
-    /// bench/RESULTS.md): Goldilocks 2^15 … 2^23, M61·M31 2^15 … 2^22 and 3·2^14 … 3·2^21, FP64
-    /// 2^15 … 2^22 (at 2^22 the widest pair's, 163,577,855, with the i128 walk; 136,279,841 runs
-    /// 251.5). As on the H100, every exponent from 946,177 to FP64's bound has each arithmetic's
-    /// shortest length measured, and FP64 is picked in the same five bands, one length shorter
-    /// than Goldilocks and faster there: 5,898,241 … 10,747,903 (26.6 against 31.7 µs/iter),
-    /// 11,534,337 … 21,233,663 (39.1 against 58.4), 22,544,385 … 41,943,039 (71.1 against 105.2),
-    /// 44,040,193 … 82,837,503 (142.9 against 208.3), 85,983,233 … 163,577,855 (295.8 against
-    /// 440.9). M61·M31 is the slowest at every length.
+    /// The arithmetics on one H200 (`gpu-selftest --arith A bench --iters 2000` at the largest
+    /// exponent of each length, bench/RESULTS.md): Goldilocks 2^15 … 2^23 and M61·M31 2^15 …
+    /// 2^22 and 3·2^14 … 3·2^21 in one call (main 2c57578, 2026-11-29 23:10 UTC), FP64 2^15 …
+    /// 2^22 re-timed since (2026-11-30 04:40 UTC, call AK; at 2^22 the widest pair's,
+    /// 163,577,855, with the i128 walk; 136,279,841 runs 242). As on the H100, every exponent
+    /// from 946,177 to FP64's bound has each arithmetic's shortest length measured, and FP64 is
+    /// picked in the same five bands, one length shorter than Goldilocks and faster there:
+    /// 5,898,241 … 10,747,903 (25.9 against 31.7 µs/iter), 11,534,337 … 21,233,663 (37.9 against
+    /// 58.4), 22,544,385 … 41,943,039 (69.1 against 105.2), 44,040,193 … 82,837,503 (139.0
+    /// against 208.3), 85,983,233 … 163,577,855 (289.3 against 440.9). M61·M31 is the slowest at
+    /// every length.
     pub fn h200() -> SpeedTable {
         SpeedTable {
-            source: "H200, every arithmetic in one call, bench/RESULTS.md 2026-11-29 23:10",
+            source: "H200, bench/RESULTS.md 2026-11-29 23:10 (FP64: 2026-11-30 04:40)",
             card: "H200",
             rows: vec![
                 gl(15, 13.1),
@@ -136,14 +137,14 @@ impl SpeedTable {
                 mm(3, 20, 517.5),
                 mm(1, 22, 626.4),
                 mm(3, 21, 1126.4),
-                fp(15, 18.2),
-                fp(16, 20.4),
-                fp(17, 21.6),
-                fp(18, 26.6),
-                fp(19, 39.1),
-                fp(20, 71.1),
-                fp(21, 142.9),
-                fp(22, 295.8),
+                fp(15, 18.0),
+                fp(16, 20.2),
+                fp(17, 21.2),
+                fp(18, 25.9),
+                fp(19, 37.9),
+                fp(20, 69.1),
+                fp(21, 139.0),
+                fp(22, 289.3),
             ],
         }
     }
@@ -321,7 +322,7 @@ mod tests {
         let pick = fastest(30_000_001, &t).unwrap();
         assert!(
             pick.why.contains(
-                "fp64 n=2^20 71.1 µs/iter, faster than goldilocks n=2^21 105.2 µs/iter, m61m31 n=2^20 156.8 µs/iter"
+                "fp64 n=2^20 69.1 µs/iter, faster than goldilocks n=2^21 105.2 µs/iter, m61m31 n=2^20 156.8 µs/iter"
             ),
             "{}",
             pick.why
