@@ -622,13 +622,20 @@ __device__ __forceinline__ void fs_store_release(u32* a, u32 v) {
 // waits for is running or done. Tile 0 takes the carries of the last tile, which are out last:
 // its first block only publishes its carries, and block B does the tile again (z is only
 // written after its carries are in) and writes it. One global round trip of the residue in
-// place of inv's and fwd's two. No kernel here triggers its dependents early
-// (griddepcontrol.launch_dependents): the next kernel's blocks would then wait on the SMs and
-// could keep the carry kernel's later blocks, which the waiting ones need, from starting.
+// place of inv's and fwd's two. It triggers its dependents (griddepcontrol.launch_dependents) as
+// each block starts, so that the next kernel (rows) is launched once every carry block has
+// started, and its blocks take the SMs as this kernel's leave, during its last wave, then wait
+// for it whole (fs_wait): no carry block waits for a slot then, and every block a carry block
+// waits for has started. On an H200 this took 138.7 µs an iteration to 136.5 at 2^21 and 243.0
+// to 242.1 at 2^22 (2026-11-30, call AL); the same trigger in fp_rows lost 10–47% at 2^17,
+// 2^19 and 2^20 (where fp_inv or fp_carry follow it), so no other kernel here triggers early.
 extern "C" __global__ void __launch_bounds__(FP_INV_BOUNDS)
     FS_NAME(carry)(V* z, i128* carries, const u32* shift, u32* sync, FsLayout L, u32 flags) {
     extern __shared__ V fs_s[];
     SHARED_VAR u32 ticket;
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;");
+#endif
     fs_wait();
     const u32 T = L.seg(), B = (1u << L.lc()) / T, tile = T * fs_stride(1u << L.lr());
     if (threadIdx.x == 0) {
