@@ -17,8 +17,8 @@
 //       constants (FP64: f64 p, pinv; Goldilocks: nothing), the values w_narrow, w_wide,
 //       iw_narrow, iw_wide, u64 reduce, then 14 tables (u64 length, values): row_tw, row_itw,
 //       col_tw, col_itw, w_row, w_tile, iw_row, iw_tile, t_hi, t_lo, it_hi, it_lo, t_step, it_step
-//       (--random: the last two are products of an entry of each of the two tables before them,
-//       as a plan's are products of two entries); n i64 digits;
+//       (--random: the last two are products of an entry of each of the two tables before them;
+//       a plan's are centered powers); n i64 digits;
 //       n/seg_len i128 pending carries (two i64, low first); u32 shift; NP·n values r and NP·n
 //       values y (every prime's n values one after the other). A value is 8 bytes (an f64, or a
 //       u64 below P).
@@ -83,8 +83,9 @@ static std::vector<char> random_input(u32 log_r, u32 log_c, u32 seg, u64 seed) {
             word(lens[t]);
             for (u64 i = 0; i < lens[t]; i++) drawn[t].push_back(fval(h)), word(drawn[t].back());
         }
-        // t_step and it_step: products of t_hi's and t_lo's (it_hi's, it_lo's) entries, as a
-        // plan's are of two table entries (no draws of their own).
+        // t_step and it_step: products of t_hi's and t_lo's (it_hi's, it_lo's) entries, no draws
+        // of their own, so that the input is the one earlier revisions' harnesses make (a plan's
+        // are centered powers, within the range of such products).
         const Fp f{P[h], 1.0 / P[h]};
         for (int t : {8, 10}) {
             word((u64)1 << log_r);

@@ -28,7 +28,7 @@ fn powers(base: Gl, len: usize, first: Gl) -> Vec<Gl> {
 
 /// g^e for e < 2^log2 as two tables, [hi, lo]: g^e = hi[e >> lo_bits]·lo[e & (2^lo_bits − 1)],
 /// lo_bits = ⌈log2/2⌉, every entry of hi times `scale`.
-pub(crate) fn hi_lo(g: Gl, scale: Gl, log2: u32) -> [Vec<Gl>; 2] {
+fn hi_lo(g: Gl, scale: Gl, log2: u32) -> [Vec<Gl>; 2] {
     let lo_len = 1usize << log2.div_ceil(2);
     [powers(g.pow(lo_len as u64), (1usize << log2) / lo_len, scale), powers(g, lo_len, Gl::ONE)]
 }
